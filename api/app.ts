@@ -1,0 +1,131 @@
+/**
+ * createApp(deps) builds the whole HTTP API (no I/O on import). The same app is served
+ * by Node (main_node.ts) and Deno (main_deno.ts) and called in-process by the tests.
+ */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { HTTPException } from 'hono/http-exception';
+import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
+import type { Context } from 'hono';
+import { activationRoutes } from './activation/routes.ts';
+import { agentRoutes } from './agent/routes.ts';
+import { catalogRoutes } from './catalog/routes.ts';
+import { deviceRoutes } from './devices/routes.ts';
+import { docsRoutes } from './docs/routes.ts';
+import { enrollmentSessionRoutes } from './enrollment_sessions/routes.ts';
+import { groupRoutes } from './groups/routes.ts';
+import { healthRoutes } from './health/routes.ts';
+import { adminAuth } from './http/auth.ts';
+import type { AppDeps, AppEnv } from './http/context.ts';
+import { ApiError, errorBody } from './http/errors.ts';
+import { validationHook } from './http/openapi.ts';
+import { isoBuildRoutes } from './iso_builds/routes.ts';
+import { orgUnitRoutes } from './org_units/routes.ts';
+import { organizationRoutes } from './organizations/routes.ts';
+import { referenceDataRoutes } from './reference_data/routes.ts';
+import { templateRoutes } from './templates/routes.ts';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export function createApp(deps: AppDeps) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+  app.use('*', requestId({ limitLength: 64 }));
+  app.use('*', async (c, next) => {
+    c.set('deps', deps);
+    await next();
+  });
+  app.use('*', accessLog);
+  app.use('/api/v1/*', bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new ApiError('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+    },
+  }));
+  app.use('/api/v1/*', adminAuth);
+
+  const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  for (const routes of [
+    healthRoutes(),
+    organizationRoutes(),
+    referenceDataRoutes(),
+    templateRoutes(),
+    activationRoutes(),
+    enrollmentSessionRoutes(),
+    deviceRoutes(),
+    orgUnitRoutes(),
+    groupRoutes(),
+    catalogRoutes(),
+    agentRoutes(),
+    isoBuildRoutes(),
+    docsRoutes(),
+  ]) {
+    v1.route('/', routes);
+  }
+  app.route('/api/v1', v1);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'AdminToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The admin token (ADMIN_TOKEN, or the file named at start-up).',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'AgentSecret', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The agent secret issued once by POST /api/v1/agent/bootstrap.',
+  });
+  app.doc31('/api/v1/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Fleet provisioning API',
+      version: '1.0.0',
+      description:
+        'Device provisioning and fleet management for Linux desktop fleets: organizations, activation, ' +
+        'provisioning templates, the agent protocol, the order catalog, org units, groups and ISO builds. ' +
+        'Admin endpoints take `Authorization: Bearer <ADMIN_TOKEN>`.',
+    },
+    servers: [{ url: '/' }],
+  });
+
+  app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
+  app.onError((err, c) => renderError(err, c));
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;
+
+function renderError(err: Error, c: Context<AppEnv>) {
+  if (err instanceof ApiError) {
+    for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+    return c.json(errorBody(err.code, err.message, err.details), err.status);
+  }
+  if (err instanceof HTTPException && err.status === 413) {
+    return c.json(errorBody('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`), 413);
+  }
+  if (err instanceof HTTPException && err.status < 500) {
+    // Malformed JSON, a wrong Content-Type and the like: the request is not valid.
+    const message = err.status === 415 ? 'the request body must be application/json' : 'the request body is not valid JSON';
+    return c.json(errorBody('invalid_request', message), 400);
+  }
+  c.var.deps.log.error('unhandled error', {
+    request_id: c.var.requestId,
+    method: c.req.method,
+    path: c.req.path,
+    error: err.name,
+    detail: err.message,
+  });
+  return c.json(errorBody('internal_error', `an unexpected error occurred (request id ${c.var.requestId})`), 500);
+}
+
+/** One line per request: never the query string, headers or body, which can carry secrets. */
+async function accessLog(c: Context<AppEnv>, next: () => Promise<void>) {
+  const started = performance.now();
+  await next();
+  c.var.deps.log.debug('request', {
+    request_id: c.var.requestId,
+    method: c.req.method,
+    path: c.req.path,
+    status: c.res.status,
+    ms: Math.round((performance.now() - started) * 10) / 10,
+  });
+}

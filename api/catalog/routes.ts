@@ -1,0 +1,6 @@
+/** Routes of this feature (filled in by its issue). */
+import { newRouter } from '../http/openapi.ts';
+
+export function catalogRoutes() {
+  return newRouter();
+}

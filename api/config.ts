@@ -1,0 +1,63 @@
+/**
+ * Configuration from the environment (CONTRACT §11), validated once at start-up. A bad
+ * value stops the service with a message that names the variable.
+ */
+import { Buffer } from 'node:buffer';
+import { z } from 'zod';
+
+const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const url = z.string().url().refine((v) => /^https?:\/\//.test(v), 'must be an http(s) URL');
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  DATABASE_URL: z
+    .string()
+    .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  PUBLIC_BASE_URL: url.optional(),
+  ROLE_REPOSITORY_URL: url.default('https://roles.example.invalid/fleet/ansible-roles.git'),
+  AGENT_POLL_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).default(300),
+  ISO_BASE_IMAGE: z.string().min(1).optional(),
+  /** base64 of 32 bytes: the AES-256-GCM key for WLAN credentials in queued ISO jobs. */
+  ISO_ENCRYPTION_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes')
+    .optional(),
+  ACTIVATION_MAX_FAILURES: z.coerce.number().int().min(1).default(20),
+  ACTIVATION_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(600),
+  TRUST_PROXY: boolean.default(false),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment; throws a ConfigError naming every bad variable. */
+export function loadEnv(env: Record<string, string | undefined>): Env {
+  // An empty variable counts as unset, as shells and .env files commonly write them.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+/** What the HTTP app needs, already resolved (secrets loaded or generated). */
+export interface AppConfig {
+  adminToken: string;
+  publicBaseUrl: string;
+  roleRepositoryUrl: string;
+  agentPollIntervalSeconds: number;
+  activation: { maxFailures: number; windowSeconds: number; trustProxy: boolean };
+  /** Folder of the finished ISO files. */
+  isoDir: string;
+  /** AES-256-GCM key (32 bytes) for WLAN credentials in queued ISO jobs. */
+  wlanKey: Uint8Array;
+}

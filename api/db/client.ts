@@ -1,0 +1,29 @@
+/** The one postgres.js client of a process, and the types repositories accept. */
+import postgres from 'postgres';
+
+/** The client or a transaction: repositories take either. */
+export type Db = postgres.Sql | postgres.TransactionSql;
+export type Sql = postgres.Sql;
+
+export function createSql(url: string, options: { max?: number; applicationName?: string } = {}): Sql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    connection: { application_name: options.applicationName ?? 'fleet-api' },
+    // int8 (counts, size_bytes) as a JavaScript number: all stay far below 2^53.
+    types: {
+      int8: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
+    },
+  });
+}
+
+/** Unique violation, foreign key violation and check violation codes, for mapping. */
+export const pgError = {
+  uniqueViolation: '23505',
+  foreignKeyViolation: '23503',
+  checkViolation: '23514',
+} as const;
+
+export function isPgError(err: unknown, code: string): err is postgres.PostgresError {
+  return err instanceof postgres.PostgresError && err.code === code;
+}

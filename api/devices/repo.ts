@@ -1,0 +1,51 @@
+/** SQL reads of devices shared by every feature that returns a Device. */
+import type { Db } from '../db/client.ts';
+import { iso } from '../http/openapi.ts';
+import type { DeviceType } from './schemas.ts';
+
+export interface DeviceRow {
+  id: string;
+  organization_id: string;
+  serial: string;
+  hostname: string | null;
+  oe_id: string;
+  group_ids: string[];
+  template_id: string;
+  backend: string;
+  enrollment_session_id: string | null;
+  deprovisioned_at: Date | null;
+  archived_at: Date | null;
+  agent_secret_issued_at: Date | null;
+  agent_last_checkin: Date | null;
+  created_at: Date;
+}
+
+/**
+ * The select list of a Device, over `devices d`. Template and backend come from the
+ * device_templates view, which applies the default-template rule.
+ */
+export function deviceSelect(db: Db) {
+  return db`
+    select d.id, d.organization_id, d.serial, d.hostname, d.oe_id,
+           array(select gm.group_id from group_members gm where gm.device_id = d.id order by gm.group_id) as group_ids,
+           dt.template_id, dt.backend, d.enrollment_session_id, d.deprovisioned_at, d.archived_at,
+           d.agent_secret_issued_at, d.agent_last_checkin, d.created_at
+    from devices d
+    join device_templates dt on dt.device_id = d.id`;
+}
+
+export async function getDevice(db: Db, id: string): Promise<DeviceRow | null> {
+  const [row] = await db<DeviceRow[]>`${deviceSelect(db)} where d.id = ${id}`;
+  return row ?? null;
+}
+
+export function serializeDevice(row: DeviceRow): DeviceType {
+  return {
+    ...row,
+    deprovisioned_at: iso(row.deprovisioned_at),
+    archived_at: iso(row.archived_at),
+    agent_secret_issued_at: iso(row.agent_secret_issued_at),
+    agent_last_checkin: iso(row.agent_last_checkin),
+    created_at: iso(row.created_at),
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * Collections (CONTRACT §1): `{ items, next_cursor }`, `?limit=` 1–500 (default 100) and an
+ * opaque `?cursor=`. Lists are ordered by (created_at, id) so the keyset is stable; the
+ * cursor carries the last row's key.
+ */
+import { Buffer } from 'node:buffer';
+import { z } from '@hono/zod-openapi';
+import type { Db } from '../db/client.ts';
+import { ApiError } from './errors.ts';
+
+export const PageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100).openapi({ description: 'Page size, 1–500.', example: 100 }),
+  cursor: z.string().max(200).optional().openapi({ description: 'The `next_cursor` of the previous page.' }),
+});
+
+export type PageQueryType = z.infer<typeof PageQuery>;
+
+export function collectionOf<T extends z.ZodType>(item: T, name: string) {
+  return z
+    .object({ items: z.array(item), next_cursor: z.string().nullable() })
+    .openapi(name);
+}
+
+export interface Cursor {
+  createdAt: Date;
+  id: string;
+}
+
+export function encodeCursor(row: { created_at: Date; id: string }): string {
+  return Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): Cursor | null {
+  if (cursor === undefined) return null;
+  try {
+    const [t, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    const createdAt = new Date(String(t));
+    if (typeof t !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad time');
+    if (typeof id !== 'string' || !/^[0-9a-f-]{36}$/i.test(id)) throw new Error('bad id');
+    return { createdAt, id };
+  } catch {
+    throw new ApiError('invalid_request', 'cursor is not valid', { details: [{ path: ['cursor'], message: 'not a cursor of this list' }] });
+  }
+}
+
+/**
+ * The keyset condition for a page: rows after the cursor in the list's order.
+ * `alias` qualifies the columns when the query joins other tables.
+ */
+export function afterCursor(sql: Db, cursor: Cursor | null, order: 'asc' | 'desc' = 'asc', alias?: string) {
+  if (cursor === null) return sql`true`;
+  const createdAt = alias ? sql(`${alias}.created_at`) : sql('created_at');
+  const id = alias ? sql(`${alias}.id`) : sql('id');
+  return order === 'asc'
+    ? sql`(${createdAt}, ${id}) > (${cursor.createdAt}, ${cursor.id})`
+    : sql`(${createdAt}, ${id}) < (${cursor.createdAt}, ${cursor.id})`;
+}
+
+/** Turns `limit + 1` fetched rows into a page. */
+export function toPage<Row extends { created_at: Date; id: string }, Item>(
+  rows: Row[],
+  limit: number,
+  serialize: (row: Row) => Item,
+): { items: Item[]; next_cursor: string | null } {
+  const pageRows = rows.slice(0, limit);
+  const last = pageRows[pageRows.length - 1];
+  return {
+    items: pageRows.map(serialize),
+    next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
+  };
+}

@@ -1,0 +1,125 @@
+/** Organizations (CONTRACT §3): create, list, read, patch, and the classic activation code. */
+import { z } from '@hono/zod-openapi';
+import { notFound } from '../http/errors.ts';
+import { defineRoute, IdParams, iso, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
+import * as repo from './repo.ts';
+import { ActivationCode, Organization, OrganizationCreate, OrganizationPatch } from './schemas.ts';
+
+const tags = ['Organizations'];
+
+export function serializeOrganization(row: repo.OrganizationRow): z.infer<typeof Organization> {
+  return { ...row, created_at: iso(row.created_at) };
+}
+
+function serializeCode(row: repo.ActivationCodeRow): z.infer<typeof ActivationCode> {
+  return { code: row.code, created_at: iso(row.created_at) };
+}
+
+const createOrganization = defineRoute({
+  method: 'post',
+  path: '/organizations',
+  operationId: 'createOrganization',
+  tags,
+  summary: 'Create an organization',
+  description: 'Also creates its protected org unit "Neue Geräte" and a classic activation code.',
+  auth: 'admin',
+  request: { body: jsonBody(OrganizationCreate) },
+  responses: { 201: json(Organization, 'The new organization') },
+});
+
+const listOrganizations = defineRoute({
+  method: 'get',
+  path: '/organizations',
+  operationId: 'listOrganizations',
+  tags,
+  summary: 'List organizations (admin area, contact fields included)',
+  auth: 'admin',
+  request: { query: PageQuery },
+  responses: { 200: json(collectionOf(Organization, 'OrganizationList'), 'A page of organizations') },
+});
+
+const getOrganization = defineRoute({
+  method: 'get',
+  path: '/organizations/{id}',
+  operationId: 'getOrganization',
+  tags,
+  summary: 'Read one organization (self-service, the same fields as the list)',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(Organization, 'The organization') },
+});
+
+const patchOrganization = defineRoute({
+  method: 'patch',
+  path: '/organizations/{id}',
+  operationId: 'updateOrganization',
+  tags,
+  summary: 'Update name and contact fields',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams, body: jsonBody(OrganizationPatch) },
+  responses: { 200: json(Organization, 'The updated organization') },
+});
+
+const getActivationCode = defineRoute({
+  method: 'get',
+  path: '/organizations/{id}/activation-code',
+  operationId: 'getActivationCode',
+  tags,
+  summary: "Read the organization's classic activation code",
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(ActivationCode, 'The current activation code') },
+});
+
+const rotateActivationCode = defineRoute({
+  method: 'post',
+  path: '/organizations/{id}/activation-code/rotate',
+  operationId: 'rotateActivationCode',
+  tags,
+  summary: 'Replace the activation code; the old one stops working at once',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(ActivationCode, 'The new activation code') },
+});
+
+export function organizationRoutes() {
+  return newRouter()
+    .openapi(createOrganization, async (c) => {
+      const row = await repo.createOrganization(c.var.deps.sql, c.req.valid('json'));
+      return c.json(serializeOrganization(row), 201);
+    })
+    .openapi(listOrganizations, async (c) => {
+      const { limit, cursor } = c.req.valid('query');
+      const rows = await repo.listOrganizations(c.var.deps.sql, decodeCursor(cursor), limit);
+      return c.json(toPage(rows, limit, serializeOrganization), 200);
+    })
+    .openapi(getOrganization, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.getOrganization(c.var.deps.sql, id);
+      if (!row) throw notFound('organization', id);
+      return c.json(serializeOrganization(row), 200);
+    })
+    .openapi(patchOrganization, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.updateOrganization(c.var.deps.sql, id, c.req.valid('json'));
+      if (!row) throw notFound('organization', id);
+      return c.json(serializeOrganization(row), 200);
+    })
+    .openapi(getActivationCode, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.getActivationCode(c.var.deps.sql, id);
+      if (!row) throw notFound('organization', id);
+      return c.json(serializeCode(row), 200);
+    })
+    .openapi(rotateActivationCode, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.rotateActivationCode(c.var.deps.sql, id);
+      if (!row) throw notFound('organization', id);
+      return c.json(serializeCode(row), 200);
+    });
+}

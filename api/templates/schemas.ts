@@ -1,0 +1,24 @@
+/** The Template object (Bereitstellungsvorlage) of CONTRACT §4. */
+import { z } from '@hono/zod-openapi';
+import { Uuid } from '../http/openapi.ts';
+
+export const Partitioning = z
+  .object({
+    scheme: z.string().openapi({ example: 'single' }),
+    root_filesystem: z.string().openapi({ example: 'ext4' }),
+  })
+  .openapi('Partitioning');
+
+export const Template = z
+  .object({
+    id: Uuid,
+    name: z.string().openapi({ example: 'Debian Standard' }),
+    backend: z.string().openapi({ example: 'debian' }),
+    workspace: z.string().openapi({ example: 'standard' }),
+    partitioning: Partitioning,
+    installation: z.record(z.string(), z.unknown()).openapi({ description: 'Installation directives for the installer.' }),
+    is_default: z.boolean().openapi({ description: 'True for the one default template of its backend.' }),
+  })
+  .openapi('Template');
+
+export type TemplateType = z.infer<typeof Template>;

@@ -1,0 +1,17 @@
+/** What the worker's tasks need: configuration and a logger (tasks get their pg client from Graphile Worker). */
+import type { Logger } from '../api/log.ts';
+
+export interface WorkerConfig {
+  /** Folder of the finished ISO files (shared with the API when on one host). */
+  isoDir: string;
+  /** The installer image to personalize; unset: a development base image is made. */
+  isoBaseImage: string | undefined;
+  /** AES-256-GCM key for WLAN credentials in job payloads. */
+  wlanKey: Uint8Array;
+  publicBaseUrl: string;
+}
+
+export interface WorkerDeps {
+  config: WorkerConfig;
+  log: Logger;
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from './support/app.ts';
+
+const ctx = useTestApp();
+
+describe('catalog data', () => {
+  it('lists both backends, debian preferred', async () => {
+    const res = await ctx.request('GET', '/api/v1/backends');
+    expect(res.status).toBe(200);
+    expect(res.body.items).toEqual([
+      { key: 'debian', name: 'Debian', distribution: 'Debian 12', preferred: true },
+      { key: 'ubuntu', name: 'Ubuntu', distribution: 'Ubuntu 24.04 LTS', preferred: false },
+    ]);
+  });
+
+  it('lists the standard workspace with its Merkmale', async () => {
+    const res = await ctx.request('GET', '/api/v1/workspaces');
+    expect(res.body.items).toEqual([
+      { key: 'standard', name: 'Standard-Arbeitsplatz', workspace_merkmale: ['basis', 'desktop', 'firefox', 'provisioning-agent'] },
+    ]);
+  });
+
+  it('lists the Merkmale with the same role on both backends', async () => {
+    const res = await ctx.request('GET', '/api/v1/merkmale');
+    const byKey = Object.fromEntries(res.body.items.map((m: any) => [m.key, m]));
+    expect(Object.keys(byKey).sort()).toEqual(['basis', 'desktop', 'firefox', 'gastsitzung', 'libreoffice', 'onlyoffice', 'provisioning-agent', 'qgis']);
+    expect(byKey.gastsitzung).toEqual({
+      key: 'gastsitzung', name: 'Gastsitzung', kategorie: 'individuelle-systemkonfiguration', im_auftragskatalog: true,
+      blueprints: [{ backend: 'debian', ansible_role: 'guest_session' }, { backend: 'ubuntu', ansible_role: 'guest_session' }],
+    });
+    expect(byKey.basis.im_auftragskatalog).toBe(false);
+    for (const key of ['firefox', 'libreoffice', 'onlyoffice', 'qgis']) expect(byKey[key].kategorie).toBe('app-store');
+  });
+
+  it('shows every template with partitioning as an object', async () => {
+    const res = await ctx.request('GET', '/api/v1/templates');
+    expect(res.status).toBe(200);
+    const byName = Object.fromEntries(res.body.items.map((t: any) => [t.name, t]));
+    expect(Object.keys(byName).sort()).toEqual(['Debian Standard', 'Debian Verschlüsselt', 'Ubuntu Standard']);
+    expect(byName['Debian Standard']).toMatchObject({ backend: 'debian', workspace: 'standard', is_default: true, partitioning: { scheme: 'single', root_filesystem: 'ext4' } });
+    expect(byName['Ubuntu Standard']).toMatchObject({ backend: 'ubuntu', is_default: true, partitioning: { scheme: 'single', root_filesystem: 'ext4' } });
+    expect(byName['Debian Verschlüsselt']).toMatchObject({ backend: 'debian', is_default: false, partitioning: { scheme: 'luks-lvm', root_filesystem: 'ext4' } });
+    const one = await ctx.request('GET', `/api/v1/templates/${byName['Debian Standard'].id}`);
+    expect(one.body).toEqual(byName['Debian Standard']);
+  });
+
+  it('answers 404 for an unknown template', async () => {
+    expect((await ctx.request('GET', `/api/v1/templates/${crypto.randomUUID()}`)).status).toBe(404);
+    expect((await ctx.request('GET', '/api/v1/templates/nope')).status).toBe(404);
+  });
+
+  it('keeps partitioning an object in the database', async () => {
+    await expect(ctx.sql`update templates set partitioning = '"default"' where name = 'Debian Standard'`).rejects.toThrow(/templates_partitioning_object/);
+  });
+});

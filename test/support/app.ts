@@ -1,0 +1,81 @@
+/**
+ * An in-process app over a test file's own database, and a small request helper that
+ * sends JSON with the admin token unless told otherwise.
+ */
+import { afterAll, beforeAll } from 'vitest';
+import { createApp, type App } from '../../api/app.ts';
+import type { AppConfig } from '../../api/config.ts';
+import type { Sql } from '../../api/db/client.ts';
+import { silentLogger } from '../../api/log.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdefghijklmnopqrstuv';
+
+export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
+  return {
+    adminToken: ADMIN_TOKEN,
+    publicBaseUrl: 'http://fleet.test',
+    roleRepositoryUrl: 'https://roles.example.invalid/ansible-roles.git',
+    agentPollIntervalSeconds: 300,
+    activation: { maxFailures: 20, windowSeconds: 600, trustProxy: false },
+    isoDir: '/nonexistent/isos',
+    wlanKey: new Uint8Array(32).fill(7),
+    ...overrides,
+  };
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Raw body text (sent as is). */
+  rawBody?: string;
+  /** Bearer token; `null` sends no Authorization header. Default: the admin token. */
+  token?: string | null;
+  headers?: Record<string, string>;
+}
+
+export interface TestResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface TestContext {
+  app: App;
+  sql: Sql;
+  db: TestDatabase;
+  config: AppConfig;
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
+}
+
+/** Call at the top of a test file: a database and an app for the file's tests. */
+export function useTestApp(overrides: Partial<AppConfig> = {}): TestContext {
+  const ctx = {} as TestContext;
+  beforeAll(async () => {
+    ctx.db = await createTestDatabase();
+    ctx.sql = ctx.db.sql;
+    ctx.config = testConfig(overrides);
+    ctx.app = createApp({ sql: ctx.sql, config: ctx.config, log: silentLogger });
+    ctx.request = (method, path, options) => request(ctx.app, method, path, options);
+  });
+  afterAll(async () => {
+    await ctx.db?.drop();
+  });
+  return ctx;
+}
+
+export async function request<T = any>(app: App, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  const token = options.token === undefined ? ADMIN_TOKEN : options.token;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await app.request(path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  if (res.headers.get('content-type')?.includes('application/json') && text) parsed = JSON.parse(text);
+  return { status: res.status, body: parsed as T, headers: res.headers };
+}

@@ -1,0 +1,22 @@
+/** Builders: each test creates what it needs through the API, isolated by organization. */
+import { expect } from 'vitest';
+import type { TestContext } from './app.ts';
+
+let counter = 0;
+
+export async function createOrganization(ctx: TestContext, fields: Record<string, unknown> = {}) {
+  const res = await ctx.request('POST', '/api/v1/organizations', { body: { name: `Org ${++counter} ${crypto.randomUUID().slice(0, 8)}`, ...fields } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body as {
+    id: string;
+    name: string;
+    default_oe_id: string;
+    [key: string]: unknown;
+  };
+}
+
+export async function activationCodeOf(ctx: TestContext, organizationId: string): Promise<string> {
+  const res = await ctx.request('GET', `/api/v1/organizations/${organizationId}/activation-code`);
+  expect(res.status).toBe(200);
+  return res.body.code as string;
+}

@@ -1,0 +1,36 @@
+/**
+ * A database of its own for each test file, cloned from the migrated template
+ * (`create database ... template ...`) and dropped afterwards.
+ */
+import postgres from 'postgres';
+import { inject } from 'vitest';
+import { createSql, type Sql } from '../../api/db/client.ts';
+
+export interface TestDatabase {
+  sql: Sql;
+  url: string;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const templateUrl = inject('templateUrl');
+  const template = new URL(templateUrl);
+  const templateName = template.pathname.slice(1);
+  const name = `fleet_test_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const adminUrl = new URL(templateUrl);
+  adminUrl.pathname = '/postgres';
+  const admin = postgres(adminUrl.toString(), { max: 1, onnotice: () => {} });
+  await admin`create database ${admin(name)} template ${admin(templateName)}`;
+  const url = new URL(templateUrl);
+  url.pathname = `/${name}`;
+  const sql = createSql(url.toString(), { max: 20, applicationName: 'fleet-test' });
+  return {
+    sql,
+    url: url.toString(),
+    async drop() {
+      await sql.end({ timeout: 5 });
+      await admin`drop database if exists ${admin(name)} with (force)`;
+      await admin.end();
+    },
+  };
+}
