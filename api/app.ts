@@ -10,6 +10,7 @@ import type { Context } from 'hono';
 import { activationRoutes } from './activation/routes.ts';
 import { agentRoutes } from './agent/routes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
+import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
 import { deviceRoutes } from './devices/routes.ts';
 import { docsRoutes } from './docs/routes.ts';
 import { enrollmentSessionRoutes } from './enrollment_sessions/routes.ts';
@@ -53,6 +54,7 @@ export function createApp(deps: AppDeps) {
     activationRoutes(),
     enrollmentSessionRoutes(),
     deviceRoutes(),
+    deviceLifecycleRoutes(),
     orgUnitRoutes(),
     groupRoutes(),
     catalogRoutes(),
