@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { normalizeActivationCode } from '../../api/organizations/activation_code.ts';
 import { useTestApp } from '../support/app.ts';
 import { activationCodeOf, createOrganization } from '../support/builders.ts';
+import { countRows } from '../support/db.ts';
 
 const ctx = useTestApp();
 const contact = {
@@ -39,12 +40,12 @@ describe('POST /api/v1/organizations', () => {
     ['invalid e-mail', { name: 'x', kontakt_email: 'not-an-email' }],
     ['over-long name', { name: 'x'.repeat(201) }],
   ])('rejects %s with 400 invalid_request and writes nothing', async (_case, body) => {
-    const [{ count: before }] = await ctx.sql`select count(*) from organizations`;
+    const before = await countRows(ctx.sql, 'organizations');
     const res = await ctx.request('POST', '/api/v1/organizations', { body });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
     expect(typeof res.body.message).toBe('string');
-    const [{ count: after }] = await ctx.sql`select count(*) from organizations`;
+    const after = await countRows(ctx.sql, 'organizations');
     expect(after).toBe(before);
   });
 
@@ -70,7 +71,7 @@ describe('admin authentication', () => {
     ['wrong token', 'wrong-token'],
     ['token with a different tail', 'test-admin-token-0123456789abcdefghijklmnopqrstuX'],
   ])('answers 401 unauthorized for %s and changes nothing', async (_case, token) => {
-    const [{ count: before }] = await ctx.sql`select count(*) from organizations`;
+    const before = await countRows(ctx.sql, 'organizations');
     for (const [method, path, body] of [
       ['POST', '/api/v1/organizations', { name: 'x' }],
       ['GET', '/api/v1/organizations', undefined],
@@ -81,7 +82,7 @@ describe('admin authentication', () => {
       expect(res.status).toBe(401);
       expect(res.body.error).toBe('unauthorized');
     }
-    const [{ count: after }] = await ctx.sql`select count(*) from organizations`;
+    const after = await countRows(ctx.sql, 'organizations');
     expect(after).toBe(before);
   });
 

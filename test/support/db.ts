@@ -34,3 +34,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** Number of rows in a table: for "nothing was written" assertions. */
+export async function countRows(sql: Sql, table: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(table)}`;
+  return row!.n;
+}
