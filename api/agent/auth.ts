@@ -1,0 +1,66 @@
+/**
+ * The agent's credential: issuing agent secrets, and the bearer middleware of check-in and
+ * report.
+ *
+ * The middleware only checks the shape of `Authorization: Bearer <secret>` and hands the
+ * SHA-256 of the secret to the handler; it does not query the database. Each handler folds
+ * the lookup (one probe of the unique index on `devices.agent_secret_hash`) into its first
+ * statement, so a check-in stays at two SQL round trips. An unknown secret and a secret of
+ * a device that never existed are the same case to the database (no row), so the answer and
+ * the work done are the same; no per-device comparison happens in TypeScript.
+ */
+import type { MiddlewareHandler } from 'hono';
+import { bearerToken } from '../http/auth.ts';
+import { hashSecret, randomToken } from '../http/crypto.ts';
+import { ApiError } from '../http/errors.ts';
+
+/** Issued secrets are 32 random bytes in base64url without padding: 43 characters. */
+const AGENT_SECRET_BYTES = 32;
+const agentSecretShape = /^[A-Za-z0-9_-]{43}$/;
+
+export function issueAgentSecret(): { secret: string; hash: Uint8Array } {
+  const secret = randomToken(AGENT_SECRET_BYTES);
+  return { secret, hash: hashSecret(secret) };
+}
+
+/** What the middleware adds to the handler's context. */
+export interface AgentSecretEnv {
+  Variables: {
+    /** SHA-256 of the presented agent secret (the secret itself is not kept). */
+    agentSecretHash: Uint8Array;
+  };
+}
+
+export function invalidAgentSecret(): ApiError {
+  return new ApiError('invalid_agent_secret', 'a valid agent secret is required (Authorization: Bearer <agent_secret>)', {
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  });
+}
+
+/** Missing or malformed bearer: 401 before the body is even read. */
+export const agentSecret: MiddlewareHandler<AgentSecretEnv> = async (c, next) => {
+  const secret = bearerToken(c.req.header('authorization'));
+  if (secret === null || !agentSecretShape.test(secret)) throw invalidAgentSecret();
+  c.set('agentSecretHash', hashSecret(secret));
+  await next();
+};
+
+/** What the agent's calls need to know about the device behind a secret. */
+export interface AgentDeviceState {
+  id: string;
+  deprovisioned_at: Date | null;
+  archived_at: Date | null;
+}
+
+/**
+ * 401 for no device, 403 for a device that may no longer call in. Archived wins over
+ * deprovisioned: it is the later, final state.
+ */
+export function requireLiveDevice<T extends AgentDeviceState>(device: T | undefined | null): T {
+  if (!device) throw invalidAgentSecret();
+  if (device.archived_at !== null) throw new ApiError('device_archived', 'this device is archived; its agent may no longer call in');
+  if (device.deprovisioned_at !== null) {
+    throw new ApiError('device_deprovisioned', 'this device is deprovisioned; an admin must reprovision it before its agent can call in again');
+  }
+  return device;
+}

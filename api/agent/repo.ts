@@ -1,0 +1,168 @@
+/**
+ * SQL of the agent protocol: bootstrap (one-time token → agent secret), the check-in's
+ * heartbeat statement, the blueprints of a template (cached: seed data), and the report's
+ * all-or-nothing insert of events.
+ */
+import { templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
+import type { Db, Sql } from '../db/client.ts';
+import { ApiError } from '../http/errors.ts';
+import type { AgentDeviceState } from './auth.ts';
+import type { AgentEventType } from './schemas.ts';
+
+type Hardware = Record<string, unknown>;
+
+/**
+ * Consumes the bootstrap token and stores the agent secret's hash, in one transaction:
+ * the token's delete is the single statement that decides who wins when two bootstraps
+ * race (the loser finds no row), and any error below rolls it back, so a rejected
+ * bootstrap writes nothing and leaves the token as it was.
+ *
+ * Order of the checks: the token first. Only a caller holding the live token of this very
+ * device learns anything about the device (archived, deprovisioned, already bootstrapped);
+ * anyone else gets the same 401 whether the device exists or not.
+ */
+export async function bootstrap(
+  sql: Sql,
+  input: { deviceId: string; tokenHash: Uint8Array; secretHash: Uint8Array; hardware: Hardware | undefined },
+): Promise<void> {
+  await sql.begin(async (tx) => {
+    const [token] = await tx`
+      delete from bootstrap_tokens
+      where device_id = ${input.deviceId} and token_hash = ${input.tokenHash} and expires_at > now()
+      returning device_id`;
+    if (!token) {
+      throw new ApiError('invalid_bootstrap_token', 'the bootstrap token is wrong, used or expired; resolve the template again for a new one');
+    }
+    // The row lock keeps a concurrent deprovision, archive or reprovision out until we commit.
+    const [device] = await tx<Array<AgentDeviceState & { bootstrapped: boolean }>>`
+      select id, deprovisioned_at, archived_at, agent_secret_hash is not null as bootstrapped
+      from devices where id = ${input.deviceId}
+      for update`;
+    // The token row references the device (on delete cascade), so the device exists.
+    if (device!.archived_at !== null) throw new ApiError('device_archived', 'this device is archived and cannot bootstrap');
+    if (device!.deprovisioned_at !== null) {
+      throw new ApiError('device_deprovisioned', 'this device is deprovisioned; an admin must reprovision it first');
+    }
+    if (device!.bootstrapped) {
+      throw new ApiError(
+        'agent_already_bootstrapped',
+        'this device already holds an agent secret; an admin must reprovision it before it can bootstrap again',
+      );
+    }
+    await tx`
+      update devices set agent_secret_hash = ${input.secretHash}, agent_secret_issued_at = now()
+      where id = ${input.deviceId}`;
+    if (input.hardware !== undefined) await storeHardware(tx, input.deviceId, input.hardware);
+  });
+}
+
+async function storeHardware(db: Db, deviceId: string, hardware: Hardware): Promise<void> {
+  await db`
+    insert into device_hardware (device_id, hardware, reported_at)
+    values (${deviceId}, ${db.json(hardware as never)}, now())
+    on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at`;
+}
+
+export interface CheckinDevice extends AgentDeviceState {
+  template_id: string;
+}
+
+/**
+ * The check-in's first round trip, one statement: finds the device by the secret's hash
+ * (one probe of the unique index), and for a live device sets the heartbeat and stores the
+ * hardware when sent. A deprovisioned or archived device is returned untouched, so the
+ * caller can answer 403 with nothing written.
+ *
+ * `set_config('synchronous_commit', 'off', true)` applies to this statement's own implicit
+ * transaction only: its commit does not wait for the WAL flush. Losing the last few
+ * heartbeats in a crash is harmless (the next check-in writes them again), and it costs no
+ * extra round trip, unlike `begin; set local ...; commit`. Bootstrap, report and every admin
+ * write keep the durable default.
+ */
+export async function checkin(db: Db, secretHash: Uint8Array, hardware: Hardware | undefined): Promise<CheckinDevice | undefined> {
+  const [row] = await db<Array<CheckinDevice & { async_commit: string }>>`
+    with device as (
+      select d.id, d.deprovisioned_at, d.archived_at, dt.template_id
+      from devices d
+      join device_templates dt on dt.device_id = d.id
+      where d.agent_secret_hash = ${secretHash}
+    ), live as (
+      select id from device where deprovisioned_at is null and archived_at is null
+    ), heartbeat as (
+      update devices set agent_last_checkin = now()
+      from live where devices.id = live.id
+      returning devices.id
+    ), hardware as (
+      insert into device_hardware (device_id, hardware, reported_at)
+      select live.id, ${hardware === undefined ? null : db.json(hardware as never)}::jsonb, now()
+      from live
+      where ${hardware !== undefined}
+      on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
+      returning device_id
+    )
+    select id, deprovisioned_at, archived_at, template_id,
+           set_config('synchronous_commit', 'off', true) as async_commit
+    from device`;
+  if (!row) return undefined;
+  const { async_commit: _, ...device } = row;
+  return device;
+}
+
+/**
+ * The workspace-resolved blueprints of a template: the very query resolve answers with,
+ * so the Runtime Blueprint and the check-in can never disagree. Templates, workspaces and
+ * blueprints are seed data that no endpoint changes, so each template's list is loaded
+ * once per database client and kept (a handful of templates: no eviction needed).
+ */
+const blueprintCache = new WeakMap<object, Map<string, Promise<MerkmalBlueprintRow[]>>>();
+
+export function cachedTemplateBlueprints(sql: Sql, templateId: string): Promise<MerkmalBlueprintRow[]> {
+  let perClient = blueprintCache.get(sql);
+  if (!perClient) blueprintCache.set(sql, (perClient = new Map()));
+  let entry = perClient.get(templateId);
+  if (!entry) {
+    entry = templateBlueprints(sql, templateId);
+    perClient.set(templateId, entry);
+    // A failed load (database briefly away) must not stay cached.
+    entry.catch(() => perClient.delete(templateId));
+  }
+  return entry;
+}
+
+/** The device behind an agent secret (one index probe), or undefined. */
+export async function findAgentDevice(db: Db, secretHash: Uint8Array): Promise<AgentDeviceState | undefined> {
+  const [row] = await db<AgentDeviceState[]>`
+    select id, deprovisioned_at, archived_at from devices where agent_secret_hash = ${secretHash}`;
+  return row;
+}
+
+export interface ReportEvent {
+  merkmal: string;
+  type: AgentEventType;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * Inserts every event of a report, or none: one statement that checks all Merkmal keys
+ * and inserts only when none is unknown. Returns the count inserted and the unknown keys.
+ */
+export async function insertReport(db: Db, deviceId: string, events: ReportEvent[]): Promise<{ accepted: number; unknown: string[] }> {
+  const [row] = await db<Array<{ accepted: number; unknown: string[] }>>`
+    with entry as (
+      select e.merkmal, e.type, e.payload
+      from jsonb_to_recordset(${db.json(events as never)}) as e (merkmal text, type text, payload jsonb)
+    ), unknown as (
+      select distinct entry.merkmal
+      from entry left join merkmale m on m.key = entry.merkmal
+      where m.key is null
+    ), inserted as (
+      insert into device_merkmal_events (device_id, merkmal, type, payload)
+      select ${deviceId}, entry.merkmal, entry.type, entry.payload
+      from entry
+      where not exists (select 1 from unknown)
+      returning 1
+    )
+    select (select count(*) from inserted)::int as accepted,
+           array(select merkmal from unknown order by merkmal) as unknown`;
+  return row!;
+}

@@ -1,0 +1,105 @@
+/** Request and response schemas of the agent protocol (CONTRACT §7). */
+import { Buffer } from 'node:buffer';
+import { z } from '@hono/zod-openapi';
+import { Uuid } from '../http/openapi.ts';
+
+/** Largest hardware object accepted, as UTF-8 JSON text (CONTRACT §7: "up to 64 KiB"). */
+export const MAX_HARDWARE_BYTES = 64 * 1024;
+
+export const Hardware = z
+  .record(z.string(), z.unknown())
+  .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= MAX_HARDWARE_BYTES, {
+    message: `must be at most ${MAX_HARDWARE_BYTES} bytes as JSON`,
+  })
+  .openapi('Hardware', {
+    description: 'What the device reports about its hardware: a JSON object of at most 64 KiB. Replaces the stored one.',
+    example: { cpu: 'Intel Core i5-8365U', memory_mb: 16384, disks: [{ model: 'SAMSUNG MZVLB512', size_gb: 512 }] },
+  });
+
+export const BootstrapRequest = z
+  .strictObject({
+    device_id: Uuid,
+    bootstrap_token: z.string().min(1).max(512).openapi({ description: 'The one-time `agent.bootstrap_token` of the Runtime Blueprint.' }),
+    hardware: Hardware.optional(),
+  })
+  .openapi('AgentBootstrapRequest');
+
+export const BootstrapResponse = z
+  .object({
+    device_id: Uuid,
+    agent_secret: z.string().openapi({
+      description: 'The agent secret (256 random bits, base64url). Returned only here, stored only as a SHA-256 hash.',
+      example: 'q3VfM1pX0y9Tt8c2b6JkRr4sWnE7hLgA5dZoCuYiPxQ',
+    }),
+  })
+  .openapi('AgentBootstrapResponse');
+
+export const CheckinRequest = z
+  .strictObject({
+    hardware: Hardware.optional(),
+    agent_version: z.string().max(100).optional().openapi({ example: '1.4.2' }),
+  })
+  .openapi('AgentCheckinRequest');
+
+export type CheckinRequestType = z.infer<typeof CheckinRequest>;
+
+export const RoleBlueprint = z
+  .object({
+    merkmal: z.string().openapi({ example: 'firefox' }),
+    ansible_role: z.string().openapi({ example: 'firefox' }),
+  })
+  .openapi('RoleBlueprint');
+
+export const Auftrag = z
+  .object({
+    merkmal: z.string().openapi({ example: 'libreoffice' }),
+    state: z.enum(['present', 'absent']),
+    optionen: z.record(z.string(), z.unknown()).openapi({ example: {} }),
+  })
+  .openapi('Auftrag');
+
+export const CheckinResponse = z
+  .object({
+    device_id: Uuid,
+    blueprints: z.array(RoleBlueprint).openapi({
+      description: "The workspace Merkmale of the device's template, resolved to roles for its backend. Independent of `auftraege`.",
+    }),
+    repository_url: z.string().openapi({ description: 'Where the role content lives (ROLE_REPOSITORY_URL).' }),
+    poll_interval_seconds: z.number().int().openapi({ description: 'When to check in next (AGENT_POLL_INTERVAL_SECONDS).', example: 300 }),
+    auftraege: z.array(Auftrag).openapi({
+      description:
+        "Every Merkmal of the order catalog with a blueprint for the device's backend, with its effective state after " +
+        'the override resolution and its `optionen`; the same states as GET /api/v1/devices/{id}/catalog.',
+    }),
+  })
+  .openapi('AgentCheckinResponse');
+
+/** The event types an agent may report; `selected` and `deselected` belong to the selection operations. */
+export const agentEventTypes = ['applied', 'apply_failed', 'removed', 'remove_failed'] as const;
+export type AgentEventType = (typeof agentEventTypes)[number];
+
+export const MAX_REPORT_ENTRIES = 500;
+
+export const ReportEntry = z
+  .strictObject({
+    merkmal: z.string().max(200).openapi({ example: 'libreoffice' }),
+    // A plain string here, so that a wrong type is answered 422 invalid_event_type, not 400.
+    event: z.string().max(100).openapi({ description: `One of ${agentEventTypes.join(', ')}.`, example: 'applied' }),
+    detail: z.unknown().optional().openapi({
+      description: 'Anything the agent wants to keep with the event (a message, an exit code, a log excerpt); stored as `payload.detail`.',
+      example: 'ansible role libreoffice applied in 42 s',
+    }),
+  })
+  .openapi('AgentReportEntry');
+
+export const ReportRequest = z
+  .strictObject({
+    entries: z.array(ReportEntry).min(1).max(MAX_REPORT_ENTRIES),
+  })
+  .openapi('AgentReportRequest');
+
+export type ReportEntryType = z.infer<typeof ReportEntry>;
+
+export const ReportResponse = z
+  .object({ accepted: z.number().int().openapi({ example: 3 }) })
+  .openapi('AgentReportResponse');

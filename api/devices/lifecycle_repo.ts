@@ -1,0 +1,90 @@
+/**
+ * SQL of the device lifecycle (deprovision, reprovision, archive) and of the hardware and
+ * event reads. Each transition is one statement, so concurrent calls settle in the
+ * database; idempotent ones keep the first timestamp with `coalesce`.
+ */
+import type { Db, Sql } from '../db/client.ts';
+import { afterCursor, type Cursor } from '../http/pagination.ts';
+
+/** Sets deprovisioned_at once; the agent secret stays, so the agent can be told 403. False: no such device. */
+export async function deprovision(db: Db, id: string): Promise<boolean> {
+  const rows = await db`
+    update devices set deprovisioned_at = coalesce(deprovisioned_at, now())
+    where id = ${id}
+    returning id`;
+  return rows.length > 0;
+}
+
+/** Sets archived_at once. False: no such device. */
+export async function archive(db: Db, id: string): Promise<boolean> {
+  const rows = await db`
+    update devices set archived_at = coalesce(archived_at, now())
+    where id = ${id}
+    returning id`;
+  return rows.length > 0;
+}
+
+/**
+ * Clears deprovisioned_at and the agent secret, and voids any bootstrap token issued
+ * before, so only a resolve after this moment can lead to a new secret: a token someone
+ * obtained while the device was still managed must not become usable now. Archived devices
+ * are left alone. The result says which case applied.
+ */
+export async function reprovision(sql: Sql, id: string): Promise<'reprovisioned' | 'archived' | 'not_found'> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<Array<{ archived: boolean }>>`
+      select archived_at is not null as archived from devices where id = ${id} for update`;
+    if (!row) return 'not_found';
+    if (row.archived) return 'archived';
+    await tx`
+      update devices
+      set deprovisioned_at = null, agent_secret_hash = null, agent_secret_issued_at = null
+      where id = ${id}`;
+    await tx`delete from bootstrap_tokens where device_id = ${id}`;
+    return 'reprovisioned';
+  });
+}
+
+export interface HardwareRow {
+  device_id: string;
+  hardware: Record<string, unknown> | null;
+  reported_at: Date | null;
+}
+
+/** The last reported hardware (nulls when none was reported); undefined: no such device. */
+export async function getHardware(db: Db, id: string): Promise<HardwareRow | undefined> {
+  const [row] = await db<HardwareRow[]>`
+    select d.id as device_id, h.hardware, h.reported_at
+    from devices d
+    left join device_hardware h on h.device_id = d.id
+    where d.id = ${id}`;
+  return row;
+}
+
+export interface EventRow {
+  id: string;
+  device_id: string;
+  merkmal: string;
+  type: string;
+  payload: Record<string, unknown>;
+  created_at: Date;
+}
+
+export async function deviceExists(db: Db, id: string): Promise<boolean> {
+  const [row] = await db`select 1 from devices where id = ${id}`;
+  return row !== undefined;
+}
+
+/**
+ * A page of the device's events, newest first (created_at desc, id desc: the index
+ * device_merkmal_events_device_newest). Events of one report share their created_at; among
+ * them the order is by id, stable across pages.
+ */
+export async function listEvents(db: Db, deviceId: string, cursor: Cursor | null, limit: number): Promise<EventRow[]> {
+  return db<EventRow[]>`
+    select id, device_id, merkmal, type, payload, created_at
+    from device_merkmal_events
+    where device_id = ${deviceId} and ${afterCursor(db, cursor, 'desc')}
+    order by created_at desc, id desc
+    limit ${limit + 1}`;
+}
