@@ -1,6 +1,81 @@
-/** Routes of this feature (filled in by its issue). */
-import { newRouter } from '../http/openapi.ts';
+/**
+ * The installer's handshake (CONTRACT §5): POST /activate and POST /templates/{id}/resolve.
+ * No header authentication: the credential travels in the body, and failed credential
+ * checks are rate-limited per client address (rate_limit.ts).
+ */
+import { ErrorBody } from '../http/errors.ts';
+import { defineRoute, IdParams, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { activationRateLimit } from './rate_limit.ts';
+import { Activation, ActivateBody, ResolveBody, RuntimeBlueprint } from './schemas.ts';
+import * as service from './service.ts';
+
+const tags = ['Activation'];
+
+/** 429 with its Retry-After header (the error helper knows no headers). */
+const tooManyRequests = {
+  429: {
+    description:
+      'Error: `too_many_requests`. Too many failed credential checks from this client address in the window ' +
+      '(ACTIVATION_MAX_FAILURES per ACTIVATION_FAILURE_WINDOW_SECONDS). Answered before any credential is ' +
+      'checked, for right and wrong credentials alike.',
+    headers: {
+      'Retry-After': { description: 'Seconds until the address may try again.', schema: { type: 'integer' as const, minimum: 1 } },
+    },
+    content: { 'application/json': { schema: ErrorBody } },
+  },
+};
+
+const activateRoute = defineRoute({
+  method: 'post',
+  path: '/activate',
+  operationId: 'activate',
+  tags,
+  summary: 'Activate a device with the classic code or an enrollment session id',
+  description:
+    'A UUID `code` is looked up only as an enrollment session; anything else as the classic activation code ' +
+    '(case-insensitive). The device is loaded by (organization, serial) among non-archived devices, or ' +
+    'created, and assigned to the org unit "Neue Geräte" in both cases; `hostname` and `hardware`, when ' +
+    'sent, replace the stored ones. An enrollment session counts every successful activation against its ' +
+    'quota (also of a device it activated before), and never beyond it however many activations race. ' +
+    'Unknown code, or a revoked, expired or used-up session: 403 `invalid_activation_code`, nothing written, ' +
+    'and the failure counts towards the rate limit of the client address.',
+  auth: 'credential',
+  middleware: [activationRateLimit] as const,
+  errors: ['invalid_activation_code'],
+  request: { body: jsonBody(ActivateBody) },
+  responses: { 200: json(Activation, 'The device and the templates the installer may offer'), ...tooManyRequests },
+});
+
+const resolveRoute = defineRoute({
+  method: 'post',
+  path: '/templates/{id}/resolve',
+  operationId: 'resolveTemplate',
+  tags,
+  summary: 'Resolve the chosen template into the Runtime Blueprint',
+  description:
+    'Checks the credential again (a revoked or expired session is refused; the quota is not counted again). ' +
+    'The device must be a non-archived device of the credential\'s organization, else 404 `not_found` ' +
+    '(an archived device is gone for the installer: activating its serial again creates a new device). An ' +
+    'enrollment session allows only its own template (403 `template_not_allowed`); an unknown template is ' +
+    '404 `not_found`. Records the assignment (the device\'s `template_id` and `backend`) and issues a fresh ' +
+    'one-time `bootstrap_token`, valid 7 days, that voids every earlier one of the device.',
+  auth: 'credential',
+  middleware: [activationRateLimit] as const,
+  errors: ['invalid_activation_code', 'template_not_allowed', 'not_found'],
+  request: { params: IdParams, body: jsonBody(ResolveBody) },
+  responses: { 200: json(RuntimeBlueprint, 'The Runtime Blueprint of the device'), ...tooManyRequests },
+});
 
 export function activationRoutes() {
-  return newRouter();
+  return newRouter()
+    .openapi(activateRoute, async (c) => {
+      const result = await service.activate(c.var.deps.sql, c.req.valid('json'));
+      return c.json(result, 200);
+    })
+    .openapi(resolveRoute, async (c) => {
+      const { id } = c.req.valid('param');
+      const { sql, config } = c.var.deps;
+      const blueprint = await service.resolve(sql, id, c.req.valid('json'), config.publicBaseUrl);
+      return c.json(blueprint, 200);
+    });
 }

@@ -1,0 +1,92 @@
+/**
+ * The installer's handshake (CONTRACT §5): activate (credential → device and the
+ * templates it may use) and resolve (template → Runtime Blueprint with a bootstrap token).
+ * Each runs in one transaction, so a refusal writes nothing.
+ */
+import type { Sql } from '../db/client.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { getPreferredDefaultTemplate, getTemplate, serializeTemplate } from '../templates/repo.ts';
+import * as repo from './repo.ts';
+import type { ActivateInput, ActivationType, ResolveInput, RuntimeBlueprintType } from './schemas.ts';
+
+/** One message for every refusal: it must not tell a guesser what exists. */
+function invalidActivationCode(): ApiError {
+  return new ApiError(
+    'invalid_activation_code',
+    'the activation code is not valid, or the enrollment session is revoked, expired or used up',
+  );
+}
+
+export async function activate(sql: Sql, input: ActivateInput): Promise<ActivationType> {
+  const activated = await sql.begin(async (tx) => {
+    const credential = await repo.claimCredential(tx, input.code);
+    if (credential === null) return null;
+    const deviceId = await repo.upsertActivatedDevice(tx, {
+      organizationId: credential.organizationId,
+      serial: input.serial,
+      hostname: input.hostname ?? null,
+      sessionId: credential.kind === 'session' ? credential.sessionId : null,
+    });
+    if (input.hardware) await repo.storeHardware(tx, deviceId, input.hardware);
+    return { credential, deviceId };
+  });
+  if (activated === null) throw invalidActivationCode();
+  const { credential, deviceId } = activated;
+
+  if (credential.kind === 'session') {
+    // The session's template is the only choice, so it is the default for this installer.
+    const template = await getTemplate(sql, credential.templateId);
+    return {
+      organization_id: credential.organizationId,
+      device_id: deviceId,
+      templates: [{ ...serializeTemplate(template!), is_default: true }],
+      default_template_id: credential.templateId,
+    };
+  }
+  const [templates, preferredDefault] = await Promise.all([repo.allTemplates(sql), getPreferredDefaultTemplate(sql)]);
+  return {
+    organization_id: credential.organizationId,
+    device_id: deviceId,
+    templates: templates.map(serializeTemplate),
+    default_template_id: preferredDefault.id,
+  };
+}
+
+/**
+ * Checks the credential, the template it allows and the device, records the assignment
+ * and issues a fresh bootstrap token. An archived device is no device of the credential
+ * any more (activation would create a new one for its serial): 404, like an unknown id.
+ */
+export async function resolve(sql: Sql, templateId: string, input: ResolveInput, baseUrl: string): Promise<RuntimeBlueprintType> {
+  return sql.begin(async (tx) => {
+    const credential = await repo.checkCredential(tx, input.code);
+    if (credential === null) throw invalidActivationCode();
+    const template = await getTemplate(tx, templateId);
+    if (!template) throw notFound('template', templateId);
+    if (credential.kind === 'session' && credential.templateId !== template.id) {
+      throw new ApiError('template_not_allowed', `the enrollment session only offers template ${credential.templateId}`);
+    }
+    const deviceId = await repo.assignTemplate(tx, {
+      deviceId: input.device_id,
+      organizationId: credential.organizationId,
+      templateId: template.id,
+    });
+    if (deviceId === null) throw notFound('device', input.device_id);
+    const bootstrapToken = await repo.issueBootstrapToken(tx, deviceId);
+    const [context, blueprints] = await Promise.all([
+      repo.templateContext(tx, template),
+      repo.templateBlueprints(tx, template.id),
+    ]);
+    return {
+      device_id: deviceId,
+      organization_id: credential.organizationId,
+      template: { id: template.id, name: template.name },
+      workspace: context.workspace,
+      backend: context.backend,
+      blueprints,
+      installation: template.installation,
+      partitioning: template.partitioning,
+      agent: { base_url: baseUrl, device_id: deviceId, bootstrap_token: bootstrapToken },
+    };
+  });
+}

@@ -1,0 +1,215 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import { clientAddress } from '../../api/activation/rate_limit.ts';
+import { createApp } from '../../api/app.ts';
+import { silentLogger } from '../../api/log.ts';
+import { request, testConfig, useTestApp } from '../support/app.ts';
+import { activateDevice, createEnrollmentSession, newSerial, TEMPLATES } from '../support/activation.ts';
+import { activationCodeOf, createOrganization } from '../support/builders.ts';
+import { countRows } from '../support/db.ts';
+
+const limit = { maxFailures: 3, windowSeconds: 600, trustProxy: true };
+const ctx = useTestApp({ activation: limit });
+
+let addresses = 0;
+/** A fresh client address per test, so the tests share no count. */
+const newAddress = () => `198.51.100.${++addresses}`;
+
+function activateFrom(address: string, body: unknown) {
+  return ctx.request('POST', '/api/v1/activate', { token: null, body, headers: { 'x-forwarded-for': address } });
+}
+
+function resolveFrom(address: string, templateId: string, body: unknown) {
+  return ctx.request('POST', `/api/v1/templates/${templateId}/resolve`, { token: null, body, headers: { 'x-forwarded-for': address } });
+}
+
+const wrong = () => ({ code: '00000-00000-00000-00000', serial: newSerial() });
+
+async function fail(address: string, times: number) {
+  for (let i = 0; i < times; i++) {
+    const res = await activateFrom(address, wrong());
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe('invalid_activation_code');
+  }
+}
+
+describe('the limit of failed activations per client address', () => {
+  it('refuses a right code with 429 and Retry-After once the limit is reached, and writes nothing', async () => {
+    const org = await createOrganization(ctx);
+    const code = await activationCodeOf(ctx, org.id);
+    const address = newAddress();
+    await fail(address, 3);
+    const devices = await countRows(ctx.sql, 'devices');
+    const res = await activateFrom(address, { code, serial: newSerial() });
+    expect(res.status).toBe(429);
+    expect(res.body.error).toBe('too_many_requests');
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThan(590);
+    expect(retryAfter).toBeLessThanOrEqual(600);
+    expect(await countRows(ctx.sql, 'devices')).toBe(devices);
+  });
+
+  it('refuses a valid enrollment session too, without counting its quota', async () => {
+    const org = await createOrganization(ctx);
+    const session = await createEnrollmentSession(ctx, org.id);
+    const address = newAddress();
+    await fail(address, 3);
+    const res = await activateFrom(address, { code: session.id, serial: newSerial() });
+    expect(res.status).toBe(429);
+    const [row] = await ctx.sql`select devices_used from enrollment_sessions where id = ${session.id}`;
+    expect(row!.devices_used).toBe(0);
+  });
+
+  it('refuses resolve from a blocked address, even with a right code', async () => {
+    const org = await createOrganization(ctx);
+    const device = await activateDevice(ctx, org.id);
+    const address = newAddress();
+    await fail(address, 3);
+    const res = await resolveFrom(address, TEMPLATES.debianStandard, { code: device.code, device_id: device.device_id });
+    expect(res.status).toBe(429);
+    expect(res.body.error).toBe('too_many_requests');
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    const [token] = await ctx.sql`select 1 from bootstrap_tokens where device_id = ${device.device_id}`;
+    expect(token).toBeUndefined();
+  });
+
+  it('answers 429 before the body is validated', async () => {
+    const address = newAddress();
+    await fail(address, 3);
+    expect((await activateFrom(address, {})).status).toBe(429);
+    expect((await resolveFrom(address, 'not-a-uuid', { nonsense: true })).status).toBe(429);
+  });
+
+  it('counts failed resolves like failed activations', async () => {
+    const org = await createOrganization(ctx);
+    const device = await activateDevice(ctx, org.id);
+    const address = newAddress();
+    for (let i = 0; i < 3; i++) {
+      const res = await resolveFrom(address, TEMPLATES.debianStandard, { code: crypto.randomUUID(), device_id: device.device_id });
+      expect(res.status).toBe(403);
+    }
+    expect((await activateFrom(address, { code: device.code, serial: newSerial() })).status).toBe(429);
+  });
+
+  it('does not count successes, bad input, or refusals other than the credential', async () => {
+    const org = await createOrganization(ctx);
+    const code = await activationCodeOf(ctx, org.id);
+    const session = await createEnrollmentSession(ctx, org.id, { template_id: TEMPLATES.ubuntuStandard });
+    const address = newAddress();
+    for (let i = 0; i < 5; i++) expect((await activateFrom(address, { code, serial: newSerial() })).status).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await activateFrom(address, { code: '', serial: 'x' })).status).toBe(400);
+    const device = await activateFrom(address, { code, serial: newSerial() });
+    for (let i = 0; i < 3; i++) {
+      expect((await resolveFrom(address, crypto.randomUUID(), { code, device_id: device.body.device_id })).status).toBe(404);
+      expect((await resolveFrom(address, TEMPLATES.debianStandard, { code: session.id, device_id: device.body.device_id })).status).toBe(403);
+    }
+    await fail(address, 2);
+    expect((await activateFrom(address, { code, serial: newSerial() })).status).toBe(200);
+    const [row] = await ctx.sql`select count(*)::int as n from activation_failures where client_key = ${address}`;
+    expect(row!.n).toBe(2);
+  });
+
+  it('counts per address: another address is not affected', async () => {
+    const org = await createOrganization(ctx);
+    const code = await activationCodeOf(ctx, org.id);
+    const blocked = newAddress();
+    await fail(blocked, 3);
+    expect((await activateFrom(blocked, { code, serial: newSerial() })).status).toBe(429);
+    expect((await activateFrom(newAddress(), { code, serial: newSerial() })).status).toBe(200);
+  });
+
+  it('takes the first hop of X-Forwarded-For', async () => {
+    const org = await createOrganization(ctx);
+    const code = await activationCodeOf(ctx, org.id);
+    const client = newAddress();
+    for (const proxy of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) {
+      const res = await activateFrom(`${client}, ${proxy}`, wrong());
+      expect(res.status).toBe(403);
+    }
+    expect((await activateFrom(client, { code, serial: newSerial() })).status).toBe(429);
+  });
+
+  it('forgets failures that left the window, and says when the address is free again', async () => {
+    const org = await createOrganization(ctx);
+    const code = await activationCodeOf(ctx, org.id);
+    const address = newAddress();
+    // The third most recent failure decides: it leaves the window in 100 seconds.
+    await ctx.sql`
+      insert into activation_failures (client_key, failed_at) values
+        (${address}, now() - interval '700 seconds'),
+        (${address}, now() - interval '500 seconds'),
+        (${address}, now() - interval '200 seconds'),
+        (${address}, now() - interval '10 seconds')`;
+    const res = await activateFrom(address, { code, serial: newSerial() });
+    expect(res.status).toBe(429);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(99);
+    expect(retryAfter).toBeLessThanOrEqual(101);
+
+    await ctx.sql`update activation_failures set failed_at = failed_at - interval '101 seconds' where client_key = ${address}`;
+    expect((await activateFrom(address, { code, serial: newSerial() })).status).toBe(200);
+  });
+
+  it('ignores X-Forwarded-For unless the proxy is trusted', async () => {
+    const org = await createOrganization(ctx);
+    const code = await activationCodeOf(ctx, org.id);
+    const untrusting = createApp({ sql: ctx.sql, config: testConfig({ activation: { ...limit, trustProxy: false } }), log: silentLogger });
+    const send = (address: string, body: unknown) =>
+      request(untrusting, 'POST', '/api/v1/activate', { token: null, body, headers: { 'x-forwarded-for': address } });
+    // Three different claimed addresses, one real client (no connection in-process: "unknown").
+    for (let i = 0; i < 3; i++) expect((await send(newAddress(), wrong())).status).toBe(403);
+    const res = await send(newAddress(), { code, serial: newSerial() });
+    expect(res.status).toBe(429);
+    await ctx.sql`delete from activation_failures where client_key = 'unknown'`;
+  });
+});
+
+describe('clientAddress', () => {
+  async function addressOf(env: unknown, headers: Record<string, string> = {}, trustProxy = false): Promise<string> {
+    const app = new Hono().get('/', (c) => c.text(clientAddress(c, trustProxy)));
+    const res = await app.request('/', { headers }, env as object);
+    return res.text();
+  }
+
+  it('reads the Node connection', async () => {
+    expect(await addressOf({ incoming: { socket: { remoteAddress: '203.0.113.7' } } })).toBe('203.0.113.7');
+  });
+
+  it('reads the Deno connection', async () => {
+    expect(await addressOf({ remoteAddr: { hostname: '2001:db8::1', port: 5555, transport: 'tcp' } })).toBe('2001:db8::1');
+  });
+
+  it("falls back to 'unknown', and takes X-Forwarded-For only when trusted", async () => {
+    expect(await addressOf(undefined)).toBe('unknown');
+    const node = { incoming: { socket: { remoteAddress: '203.0.113.7' } } };
+    expect(await addressOf(node, { 'x-forwarded-for': '192.0.2.1, 203.0.113.7' })).toBe('203.0.113.7');
+    expect(await addressOf(node, { 'x-forwarded-for': ' 192.0.2.1 , 203.0.113.7' }, true)).toBe('192.0.2.1');
+    expect(await addressOf(node, { 'x-forwarded-for': '' }, true)).toBe('203.0.113.7');
+  });
+});
+
+describe('the limit over a real Node server', () => {
+  it('counts failures against the address of the connection', async () => {
+    const app = createApp({ sql: ctx.sql, config: testConfig({ activation: { ...limit, trustProxy: false } }), log: silentLogger });
+    const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/activate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.99' },
+        body: JSON.stringify(wrong()),
+      });
+      expect(res.status).toBe(403);
+      const keys = await ctx.sql<{ client_key: string }[]>`
+        select client_key from activation_failures where client_key like '%127.0.0.1'`;
+      expect(keys.map((k) => k.client_key)).toEqual([expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/)]);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
+  });
+});
