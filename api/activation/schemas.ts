@@ -1,20 +1,8 @@
 /** Request and response schemas of the installer's handshake: activate and resolve (CONTRACT §5). */
 import { z } from '@hono/zod-openapi';
+import { Hardware } from '../agent/schemas.ts';
 import { Uuid } from '../http/openapi.ts';
 import { Partitioning, Template } from '../templates/schemas.ts';
-
-export const MAX_HARDWARE_BYTES = 64 * 1024;
-
-/** A JSON object of at most 64 KiB (serialized as UTF-8): what installers and agents report. */
-export const Hardware = z
-  .record(z.string(), z.unknown())
-  .refine((value) => new TextEncoder().encode(JSON.stringify(value)).length <= MAX_HARDWARE_BYTES, {
-    message: `must be at most ${MAX_HARDWARE_BYTES} bytes as JSON`,
-  })
-  .openapi('Hardware', {
-    description: 'Hardware facts as a JSON object (at most 64 KiB); replaces what was stored before.',
-    example: { cpu: 'Intel Core i5-1235U', memory_mb: 16384, disks: [{ model: 'Samsung SSD 980', size_gb: 512 }] },
-  });
 
 /** The credential: the classic code (any case, dashes or spaces optional) or an enrollment session id. */
 const code = z
