@@ -1,0 +1,211 @@
+import postgres from 'postgres';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app.ts';
+import { silentLogger } from '../../api/log.ts';
+import { TEMPLATES } from '../support/activation.ts';
+import { ADMIN_TOKEN, request, useTestApp } from '../support/app.ts';
+import { checkin, enrollAgent, unknownSecret } from '../support/agent.ts';
+
+const ctx = useTestApp({ roleRepositoryUrl: 'https://roles.test/fleet.git', agentPollIntervalSeconds: 120 });
+
+const standardBlueprints = [
+  { merkmal: 'basis', ansible_role: 'base' },
+  { merkmal: 'desktop', ansible_role: 'desktop' },
+  { merkmal: 'firefox', ansible_role: 'firefox' },
+  { merkmal: 'provisioning-agent', ansible_role: 'provisioning_agent' },
+];
+
+const defaultAuftraege = [
+  { merkmal: 'firefox', state: 'present', optionen: {} },
+  { merkmal: 'gastsitzung', state: 'absent', optionen: {} },
+  { merkmal: 'libreoffice', state: 'absent', optionen: {} },
+  { merkmal: 'onlyoffice', state: 'absent', optionen: {} },
+  { merkmal: 'qgis', state: 'absent', optionen: {} },
+];
+
+async function lastCheckin(deviceId: string): Promise<Date | null> {
+  const [row] = await ctx.sql`select agent_last_checkin from devices where id = ${deviceId}`;
+  return row!.agent_last_checkin as Date | null;
+}
+
+async function storedHardware(deviceId: string) {
+  const [row] = await ctx.sql`select hardware, reported_at from device_hardware where device_id = ${deviceId}`;
+  return row ?? null;
+}
+
+describe('POST /api/v1/agent/checkin', () => {
+  it('answers the contract response: blueprints, repository, poll interval and the full order state', async () => {
+    const agent = await enrollAgent(ctx);
+    const res = await checkin(ctx, agent.secret);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      device_id: agent.device_id,
+      blueprints: standardBlueprints,
+      repository_url: 'https://roles.test/fleet.git',
+      poll_interval_seconds: 120,
+      auftraege: defaultAuftraege,
+    });
+    // The same blueprints the Runtime Blueprint gave the installer.
+    expect(res.body.blueprints).toEqual(agent.blueprint.blueprints);
+    expect(JSON.stringify(res.body)).not.toContain(agent.secret);
+  });
+
+  it("resolves the blueprints for the device's assigned backend", async () => {
+    const agent = await enrollAgent(ctx, { templateId: TEMPLATES.ubuntuStandard });
+    const res = await checkin(ctx, agent.secret);
+    expect(res.status).toBe(200);
+    expect(res.body.blueprints).toEqual(agent.blueprint.blueprints);
+    const [device] = await ctx.sql`select backend from device_templates where device_id = ${agent.device_id}`;
+    expect(device!.backend).toBe('ubuntu');
+  });
+
+  it('sets agent_last_checkin on every check-in', async () => {
+    const agent = await enrollAgent(ctx);
+    expect(await lastCheckin(agent.device_id)).toBeNull();
+    await checkin(ctx, agent.secret);
+    const first = await lastCheckin(agent.device_id);
+    expect(first).toBeInstanceOf(Date);
+    await new Promise((r) => setTimeout(r, 5));
+    await checkin(ctx, agent.secret);
+    const second = await lastCheckin(agent.device_id);
+    expect(second!.getTime()).toBeGreaterThan(first!.getTime());
+    const device = await ctx.request('GET', `/api/v1/devices/${agent.device_id}`);
+    expect(device.body.agent_last_checkin).toBe(second!.toISOString());
+  });
+
+  it.each([
+    ['no body and no Content-Type', {}],
+    ['an empty body with a JSON Content-Type', { rawBody: '', headers: { 'content-type': 'application/json' } }],
+    ['whitespace only', { rawBody: '  \n' }],
+    ['{}', { body: {} }],
+    ['only agent_version', { body: { agent_version: '1.4.2' } }],
+  ])('accepts %s', async (_case, options) => {
+    const agent = await enrollAgent(ctx);
+    const res = await ctx.request('POST', '/api/v1/agent/checkin', { token: agent.secret, ...options });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.auftraege).toEqual(defaultAuftraege);
+    expect(await lastCheckin(agent.device_id)).not.toBeNull();
+  });
+
+  it('replaces the stored hardware when sent and keeps it when not', async () => {
+    const agent = await enrollAgent(ctx);
+    await checkin(ctx, agent.secret, { hardware: { cpu: 'i5', disks: [{ size_gb: 256 }] } });
+    expect((await storedHardware(agent.device_id))!.hardware).toEqual({ cpu: 'i5', disks: [{ size_gb: 256 }] });
+    await checkin(ctx, agent.secret, { hardware: { cpu: 'i7' }, agent_version: '2.0' });
+    const replaced = await storedHardware(agent.device_id);
+    expect(replaced!.hardware).toEqual({ cpu: 'i7' });
+    await checkin(ctx, agent.secret);
+    expect(await storedHardware(agent.device_id)).toEqual(replaced);
+
+    const hw = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/hardware`);
+    expect(hw.body).toEqual({ device_id: agent.device_id, hardware: { cpu: 'i7' }, reported_at: replaced!.reported_at.toISOString() });
+  });
+
+  it('accepts hardware of exactly 64 KiB and rejects one byte more with 400, writing nothing', async () => {
+    const agent = await enrollAgent(ctx);
+    const overhead = JSON.stringify({ blob: '' }).length;
+    const fits = { blob: 'x'.repeat(64 * 1024 - overhead) };
+    expect((await checkin(ctx, agent.secret, { hardware: fits })).status).toBe(200);
+    const stored = await storedHardware(agent.device_id);
+    const heartbeat = await lastCheckin(agent.device_id);
+
+    const res = await checkin(ctx, agent.secret, { hardware: { blob: 'x'.repeat(64 * 1024 - overhead + 1) } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(await storedHardware(agent.device_id)).toEqual(stored);
+    expect(await lastCheckin(agent.device_id)).toEqual(heartbeat);
+  });
+
+  it.each([
+    ['hardware that is an array', { body: { hardware: [1] } }],
+    ['hardware that is a string', { body: { hardware: 'x' } }],
+    ['an unknown field', { body: { agent_secret_hash: 'aa' } }],
+    ['a JSON array body', { body: [] }],
+    ['malformed JSON', { rawBody: '{"hardware":', headers: { 'content-type': 'application/json' } }],
+  ])('rejects %s with 400 invalid_request and writes nothing', async (_case, options) => {
+    const agent = await enrollAgent(ctx);
+    const res = await ctx.request('POST', '/api/v1/agent/checkin', { token: agent.secret, ...options });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(await lastCheckin(agent.device_id)).toBeNull();
+    expect(await storedHardware(agent.device_id)).toBeNull();
+  });
+});
+
+describe('agent authentication of check-in', () => {
+  const malformed: Array<[string, Record<string, string>]> = [
+    ['no Authorization header', {}],
+    ['a non-bearer scheme', { authorization: 'Basic YWdlbnQ6eA==' }],
+    ['an empty bearer', { authorization: 'Bearer ' }],
+    ['a bearer of the wrong shape', { authorization: 'Bearer not-a-secret' }],
+    ['the admin token', { authorization: `Bearer ${ADMIN_TOKEN}` }],
+    ['a well-formed unknown secret', { authorization: `Bearer ${unknownSecret()}` }],
+  ];
+
+  it.each(malformed)('answers 401 invalid_agent_secret to %s, with the same body every time', async (_case, headers) => {
+    const agent = await enrollAgent(ctx);
+    const res = await ctx.request('POST', '/api/v1/agent/checkin', { token: null, headers, body: { hardware: { cpu: 'x' } } });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'invalid_agent_secret', message: expect.any(String) });
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    const reference = await checkin(ctx, unknownSecret());
+    expect(res.body).toEqual(reference.body);
+    expect(await lastCheckin(agent.device_id)).toBeNull();
+    expect(await storedHardware(agent.device_id)).toBeNull();
+  });
+
+  it('answers 401 for a secret that differs from a real one in a single character', async () => {
+    const agent = await enrollAgent(ctx);
+    const last = agent.secret.at(-1) === 'A' ? 'B' : 'A';
+    const res = await checkin(ctx, agent.secret.slice(0, -1) + last);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_agent_secret');
+    expect(await lastCheckin(agent.device_id)).toBeNull();
+  });
+
+  it('answers 403 device_deprovisioned after deprovision and 403 device_archived after archive, writing nothing', async () => {
+    const agent = await enrollAgent(ctx);
+    await checkin(ctx, agent.secret);
+    const heartbeat = await lastCheckin(agent.device_id);
+
+    await ctx.request('POST', `/api/v1/devices/${agent.device_id}/deprovision`);
+    const deprovisioned = await checkin(ctx, agent.secret, { hardware: { cpu: 'x' } });
+    expect(deprovisioned.status).toBe(403);
+    expect(deprovisioned.body.error).toBe('device_deprovisioned');
+
+    await ctx.request('POST', `/api/v1/devices/${agent.device_id}/archive`);
+    const archived = await checkin(ctx, agent.secret, { hardware: { cpu: 'x' } });
+    expect(archived.status).toBe(403);
+    expect(archived.body.error).toBe('device_archived');
+
+    expect(await lastCheckin(agent.device_id)).toEqual(heartbeat);
+    expect(await storedHardware(agent.device_id)).toBeNull();
+  });
+
+  it('does not take the admin token on agent routes, nor the agent secret on admin routes', async () => {
+    const agent = await enrollAgent(ctx);
+    const adminAsAgent = await checkin(ctx, ADMIN_TOKEN);
+    expect(adminAsAgent.body.error).toBe('invalid_agent_secret');
+    const agentAsAdmin = await ctx.request('GET', `/api/v1/devices/${agent.device_id}`, { token: agent.secret });
+    expect(agentAsAdmin.status).toBe(401);
+    expect(agentAsAdmin.body.error).toBe('unauthorized');
+  });
+});
+
+describe('check-in cost', () => {
+  it('takes two SQL statements once the blueprints are cached', async () => {
+    const agent = await enrollAgent(ctx);
+    let statements = 0;
+    const counted = postgres(ctx.db.url, { max: 2, onnotice: () => {}, debug: () => void statements++ });
+    try {
+      const app = createApp({ sql: counted, config: ctx.config, log: silentLogger });
+      expect((await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret })).status).toBe(200); // warms the cache
+      statements = 0;
+      const res = await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret, body: { hardware: { cpu: 'i5' } } });
+      expect(res.status).toBe(200);
+      expect(statements).toBe(2);
+    } finally {
+      await counted.end();
+    }
+  });
+});

@@ -1,0 +1,222 @@
+import { describe, expect, it } from 'vitest';
+import { activateDevice, resolveDevice } from '../support/activation.ts';
+import { useTestApp } from '../support/app.ts';
+import { bootstrapAgent, checkin, enrollAgent, report } from '../support/agent.ts';
+import { createOrganization } from '../support/builders.ts';
+
+const ctx = useTestApp();
+
+const deviceKeys = [
+  'id', 'organization_id', 'serial', 'hostname', 'oe_id', 'group_ids', 'template_id', 'backend',
+  'enrollment_session_id', 'deprovisioned_at', 'archived_at', 'agent_secret_issued_at', 'agent_last_checkin', 'created_at',
+].sort();
+
+function post(deviceId: string, action: 'deprovision' | 'reprovision' | 'archive', token?: string | null) {
+  return ctx.request('POST', `/api/v1/devices/${deviceId}/${action}`, { token });
+}
+
+async function listedIds(organizationId: string): Promise<string[]> {
+  const res = await ctx.request('GET', `/api/v1/organizations/${organizationId}/devices?limit=500`);
+  expect(res.status).toBe(200);
+  return res.body.items.map((d: { id: string }) => d.id);
+}
+
+describe('POST /api/v1/devices/{id}/deprovision', () => {
+  it('sets deprovisioned_at, keeps the device in lists and answers the Device', async () => {
+    const agent = await enrollAgent(ctx);
+    const res = await post(agent.device_id, 'deprovision');
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(deviceKeys);
+    expect(res.body.id).toBe(agent.device_id);
+    expect(res.body.deprovisioned_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(res.body.archived_at).toBeNull();
+    // The secret stays (the agent must be told 403, not 401) but is never shown.
+    expect(res.body.agent_secret_issued_at).not.toBeNull();
+    expect(JSON.stringify(res.body)).not.toContain(agent.secret);
+    expect(await listedIds(agent.organization_id)).toContain(agent.device_id);
+    expect((await checkin(ctx, agent.secret)).body.error).toBe('device_deprovisioned');
+  });
+
+  it('is idempotent: a second call keeps the first timestamp', async () => {
+    const agent = await enrollAgent(ctx);
+    const first = await post(agent.device_id, 'deprovision');
+    await new Promise((r) => setTimeout(r, 5));
+    const second = await post(agent.device_id, 'deprovision');
+    expect(second.status).toBe(200);
+    expect(second.body.deprovisioned_at).toBe(first.body.deprovisioned_at);
+  });
+});
+
+describe('POST /api/v1/devices/{id}/reprovision', () => {
+  it('clears deprovisioned_at and the agent secret: the old secret stops working', async () => {
+    const agent = await enrollAgent(ctx);
+    await post(agent.device_id, 'deprovision');
+    const res = await post(agent.device_id, 'reprovision');
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(deviceKeys);
+    expect(res.body.deprovisioned_at).toBeNull();
+    expect(res.body.agent_secret_issued_at).toBeNull();
+    const [row] = await ctx.sql`select agent_secret_hash from devices where id = ${agent.device_id}`;
+    expect(row!.agent_secret_hash).toBeNull();
+    const old = await checkin(ctx, agent.secret);
+    expect(old.status).toBe(401);
+    expect(old.body.error).toBe('invalid_agent_secret');
+  });
+
+  it('works on a device that was never deprovisioned (how an admin lets a managed device bootstrap again)', async () => {
+    const agent = await enrollAgent(ctx);
+    const res = await post(agent.device_id, 'reprovision');
+    expect(res.status).toBe(200);
+    expect(res.body.agent_secret_issued_at).toBeNull();
+    const blueprint = await resolveDevice(ctx, { code: agent.code, device_id: agent.device_id });
+    const secret = await bootstrapAgent(ctx, blueprint.agent);
+    expect((await checkin(ctx, secret)).status).toBe(200);
+  });
+
+  it('answers 409 device_archived for an archived device and changes nothing', async () => {
+    const agent = await enrollAgent(ctx);
+    await post(agent.device_id, 'deprovision');
+    const archived = await post(agent.device_id, 'archive');
+    const res = await post(agent.device_id, 'reprovision');
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe('device_archived');
+    const device = await ctx.request('GET', `/api/v1/devices/${agent.device_id}`);
+    expect(device.body).toEqual(archived.body);
+  });
+});
+
+describe('POST /api/v1/devices/{id}/archive', () => {
+  it('sets archived_at, drops the device from lists but not from GET, and frees its serial', async () => {
+    const org = await createOrganization(ctx);
+    const serial = `ARCH-${crypto.randomUUID().slice(0, 8)}`;
+    const agent = await enrollAgent(ctx, { organizationId: org.id, serial });
+    const res = await post(agent.device_id, 'archive');
+    expect(res.status).toBe(200);
+    expect(res.body.archived_at).not.toBeNull();
+    expect(await listedIds(org.id)).not.toContain(agent.device_id);
+    const device = await ctx.request('GET', `/api/v1/devices/${agent.device_id}`);
+    expect(device.status).toBe(200);
+    expect(device.body).toEqual(res.body);
+    expect((await checkin(ctx, agent.secret)).body.error).toBe('device_archived');
+
+    // The same serial activates as a new device.
+    const again = await activateDevice(ctx, org.id, serial);
+    expect(again.device_id).not.toBe(agent.device_id);
+  });
+
+  it('is idempotent: a second call keeps the first timestamp', async () => {
+    const agent = await enrollAgent(ctx);
+    const first = await post(agent.device_id, 'archive');
+    await new Promise((r) => setTimeout(r, 5));
+    const second = await post(agent.device_id, 'archive');
+    expect(second.status).toBe(200);
+    expect(second.body.archived_at).toBe(first.body.archived_at);
+  });
+});
+
+describe('GET /api/v1/devices/{id}/hardware', () => {
+  it('answers nulls before any report, then the last reported object', async () => {
+    const agent = await enrollAgent(ctx);
+    const none = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/hardware`);
+    expect(none.status).toBe(200);
+    expect(none.body).toEqual({ device_id: agent.device_id, hardware: null, reported_at: null });
+
+    await checkin(ctx, agent.secret, { hardware: { cpu: 'i5', memory_mb: 8192 } });
+    const some = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/hardware`);
+    expect(some.body.hardware).toEqual({ cpu: 'i5', memory_mb: 8192 });
+    expect(some.body.reported_at).toMatch(/Z$/);
+  });
+});
+
+describe('GET /api/v1/devices/{id}/events', () => {
+  async function seedEvents(deviceId: string, count: number) {
+    // Distinct timestamps one second apart, inserted out of order.
+    const base = Date.parse('2026-11-01T00:00:00.000Z');
+    const order = Array.from({ length: count }, (_, i) => i).reverse();
+    for (const i of order) {
+      await ctx.sql`
+        insert into device_merkmal_events (device_id, merkmal, type, payload, created_at)
+        values (${deviceId}, 'firefox', ${i % 2 ? 'applied' : 'selected'}, ${ctx.sql.json({ n: i })}, ${new Date(base + i * 1000)})`;
+    }
+  }
+
+  it('lists the events newest first with the contract fields', async () => {
+    const agent = await enrollAgent(ctx);
+    await seedEvents(agent.device_id, 3);
+    await report(ctx, agent.secret, [{ merkmal: 'libreoffice', event: 'apply_failed', detail: 'exit 2' }]);
+    const res = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events`);
+    expect(res.status).toBe(200);
+    expect(res.body.next_cursor).toBeNull();
+    expect(res.body.items).toHaveLength(4);
+    expect(Object.keys(res.body.items[0]).sort()).toEqual(['created_at', 'device_id', 'id', 'merkmal', 'payload', 'type']);
+    expect(res.body.items[0]).toMatchObject({ device_id: agent.device_id, merkmal: 'libreoffice', type: 'apply_failed', payload: { detail: 'exit 2' } });
+    expect(res.body.items.slice(1).map((e: { payload: { n: number } }) => e.payload.n)).toEqual([2, 1, 0]);
+    const times = res.body.items.map((e: { created_at: string }) => Date.parse(e.created_at));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+  });
+
+  it('pages through every event exactly once, newest first', async () => {
+    const agent = await enrollAgent(ctx);
+    await seedEvents(agent.device_id, 7);
+    // Five more with one shared timestamp, as one report writes them: the id orders them.
+    await report(ctx, agent.secret, Array.from({ length: 5 }, () => ({ merkmal: 'qgis', event: 'removed' })));
+    const all = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=500`);
+    expect(all.body.items).toHaveLength(12);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(3);
+      seen.push(...page.body.items.map((e: { id: string }) => e.id));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual(all.body.items.map((e: { id: string }) => e.id));
+  });
+
+  it("shows only the device's own events, and an empty page for a device without any", async () => {
+    const a = await enrollAgent(ctx);
+    const b = await enrollAgent(ctx, { organizationId: a.organization_id });
+    await report(ctx, a.secret, [{ merkmal: 'firefox', event: 'applied' }]);
+    const res = await ctx.request('GET', `/api/v1/devices/${b.device_id}/events`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ items: [], next_cursor: null });
+  });
+
+  it.each(['limit=0', 'limit=501', 'cursor=forged'])('rejects %s with 400', async (query) => {
+    const agent = await enrollAgent(ctx);
+    const res = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?${query}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+  });
+});
+
+describe('unknown devices and authentication', () => {
+  const endpoints: Array<[string, (id: string) => string]> = [
+    ['POST', (id) => `/api/v1/devices/${id}/deprovision`],
+    ['POST', (id) => `/api/v1/devices/${id}/reprovision`],
+    ['POST', (id) => `/api/v1/devices/${id}/archive`],
+    ['GET', (id) => `/api/v1/devices/${id}/hardware`],
+    ['GET', (id) => `/api/v1/devices/${id}/events`],
+  ];
+
+  it.each(endpoints)('%s %s answers 404 not_found for an unknown id and a non-UUID id', async (method, path) => {
+    for (const id of [crypto.randomUUID(), 'not-a-uuid']) {
+      const res = await ctx.request(method, path(id));
+      expect(res.status).toBe(404);
+      expect(res.body.error).toBe('not_found');
+    }
+  });
+
+  it.each(endpoints)('%s %s answers 401 unauthorized without the admin token and changes nothing', async (method, path) => {
+    const agent = await enrollAgent(ctx);
+    const [before] = await ctx.sql`select deprovisioned_at, archived_at, agent_secret_hash from devices where id = ${agent.device_id}`;
+    for (const token of [null, 'wrong-token', agent.secret]) {
+      const res = await ctx.request(method, path(agent.device_id), { token });
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('unauthorized');
+    }
+    const [after] = await ctx.sql`select deprovisioned_at, archived_at, agent_secret_hash from devices where id = ${agent.device_id}`;
+    expect(after).toEqual(before);
+  });
+});
