@@ -9,6 +9,10 @@ export interface WorkerConfig {
   /** AES-256-GCM key for WLAN credentials in job payloads. */
   wlanKey: Uint8Array;
   publicBaseUrl: string;
+  /** The build script; default jobs/iso/build_iso.sh (tests substitute slow or failing ones). */
+  isoBuildScript?: string;
+  /** Hard limit of one build script run; default 30 minutes. */
+  isoBuildTimeoutMs?: number;
 }
 
 export interface WorkerDeps {

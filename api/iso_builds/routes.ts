@@ -1,6 +1,170 @@
-/** Routes of this feature (filled in by its issue). */
-import { newRouter } from '../http/openapi.ts';
+/**
+ * ISO builds (CONTRACT §10): trigger, list, poll and download. The build itself runs on
+ * the build host as the `build_iso` Graphile Worker task (jobs/tasks/build_iso.ts).
+ */
+import { basename, join } from 'node:path';
+import { z } from '@hono/zod-openapi';
+import { ApiError, notFound } from '../http/errors.ts';
+import { defineRoute, IdParams, json, newRouter } from '../http/openapi.ts';
+import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
+import { requireOrganization } from '../organizations/repo.ts';
+import { decideRange, fileStream, openFile } from './download.ts';
+import * as repo from './repo.ts';
+import { IsoBuild, IsoBuildCreate } from './schemas.ts';
+
+const tags = ['ISO builds'];
+
+export const ISO_CONTENT_TYPE = 'application/x-iso9660-image';
+
+const createIsoBuild = defineRoute({
+  method: 'post',
+  path: '/organizations/{id}/iso-builds',
+  operationId: 'createIsoBuild',
+  tags,
+  summary: 'Trigger a personalized installer ISO build',
+  description:
+    'Queues the build and answers at once with the `pending` build; poll it until `completed` or `failed`. ' +
+    "The image carries the organization's activation code (as current when the build runs), the service's " +
+    'base URL and, when given, a NetworkManager WLAN profile. When a newer build completes, older completed ' +
+    'builds of the organization are deleted. The body may be omitted.',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: {
+    params: IdParams,
+    body: { required: false, content: { 'application/json': { schema: IsoBuildCreate } } },
+  },
+  responses: { 202: json(IsoBuild, 'The queued build (`pending`)') },
+});
+
+const listIsoBuilds = defineRoute({
+  method: 'get',
+  path: '/organizations/{id}/iso-builds',
+  operationId: 'listIsoBuilds',
+  tags,
+  summary: "List the organization's ISO builds, newest first",
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams, query: PageQuery },
+  responses: { 200: json(collectionOf(IsoBuild, 'IsoBuildList'), 'A page of builds, newest first') },
+});
+
+const getIsoBuild = defineRoute({
+  method: 'get',
+  path: '/iso-builds/{id}',
+  operationId: 'getIsoBuild',
+  tags,
+  summary: 'Poll one ISO build',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(IsoBuild, 'The build') },
+});
+
+const binary = { [ISO_CONTENT_TYPE]: { schema: z.string().openapi({ format: 'binary' }) } };
+const fileHeaders = {
+  'Content-Length': { schema: { type: 'integer' as const }, description: 'Bytes in this response.' },
+  ETag: { schema: { type: 'string' as const }, description: 'The quoted `sha256` of the whole image.' },
+  'Content-Disposition': { schema: { type: 'string' as const }, description: '`attachment; filename="fleet-installer-<id>.iso"`' },
+  'Accept-Ranges': { schema: { type: 'string' as const }, description: '`bytes`' },
+};
+
+const downloadIsoBuild = defineRoute({
+  method: 'get',
+  path: '/iso-builds/{id}/download',
+  operationId: 'downloadIsoBuild',
+  tags,
+  summary: 'Download the finished image (resumable)',
+  description:
+    'Streams the exact bytes of the image. `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` give 206 with ' +
+    '`Content-Range`; a range starting past the end gives 416 with `Content-Range: bytes */<size>` and no body; ' +
+    'several ranges, another unit or a malformed range are ignored (200, whole file). `If-Range` with the ETag ' +
+    'makes a resumed download safe: any other value sends the whole file. 409 `iso_not_ready` unless the build is ' +
+    '`completed`; 404 once it is deleted (replaced by a newer build, or expired).',
+  auth: 'admin',
+  errors: ['not_found', 'iso_not_ready'],
+  request: {
+    params: IdParams,
+    headers: z.object({
+      range: z.string().optional().openapi({ description: 'One byte range, e.g. `bytes=1048576-`.' }),
+      'if-range': z.string().optional().openapi({ description: 'The ETag the client already has part of.' }),
+    }),
+  },
+  responses: {
+    200: { description: 'The whole image', headers: fileHeaders, content: binary },
+    206: {
+      description: 'The requested byte range',
+      headers: { ...fileHeaders, 'Content-Range': { schema: { type: 'string' as const }, description: '`bytes <start>-<end>/<size>`' } },
+      content: binary,
+    },
+    416: {
+      description: 'Range not satisfiable: it starts past the end of the image (no body)',
+      headers: { 'Content-Range': { schema: { type: 'string' as const }, description: '`bytes */<size>`' } },
+    },
+  },
+});
 
 export function isoBuildRoutes() {
-  return newRouter();
+  return newRouter()
+    .openapi(createIsoBuild, async (c) => {
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const { sql, config } = c.var.deps;
+      const row = await repo.createIsoBuild(sql, { organizationId: id, wlan: body.wlan, wlanKey: config.wlanKey });
+      c.var.deps.log.info('iso build queued', { build_id: row.id, organization_id: id, wlan: body.wlan !== undefined });
+      return c.json(repo.serializeIsoBuild(row), 202);
+    })
+    .openapi(listIsoBuilds, async (c) => {
+      const { id } = c.req.valid('param');
+      const { limit, cursor } = c.req.valid('query');
+      const { sql } = c.var.deps;
+      await requireOrganization(sql, id);
+      const rows = await repo.listIsoBuilds(sql, id, decodeCursor(cursor), limit);
+      return c.json(toPage(rows, limit, repo.serializeIsoBuild), 200);
+    })
+    .openapi(getIsoBuild, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.getIsoBuild(c.var.deps.sql, id);
+      if (!row) throw notFound('ISO build', id);
+      return c.json(repo.serializeIsoBuild(row), 200);
+    })
+    .openapi(downloadIsoBuild, async (c) => {
+      const { id } = c.req.valid('param');
+      const { range, 'if-range': ifRange } = c.req.valid('header');
+      const { sql, config, log } = c.var.deps;
+      const row = await repo.getIsoBuild(sql, id);
+      if (!row) throw notFound('ISO build', id);
+      if (row.status !== 'completed' || !row.file_name || !row.sha256) {
+        throw new ApiError('iso_not_ready', `ISO build ${id} is ${row.status}; only a completed build can be downloaded`);
+      }
+      const file = await openFile(join(config.isoDir, basename(row.file_name)));
+      if (!file) {
+        // Deleted by a concurrent replacement or sweep, or the API does not share the build host's ISO folder.
+        log.warn('iso file missing', { build_id: id, iso_dir: config.isoDir });
+        throw new ApiError('not_found', `the image of ISO build ${id} is no longer on the server`);
+      }
+      const etag = `"${row.sha256}"`;
+      const headers: Record<string, string> = {
+        'Content-Type': ISO_CONTENT_TYPE,
+        'Content-Disposition': `attachment; filename="${basename(row.file_name)}"`,
+        ETag: etag,
+        'Accept-Ranges': 'bytes',
+        // The image carries the activation code (and maybe a WLAN key): no shared caches.
+        'Cache-Control': 'private, no-store',
+      };
+      const decision = decideRange(range, ifRange, etag, file.size);
+      if (decision.kind === 'unsatisfiable' || c.req.method === 'HEAD') {
+        await file.handle.close();
+        if (decision.kind === 'unsatisfiable') {
+          return c.body(null, 416, { 'Content-Range': `bytes */${file.size}` });
+        }
+        return c.body(null, 200, { ...headers, 'Content-Length': String(file.size) });
+      }
+      const { start, end } = decision.kind === 'partial' ? decision : { start: 0, end: file.size - 1 };
+      const length = end - start + 1;
+      const body = fileStream(file.handle, start, end);
+      if (decision.kind === 'partial') {
+        return c.body(body, 206, { ...headers, 'Content-Length': String(length), 'Content-Range': `bytes ${start}-${end}/${file.size}` });
+      }
+      return c.body(body, 200, { ...headers, 'Content-Length': String(file.size) });
+    });
 }

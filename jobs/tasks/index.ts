@@ -1,7 +1,15 @@
 /** The Graphile Worker task list of the build host: one file per task, named after it. */
 import type { TaskList } from 'graphile-worker';
+import { BUILD_ISO_TASK } from '../../api/iso_builds/job.ts';
 import type { WorkerDeps } from '../worker_deps.ts';
+import { buildIsoTask } from './build_iso.ts';
+import { sweepIsoBuildsTask } from './sweep_iso_builds.ts';
 
-export function createTaskList(_deps: WorkerDeps): TaskList {
-  return {};
+export const SWEEP_ISO_BUILDS_TASK = 'sweep_iso_builds';
+
+export function createTaskList(deps: WorkerDeps): TaskList {
+  return {
+    [BUILD_ISO_TASK]: buildIsoTask(deps),
+    [SWEEP_ISO_BUILDS_TASK]: sweepIsoBuildsTask(deps),
+  };
 }

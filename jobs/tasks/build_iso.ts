@@ -1,0 +1,183 @@
+/**
+ * Task `build_iso`: one personalized installer image. pending → running (progress from
+ * the script's output) → completed, then the organization's older completed builds go,
+ * file and row; or failed with a readable `error`, deleting nothing else.
+ *
+ * The task catches every build failure itself and returns normally, so Graphile Worker
+ * deletes the job, and with it the sealed WLAN credentials, however the build ends. Only a
+ * worker shutdown mid-build throws, which releases the job for a retry (the build goes
+ * back to `pending`); on its last attempt even that fails the build and returns.
+ */
+import { chmod, mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { JobHelpers, Task } from 'graphile-worker';
+import { BuildIsoPayload, type BuildIsoPayloadType } from '../../api/iso_builds/job.ts';
+import { openWlan, type WlanCredentials } from '../../api/iso_builds/wlan_crypto.ts';
+import { DEV_BASE_NAME, digestFile, finalFileName, workPaths } from '../iso/iso_files.ts';
+import { wlanKeyfile } from '../iso/nm_keyfile.ts';
+import { runBuildScript } from '../iso/run_script.ts';
+import { claimBuild, completeBuild, failBuild, releaseBuild, setProgress } from '../iso/store.ts';
+import { buildScriptOf, buildTimeoutOf } from '../iso/worker_config.ts';
+import type { WorkerDeps } from '../worker_deps.ts';
+
+/** A failure whose message is fit for the build's `error` field. */
+class BuildFailure extends Error {}
+
+/** The worker is shutting down: release the build for a retry. */
+class BuildInterrupted extends Error {}
+
+export function buildIsoTask(deps: WorkerDeps): Task {
+  return async (rawPayload, helpers) => {
+    const parsed = BuildIsoPayload.safeParse(rawPayload);
+    if (!parsed.success) {
+      // Nothing to build from, and retrying will not change that: drop the job.
+      deps.log.error('build_iso: payload not understood, job dropped', { job_id: helpers.job.id });
+      return;
+    }
+    await runBuild(deps, parsed.data, helpers);
+  };
+}
+
+async function runBuild(deps: WorkerDeps, payload: BuildIsoPayloadType, helpers: JobHelpers): Promise<void> {
+  const { log, config } = deps;
+  const buildId = payload.build_id;
+  const claim = await helpers.withPgClient((db) => claimBuild(db, buildId));
+  if (!claim) {
+    log.info('build_iso: nothing to do, the build is gone or finished', { build_id: buildId });
+    return;
+  }
+  const started = performance.now();
+  const work = workPaths(config.isoDir, buildId);
+  const fileName = finalFileName(buildId);
+  const finalPath = join(config.isoDir, fileName);
+  log.info('iso build started', { build_id: buildId, organization_id: claim.organization_id, attempt: helpers.job.attempts });
+  try {
+    const image = await buildImage(deps, payload, claim, helpers);
+    // Renamed into place only when complete and hashed: a half-written image is never served.
+    await rename(image.path, finalPath);
+    const result = await helpers.withPgClient((db) =>
+      completeBuild(db, { buildId, organizationId: claim.organization_id, sizeBytes: image.size, sha256: image.sha256, fileName }),
+    );
+    if (!result.completed) {
+      // The row was deleted or failed by the sweep meanwhile: its file has no owner.
+      await rm(finalPath, { force: true });
+      log.warn('iso build finished but its row is gone or no longer running; file discarded', { build_id: buildId });
+      return;
+    }
+    for (const name of result.replacedFiles) await removeFile(deps, join(config.isoDir, name));
+    log.info('iso build completed', {
+      build_id: buildId,
+      size_bytes: image.size,
+      sha256: image.sha256,
+      replaced: result.replacedFiles.length,
+      ms: Math.round(performance.now() - started),
+    });
+  } catch (err) {
+    // Renamed but not recorded as completed: no row will ever own this file.
+    await rm(finalPath, { force: true });
+    if (err instanceof BuildInterrupted && helpers.job.attempts < helpers.job.max_attempts) {
+      await helpers.withPgClient((db) => releaseBuild(db, buildId));
+      log.warn('iso build interrupted by worker shutdown; released for a retry', { build_id: buildId });
+      throw err;
+    }
+    const message =
+      err instanceof BuildFailure || err instanceof BuildInterrupted
+        ? err.message
+        : `unexpected error on the build host: ${(err as Error)?.message ?? String(err)}`;
+    const failed = await helpers.withPgClient((db) => failBuild(db, buildId, message));
+    log.warn('iso build failed', { build_id: buildId, error: message, recorded: failed });
+  } finally {
+    // The staging folder holds the plaintext WLAN profile: it never outlives the attempt.
+    await rm(work.dir, { recursive: true, force: true });
+  }
+}
+
+async function buildImage(
+  deps: WorkerDeps,
+  payload: BuildIsoPayloadType,
+  claim: { organization_id: string; activation_code: string | null },
+  helpers: JobHelpers,
+): Promise<{ path: string; size: number; sha256: string }> {
+  const { config, log } = deps;
+  const buildId = payload.build_id;
+  if (!claim.activation_code) throw new BuildFailure('the organization has no activation code to write into the image');
+  let wlan: WlanCredentials | null = null;
+  if (payload.wlan) {
+    try {
+      wlan = await openWlan(config.wlanKey, buildId, payload.wlan);
+    } catch {
+      // Never the underlying message: nothing about the credentials reaches a log or the row.
+      throw new BuildFailure("the WLAN credentials could not be decrypted: the build host's ISO_ENCRYPTION_KEY differs from the API's");
+    }
+  }
+
+  const work = workPaths(config.isoDir, buildId);
+  await mkdir(config.isoDir, { recursive: true });
+  await rm(work.dir, { recursive: true, force: true }); // leftovers of an interrupted attempt
+  await mkdir(work.staging, { recursive: true, mode: 0o700 });
+  await chmod(work.dir, 0o700);
+  const provisioning = {
+    schema_version: 1,
+    build_id: buildId,
+    organization_id: claim.organization_id,
+    activation_code: claim.activation_code,
+    base_url: config.publicBaseUrl,
+    api_url: `${config.publicBaseUrl}/api/v1`,
+    wlan_profile: wlan ? '/fleet/wlan.nmconnection' : null,
+    built_at: new Date().toISOString(),
+  };
+  await writeFile(join(work.staging, 'provisioning.json'), JSON.stringify(provisioning, null, 2) + '\n', { mode: 0o600 });
+  if (wlan) {
+    await writeFile(join(work.staging, 'wlan.nmconnection'), wlanKeyfile(wlan, crypto.randomUUID()), { mode: 0o600 });
+    wlan = null;
+  }
+
+  let reported = 0;
+  let progressWrites: Promise<unknown> = Promise.resolve();
+  const outcome = await runBuildScript({
+    script: buildScriptOf(config),
+    env: {
+      FLEET_ISO_BASE: config.isoBaseImage ?? '',
+      FLEET_ISO_DEV_BASE: join(config.isoDir, DEV_BASE_NAME),
+      FLEET_ISO_STAGING: work.staging,
+      FLEET_ISO_OUTPUT: work.partial,
+    },
+    timeoutMs: buildTimeoutOf(config),
+    signal: helpers.abortSignal,
+    onProgress(percent) {
+      // 100 means "completed", which only the completion statement may say.
+      const value = Math.min(99, percent);
+      if (value <= reported) return;
+      reported = value;
+      progressWrites = progressWrites
+        .then(() => helpers.withPgClient((db) => setProgress(db, buildId, value)))
+        .catch((err) => log.warn('iso build progress not recorded', { build_id: buildId, error: String(err) }));
+    },
+    onWarning(text) {
+      log.warn(`iso build: ${text}`, { build_id: buildId });
+    },
+    onOutput(line) {
+      log.debug('iso build script', { build_id: buildId, line });
+    },
+  });
+  await progressWrites;
+  // The plaintext profile has served its purpose once the image is written.
+  await rm(work.staging, { recursive: true, force: true });
+  if (outcome.kind === 'aborted') throw new BuildInterrupted('the build was interrupted by a worker shutdown');
+  if (outcome.kind !== 'ok') throw new BuildFailure(outcome.message);
+  const digest = await digestFile(work.partial).catch(() => {
+    throw new BuildFailure('the build script reported success but wrote no image');
+  });
+  return { path: work.partial, ...digest };
+}
+
+async function removeFile(deps: WorkerDeps, path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (err) {
+    // ENOENT: already gone. Anything else is left to the sweep's orphan clean-up.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+      deps.log.warn('iso file not removed', { path, error: String(err) });
+    }
+  }
+}
