@@ -1,6 +1,161 @@
-/** Routes of this feature (filled in by its issue). */
-import { newRouter } from '../http/openapi.ts';
+/**
+ * The order catalog (CONTRACT §9): the effective catalog of a device, and select /
+ * deselect / unset of a Merkmal at the three scopes (`devices`, `org-units`, `groups`).
+ */
+import { z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../http/context.ts';
+import { notFound } from '../http/errors.ts';
+import { defineRoute, IdParams, json, newRouter, Uuid } from '../http/openapi.ts';
+import * as repo from './repo.ts';
+import { CatalogOverride, CatalogOverrideList, DeviceCatalog, SelectionBody } from './schemas.ts';
+import { loadCatalogStates } from './state.ts';
+
+const tags = ['Order catalog'];
+
+const MerkmalParams = z.object({
+  id: Uuid.openapi({ param: { name: 'id', in: 'path' } }),
+  merkmal: z.string().openapi({ param: { name: 'merkmal', in: 'path' }, example: 'libreoffice', description: 'A Merkmal key' }),
+});
+
+const selectionErrors = ['not_found', 'unknown_merkmal', 'not_in_catalog'] as const;
+
+const scopes = [
+  { scope: 'devices', op: 'Device', what: 'a device', reach: 'Writes a `selected` / `deselected` event for the device every time, with `payload: { origin: "geraet", source_id, optionen }`. Archived devices can be changed too.' },
+  { scope: 'org-units', op: 'OrgUnit', what: 'an org unit', reach: 'Reaches every device of the unit\'s subtree. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived device whose effective state changes, with `payload: { origin: "oe", source_id, optionen }`.' },
+  { scope: 'groups', op: 'Group', what: 'a group', reach: 'Reaches the group\'s members. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived member whose effective state changes, with `payload: { origin: "gruppe", source_id, optionen }`.' },
+] as const;
+
+const catalogNote = 'A Merkmal key that does not exist is 422 `unknown_merkmal`. A Merkmal that is not selectable is 422 `not_in_catalog`: '
+  + '`im_auftragskatalog` false, or no blueprint for the device\'s backend (at org units and groups, which span backends: no blueprint for any backend).';
+
+/**
+ * The selection body is optional: a POST without a body, or with an empty one even when it
+ * says `Content-Type: application/json` (as many HTTP clients send), means `{}`.
+ */
+const emptyBodyIsNoBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const raw = c.req.raw;
+  if (raw.headers.has('content-type') && (raw.body === null || (await raw.clone().text()).trim() === '')) {
+    const headers = new Headers(raw.headers);
+    headers.delete('content-type');
+    headers.delete('content-length');
+    c.req.raw = new Request(raw.url, { method: raw.method, headers });
+  }
+  await next();
+};
+
+function selectionRoute(s: (typeof scopes)[number], verb: 'select' | 'deselect') {
+  const state = verb === 'select' ? 'present' : 'absent';
+  return defineRoute({
+    method: 'post',
+    path: `/${s.scope}/{id}/catalog/{merkmal}/${verb}`,
+    operationId: `${verb}${s.op}Merkmal`,
+    tags,
+    summary: `${verb === 'select' ? 'Select' : 'Deselect'} a catalog Merkmal for ${s.what} (override \`${state}\`)`,
+    description: `Sets the override of the Merkmal at this scope to \`${state}\`, replacing any earlier one. `
+      + 'The body is optional; `optionen` (a JSON object, else 400) become the options of the order when this override decides it. '
+      + `${s.reach} ${catalogNote}`,
+    auth: 'admin',
+    errors: selectionErrors,
+    middleware: [emptyBodyIsNoBody] as const,
+    request: {
+      params: MerkmalParams,
+      body: { required: false, content: { 'application/json': { schema: SelectionBody } } },
+    },
+    responses: { 200: json(CatalogOverride, `The override now set at this scope (\`state: "${state}"\`)`) },
+  });
+}
+
+function unsetRoute(s: (typeof scopes)[number]) {
+  return defineRoute({
+    method: 'delete',
+    path: `/${s.scope}/{id}/catalog/{merkmal}`,
+    operationId: `unset${s.op}Merkmal`,
+    tags,
+    summary: `Unset a catalog Merkmal for ${s.what} (remove the override: inherit)`,
+    description: `Idempotent: 204 also when no override was set. Writes a \`selected\` / \`deselected\` event with \`payload: { origin, source_id, unset: true }\` `
+      + `for each non-archived device whose effective state changes${s.scope === 'devices' ? ' (the device itself, archived or not)' : ''}. ${catalogNote}`,
+    auth: 'admin',
+    errors: selectionErrors,
+    request: { params: MerkmalParams },
+    responses: { 204: { description: 'No override of the Merkmal at this scope' } },
+  });
+}
+
+const getDeviceCatalog = defineRoute({
+  method: 'get',
+  path: '/devices/{id}/catalog',
+  operationId: 'getDeviceCatalog',
+  tags,
+  summary: 'The effective order catalog of a device',
+  description: 'Every Merkmal with `im_auftragskatalog` that has a blueprint for the device\'s backend, ordered by key, with its '
+    + 'effective `state`, its `origin` and `optionen`, by the override resolution of CONTRACT §9: workspace default; the nearest '
+    + 'org unit with an override; a strict majority of the device\'s groups with an override (optionen from the most recently '
+    + 'changed override on the winning side); the device\'s own override always wins. The same rule gives the agent\'s `auftraege`.',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(DeviceCatalog, 'The effective catalog') },
+});
+
+const listOrgUnitOverrides = defineRoute({
+  method: 'get',
+  path: '/org-units/{id}/catalog',
+  operationId: 'listOrgUnitCatalog',
+  tags,
+  summary: 'The Merkmal overrides set at an org unit (not inherited ones)',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(CatalogOverrideList, 'The overrides of the org unit') },
+});
+
+const listGroupOverrides = defineRoute({
+  method: 'get',
+  path: '/groups/{id}/catalog',
+  operationId: 'listGroupCatalog',
+  tags,
+  summary: 'The Merkmal overrides set at a group',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(CatalogOverrideList, 'The overrides of the group') },
+});
 
 export function catalogRoutes() {
-  return newRouter();
+  const router = newRouter()
+    .openapi(getDeviceCatalog, async (c) => {
+      const { id } = c.req.valid('param');
+      const items = await loadCatalogStates(c.var.deps.sql, id);
+      if (items === null) throw notFound('device', id);
+      return c.json({
+        items: items.map(({ merkmal, name, kategorie, state, origin, optionen }) => ({ merkmal, name, kategorie, state, origin, optionen })),
+      }, 200);
+    })
+    .openapi(listOrgUnitOverrides, async (c) => {
+      const { id } = c.req.valid('param');
+      return c.json({ items: await repo.listOverrides(c.var.deps.sql, 'org-units', id) }, 200);
+    })
+    .openapi(listGroupOverrides, async (c) => {
+      const { id } = c.req.valid('param');
+      return c.json({ items: await repo.listOverrides(c.var.deps.sql, 'groups', id) }, 200);
+    });
+
+  for (const s of scopes) {
+    for (const verb of ['select', 'deselect'] as const) {
+      router.openapi(selectionRoute(s, verb), async (c) => {
+        const { id, merkmal } = c.req.valid('param');
+        const { optionen = {} } = c.req.valid('json') as z.infer<typeof SelectionBody>;
+        const state = verb === 'select' ? 'present' : 'absent';
+        const override = await repo.changeOverride(c.var.deps.sql, s.scope, id, merkmal, { kind: 'set', state, optionen });
+        return c.json(override!, 200);
+      });
+    }
+    router.openapi(unsetRoute(s), async (c) => {
+      const { id, merkmal } = c.req.valid('param');
+      await repo.changeOverride(c.var.deps.sql, s.scope, id, merkmal, { kind: 'unset' });
+      return c.body(null, 204);
+    });
+  }
+  return router;
 }

@@ -1,6 +1,84 @@
-/** Routes of this feature (filled in by its issue). */
-import { newRouter } from '../http/openapi.ts';
+/**
+ * Devices as the admin organizes them (CONTRACT §8): the organization's device list with
+ * `oe_id` / `group_id` filters, the device read, and moving a device to an org unit.
+ * The lifecycle (deprovision, reprovision, archive, hardware, events) is in lifecycle_routes.ts.
+ */
+import { z } from '@hono/zod-openapi';
+import { notFound } from '../http/errors.ts';
+import { defineRoute, IdParams, json, jsonBody, newRouter, Uuid } from '../http/openapi.ts';
+import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
+import { listOrganizationDevices, moveDevice } from './organize_repo.ts';
+import { getDevice, serializeDevice } from './repo.ts';
+import { Device } from './schemas.ts';
+
+const tags = ['Devices'];
+
+const DeviceListQuery = PageQuery.extend({
+  oe_id: Uuid.optional().openapi({ description: 'Only devices filed directly in this org unit (not in its descendants).' }),
+  group_id: Uuid.optional().openapi({ description: 'Only members of this group.' }),
+});
+
+const DeviceOrgUnitBody = z
+  .strictObject({ oe_id: Uuid.openapi({ description: 'An org unit of the device\'s organization.' }) })
+  .openapi('DeviceOrgUnit');
+
+const listDevices = defineRoute({
+  method: 'get',
+  path: '/organizations/{id}/devices',
+  operationId: 'listDevices',
+  tags,
+  summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
+  description: 'In creation order. `oe_id` and `group_id` combine (both must hold). A filter naming an unknown '
+    + 'org unit or group is 404, one of another organization 422 `organization_mismatch`.',
+  auth: 'admin',
+  errors: ['not_found', 'organization_mismatch'],
+  request: { params: IdParams, query: DeviceListQuery },
+  responses: { 200: json(collectionOf(Device, 'DeviceList'), 'A page of devices') },
+});
+
+const getDeviceRoute = defineRoute({
+  method: 'get',
+  path: '/devices/{id}',
+  operationId: 'getDevice',
+  tags,
+  summary: 'Read a device (archived ones too)',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(Device, 'The device') },
+});
+
+const moveDeviceRoute = defineRoute({
+  method: 'put',
+  path: '/devices/{id}/org-unit',
+  operationId: 'moveDevice',
+  tags,
+  summary: 'Move a device to an org unit',
+  description: 'An unknown org unit is 404, one of another organization 422 `organization_mismatch`; '
+    + 'an archived device cannot be moved (409 `device_archived`).',
+  auth: 'admin',
+  errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
+  request: { params: IdParams, body: jsonBody(DeviceOrgUnitBody) },
+  responses: { 200: json(Device, 'The device in its new org unit') },
+});
 
 export function deviceRoutes() {
-  return newRouter();
+  return newRouter()
+    .openapi(listDevices, async (c) => {
+      const { id } = c.req.valid('param');
+      const { limit, cursor, oe_id, group_id } = c.req.valid('query');
+      const rows = await listOrganizationDevices(c.var.deps.sql, id, { oe_id, group_id }, decodeCursor(cursor), limit);
+      return c.json(toPage(rows, limit, serializeDevice), 200);
+    })
+    .openapi(getDeviceRoute, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await getDevice(c.var.deps.sql, id);
+      if (!row) throw notFound('device', id);
+      return c.json(serializeDevice(row), 200);
+    })
+    .openapi(moveDeviceRoute, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await moveDevice(c.var.deps.sql, id, c.req.valid('json').oe_id);
+      return c.json(serializeDevice(row), 200);
+    });
 }

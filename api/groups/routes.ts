@@ -1,6 +1,164 @@
-/** Routes of this feature (filled in by its issue). */
-import { newRouter } from '../http/openapi.ts';
+/** Groups (CONTRACT §9): flat, per organization; CRUD and device membership. */
+import { z } from '@hono/zod-openapi';
+import { serializeDevice } from '../devices/repo.ts';
+import { Device } from '../devices/schemas.ts';
+import { defineRoute, IdParams, json, jsonBody, newRouter, Uuid } from '../http/openapi.ts';
+import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
+import { requireOrganization } from '../organizations/repo.ts';
+import * as repo from './repo.ts';
+import { Group, GroupCreate, GroupPatch } from './schemas.ts';
+
+const tags = ['Groups'];
+
+const MemberParams = z.object({
+  id: Uuid.openapi({ param: { name: 'id', in: 'path' }, description: 'The group' }),
+  device_id: Uuid.openapi({ param: { name: 'device_id', in: 'path' }, description: 'The device' }),
+});
+
+const createGroup = defineRoute({
+  method: 'post',
+  path: '/organizations/{id}/groups',
+  operationId: 'createGroup',
+  tags,
+  summary: 'Create a group',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams, body: jsonBody(GroupCreate) },
+  responses: { 201: json(Group, 'The new group') },
+});
+
+const listGroups = defineRoute({
+  method: 'get',
+  path: '/organizations/{id}/groups',
+  operationId: 'listGroups',
+  tags,
+  summary: "List the organization's groups (creation order)",
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams, query: PageQuery },
+  responses: { 200: json(collectionOf(Group, 'GroupList'), 'A page of groups') },
+});
+
+const getGroup = defineRoute({
+  method: 'get',
+  path: '/groups/{id}',
+  operationId: 'getGroup',
+  tags,
+  summary: 'Read a group',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(Group, 'The group') },
+});
+
+const patchGroup = defineRoute({
+  method: 'patch',
+  path: '/groups/{id}',
+  operationId: 'updateGroup',
+  tags,
+  summary: 'Rename a group',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams, body: jsonBody(GroupPatch) },
+  responses: { 200: json(Group, 'The updated group') },
+});
+
+const deleteGroup = defineRoute({
+  method: 'delete',
+  path: '/groups/{id}',
+  operationId: 'deleteGroup',
+  tags,
+  summary: 'Delete a group',
+  description: 'Its memberships and Merkmal overrides go with it (no selection events are written for that).',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 204: { description: 'Deleted' } },
+});
+
+const listGroupDevices = defineRoute({
+  method: 'get',
+  path: '/groups/{id}/devices',
+  operationId: 'listGroupDevices',
+  tags,
+  summary: "List the group's devices (archived ones omitted, deprovisioned ones included)",
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams, query: PageQuery },
+  responses: { 200: json(collectionOf(Device, 'GroupDeviceList'), 'A page of devices') },
+});
+
+const addMember = defineRoute({
+  method: 'put',
+  path: '/groups/{id}/devices/{device_id}',
+  operationId: 'addGroupMember',
+  tags,
+  summary: 'Add a device to the group (idempotent)',
+  description: 'A device can be in many groups. The device must belong to the group\'s organization '
+    + '(422 `organization_mismatch`); an archived device cannot join (409 `device_archived`).',
+  auth: 'admin',
+  errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
+  request: { params: MemberParams },
+  responses: { 204: { description: 'The device is a member' } },
+});
+
+const removeMember = defineRoute({
+  method: 'delete',
+  path: '/groups/{id}/devices/{device_id}',
+  operationId: 'removeGroupMember',
+  tags,
+  summary: 'Remove a device from the group (idempotent: removing a non-member is 204 too)',
+  auth: 'admin',
+  errors: ['not_found', 'organization_mismatch'],
+  request: { params: MemberParams },
+  responses: { 204: { description: 'The device is not a member' } },
+});
 
 export function groupRoutes() {
-  return newRouter();
+  return newRouter()
+    .openapi(createGroup, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.createGroup(c.var.deps.sql, id, c.req.valid('json'));
+      return c.json(repo.serializeGroup(row), 201);
+    })
+    .openapi(listGroups, async (c) => {
+      const { id } = c.req.valid('param');
+      const { limit, cursor } = c.req.valid('query');
+      const sql = c.var.deps.sql;
+      await requireOrganization(sql, id);
+      const rows = await repo.listGroups(sql, id, decodeCursor(cursor), limit);
+      return c.json(toPage(rows, limit, repo.serializeGroup), 200);
+    })
+    .openapi(getGroup, async (c) => {
+      const { id } = c.req.valid('param');
+      return c.json(repo.serializeGroup(await repo.requireGroup(c.var.deps.sql, id)), 200);
+    })
+    .openapi(patchGroup, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.updateGroup(c.var.deps.sql, id, c.req.valid('json'));
+      return c.json(repo.serializeGroup(row), 200);
+    })
+    .openapi(deleteGroup, async (c) => {
+      const { id } = c.req.valid('param');
+      await repo.deleteGroup(c.var.deps.sql, id);
+      return c.body(null, 204);
+    })
+    .openapi(listGroupDevices, async (c) => {
+      const { id } = c.req.valid('param');
+      const { limit, cursor } = c.req.valid('query');
+      const sql = c.var.deps.sql;
+      await repo.requireGroup(sql, id);
+      const rows = await repo.listGroupDevices(sql, id, decodeCursor(cursor), limit);
+      return c.json(toPage(rows, limit, serializeDevice), 200);
+    })
+    .openapi(addMember, async (c) => {
+      const { id, device_id } = c.req.valid('param');
+      await repo.addMember(c.var.deps.sql, id, device_id);
+      return c.body(null, 204);
+    })
+    .openapi(removeMember, async (c) => {
+      const { id, device_id } = c.req.valid('param');
+      await repo.removeMember(c.var.deps.sql, id, device_id);
+      return c.body(null, 204);
+    });
 }

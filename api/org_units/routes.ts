@@ -1,6 +1,110 @@
-/** Routes of this feature (filled in by its issue). */
-import { newRouter } from '../http/openapi.ts';
+/** Org units (CONTRACT §9): one tree per organization; create, list, read, rename, move, delete. */
+import { defineRoute, IdParams, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
+import { requireOrganization } from '../organizations/repo.ts';
+import * as repo from './repo.ts';
+import { OrgUnit, OrgUnitCreate, OrgUnitPatch } from './schemas.ts';
+
+const tags = ['Org units'];
+
+const createOrgUnit = defineRoute({
+  method: 'post',
+  path: '/organizations/{id}/org-units',
+  operationId: 'createOrgUnit',
+  tags,
+  summary: 'Create an org unit',
+  description: 'Creates a unit at the top level (`parent_id` absent or `null`) or under a unit of the same organization. '
+    + 'A `parent_id` that does not exist is 404, one of another organization 422 `organization_mismatch`.',
+  auth: 'admin',
+  errors: ['not_found', 'organization_mismatch'],
+  request: { params: IdParams, body: jsonBody(OrgUnitCreate) },
+  responses: { 201: json(OrgUnit, 'The new org unit') },
+});
+
+const listOrgUnits = defineRoute({
+  method: 'get',
+  path: '/organizations/{id}/org-units',
+  operationId: 'listOrgUnits',
+  tags,
+  summary: "List the organization's org units (the whole tree, flat, in creation order)",
+  description: 'Rebuild the tree from `parent_id`. Includes the protected unit "Neue Geräte".',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams, query: PageQuery },
+  responses: { 200: json(collectionOf(OrgUnit, 'OrgUnitList'), 'A page of org units') },
+});
+
+const getOrgUnit = defineRoute({
+  method: 'get',
+  path: '/org-units/{id}',
+  operationId: 'getOrgUnit',
+  tags,
+  summary: 'Read an org unit',
+  auth: 'admin',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(OrgUnit, 'The org unit') },
+});
+
+const patchOrgUnit = defineRoute({
+  method: 'patch',
+  path: '/org-units/{id}',
+  operationId: 'updateOrgUnit',
+  tags,
+  summary: 'Rename and/or move an org unit',
+  description: '`parent_id` moves the unit (with its subtree); `null` moves it to the top level. '
+    + 'The protected unit "Neue Geräte" cannot be renamed or moved (409 `protected_org_unit`, even to the same values). '
+    + 'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; '
+    + 'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404.',
+  auth: 'admin',
+  errors: ['not_found', 'protected_org_unit', 'org_unit_cycle', 'organization_mismatch'],
+  request: { params: IdParams, body: jsonBody(OrgUnitPatch) },
+  responses: { 200: json(OrgUnit, 'The updated org unit') },
+});
+
+const deleteOrgUnit = defineRoute({
+  method: 'delete',
+  path: '/org-units/{id}',
+  operationId: 'deleteOrgUnit',
+  tags,
+  summary: 'Delete an empty org unit',
+  description: 'Only a unit without child units and without (non-archived) devices can be deleted (else 409 `org_unit_not_empty`); '
+    + 'archived devices still filed under it are moved to "Neue Geräte". Its Merkmal overrides go with it '
+    + '(no events are written for that). "Neue Geräte" cannot be deleted (409 `protected_org_unit`).',
+  auth: 'admin',
+  errors: ['not_found', 'protected_org_unit', 'org_unit_not_empty'],
+  request: { params: IdParams },
+  responses: { 204: { description: 'Deleted' } },
+});
 
 export function orgUnitRoutes() {
-  return newRouter();
+  return newRouter()
+    .openapi(createOrgUnit, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.createOrgUnit(c.var.deps.sql, id, c.req.valid('json'));
+      return c.json(repo.serializeOrgUnit(row), 201);
+    })
+    .openapi(listOrgUnits, async (c) => {
+      const { id } = c.req.valid('param');
+      const { limit, cursor } = c.req.valid('query');
+      const sql = c.var.deps.sql;
+      await requireOrganization(sql, id);
+      const rows = await repo.listOrgUnits(sql, id, decodeCursor(cursor), limit);
+      return c.json(toPage(rows, limit, repo.serializeOrgUnit), 200);
+    })
+    .openapi(getOrgUnit, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.requireOrgUnit(c.var.deps.sql, id);
+      return c.json(repo.serializeOrgUnit(row), 200);
+    })
+    .openapi(patchOrgUnit, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.updateOrgUnit(c.var.deps.sql, id, c.req.valid('json'));
+      return c.json(repo.serializeOrgUnit(row), 200);
+    })
+    .openapi(deleteOrgUnit, async (c) => {
+      const { id } = c.req.valid('param');
+      await repo.deleteOrgUnit(c.var.deps.sql, id);
+      return c.body(null, 204);
+    });
 }

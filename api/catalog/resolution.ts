@@ -1,0 +1,132 @@
+/**
+ * The override resolution of CONTRACT §9 ("resolve_katalog_overrides"): the one place the
+ * rule lives. Pure: no I/O, no clock. The device catalog listing, the selection events and
+ * the agent's check-in all feed it the rows they loaded and get the same answer.
+ *
+ * For one device and one catalog Merkmal:
+ * 1. workspace default: `present` if the Merkmal is in the workspace, else `absent` (origin `workspace`);
+ * 2. org-unit chain: the nearest org unit with an override decides (origin `oe`);
+ * 3. groups: when the device's groups that override the Merkmal have a strict majority
+ *    (present vs absent votes), it wins (origin `gruppe`); when they are evenly split or
+ *    there are none, the result of 1–2 stands. This is the contract's "the result of 1–2 is
+ *    one more vote, the larger side wins, a tie goes to the groups' own majority";
+ * 4. a device override always wins (origin `geraet`).
+ *
+ * `optionen` come from the override that decided: the device's, the deciding org unit's, or,
+ * among the groups on the winning side, the one changed most recently (ties: the smallest
+ * group id); `{}` for the workspace default.
+ */
+
+export type OverrideState = 'present' | 'absent';
+export type Origin = 'workspace' | 'oe' | 'gruppe' | 'geraet';
+export type Optionen = Record<string, unknown>;
+
+/** One sparse override row: no row for a Merkmal means "unset" (inherit). */
+export interface Override {
+  merkmal: string;
+  state: OverrideState;
+  optionen: Optionen;
+}
+
+export interface OrgUnitOverride extends Override {
+  orgUnitId: string;
+  /** Distance from the device's own org unit: 0 = its own unit, 1 = the parent, and so on. */
+  depth: number;
+}
+
+export interface GroupOverride extends Override {
+  groupId: string;
+  /**
+   * When the override last changed, as a number that only needs to order correctly
+   * (the state loader passes microseconds since the epoch).
+   */
+  updatedAt: number;
+}
+
+export interface CatalogEntry {
+  merkmal: string;
+  /** True when the Merkmal is in the `workspace_merkmale` of the device's workspace. */
+  inWorkspace: boolean;
+}
+
+export interface ResolutionInput {
+  /**
+   * The catalog Merkmale to resolve (im_auftragskatalog, with a blueprint for the device's
+   * backend), in the order the result should have. Overrides of other Merkmale are ignored.
+   */
+  catalog: readonly CatalogEntry[];
+  /** Overrides along the device's org-unit chain, any order (`depth` says which is nearest). */
+  orgUnitOverrides: readonly OrgUnitOverride[];
+  /** Overrides of every group the device is a member of. */
+  groupOverrides: readonly GroupOverride[];
+  /** The device's own overrides. */
+  deviceOverrides: readonly Override[];
+}
+
+export interface ResolvedMerkmal {
+  merkmal: string;
+  state: OverrideState;
+  origin: Origin;
+  optionen: Optionen;
+}
+
+/** Resolves every Merkmal of `input.catalog`, in that order. */
+export function resolveCatalog(input: ResolutionInput): ResolvedMerkmal[] {
+  // Index once, so the cost is linear in the rows whatever the depth or the group count.
+  const nearestOrgUnit = new Map<string, OrgUnitOverride>();
+  for (const o of input.orgUnitOverrides) {
+    const seen = nearestOrgUnit.get(o.merkmal);
+    if (seen === undefined || o.depth < seen.depth) nearestOrgUnit.set(o.merkmal, o);
+  }
+  const groupsByMerkmal = new Map<string, GroupOverride[]>();
+  for (const o of input.groupOverrides) {
+    const list = groupsByMerkmal.get(o.merkmal);
+    if (list === undefined) groupsByMerkmal.set(o.merkmal, [o]);
+    else list.push(o);
+  }
+  const device = new Map<string, Override>();
+  for (const o of input.deviceOverrides) device.set(o.merkmal, o);
+
+  return input.catalog.map((entry) =>
+    resolveOne(entry, nearestOrgUnit.get(entry.merkmal), groupsByMerkmal.get(entry.merkmal) ?? [], device.get(entry.merkmal)),
+  );
+}
+
+/**
+ * One Merkmal, from the rows that concern it: the nearest org-unit override (if any),
+ * the group overrides, the device override (if any).
+ */
+export function resolveOne(
+  entry: CatalogEntry,
+  orgUnit: Override | undefined,
+  groups: readonly GroupOverride[],
+  device: Override | undefined,
+): ResolvedMerkmal {
+  const { merkmal } = entry;
+  if (device !== undefined) return { merkmal, state: device.state, origin: 'geraet', optionen: device.optionen };
+
+  let present = 0;
+  let absent = 0;
+  for (const g of groups) {
+    if (g.state === 'present') present++;
+    else absent++;
+  }
+  if (present !== absent) {
+    const state: OverrideState = present > absent ? 'present' : 'absent';
+    return { merkmal, state, origin: 'gruppe', optionen: mostRecent(groups, state).optionen };
+  }
+
+  if (orgUnit !== undefined) return { merkmal, state: orgUnit.state, origin: 'oe', optionen: orgUnit.optionen };
+  return { merkmal, state: entry.inWorkspace ? 'present' : 'absent', origin: 'workspace', optionen: {} };
+}
+
+/** The override of the given state changed last; ties go to the smallest group id. */
+function mostRecent(groups: readonly GroupOverride[], state: OverrideState): GroupOverride {
+  let best: GroupOverride | undefined;
+  for (const g of groups) {
+    if (g.state !== state) continue;
+    if (best === undefined || g.updatedAt > best.updatedAt || (g.updatedAt === best.updatedAt && g.groupId < best.groupId)) best = g;
+  }
+  // Only called when `state` has a strict majority, so at least one override has it.
+  return best!;
+}

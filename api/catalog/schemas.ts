@@ -1,0 +1,51 @@
+/** Schemas of the order catalog (CONTRACT §9): effective states, overrides, selection bodies. */
+import { z } from '@hono/zod-openapi';
+
+export const Optionen = z
+  .record(z.string(), z.unknown())
+  .openapi({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Per-order options (a JSON object), passed through to the agent in the check-in\'s `auftraege`.',
+    example: { sprache: 'de' },
+  });
+
+export const OverrideState = z.enum(['present', 'absent']);
+
+export const CatalogItem = z
+  .object({
+    merkmal: z.string().openapi({ example: 'libreoffice' }),
+    name: z.string().openapi({ example: 'LibreOffice' }),
+    kategorie: z.string().openapi({ example: 'app-store' }),
+    state: OverrideState,
+    origin: z.enum(['workspace', 'oe', 'gruppe', 'geraet']).openapi({
+      description: 'Where the effective state comes from: the workspace default, the nearest org unit with an override, '
+        + 'the majority of the device\'s groups, or the device\'s own override.',
+    }),
+    optionen: Optionen.openapi({ description: 'From the override that decided (`{}` for the workspace default).' }),
+  })
+  .openapi('CatalogItem');
+
+export const DeviceCatalog = z
+  .object({ items: z.array(CatalogItem) })
+  .openapi('DeviceCatalog', { description: 'Every catalog Merkmal of the device\'s backend, ordered by key.' });
+
+export const CatalogOverride = z
+  .object({
+    merkmal: z.string().openapi({ example: 'libreoffice' }),
+    state: OverrideState,
+    optionen: Optionen,
+  })
+  .openapi('CatalogOverride');
+
+export const CatalogOverrideList = z
+  .object({ items: z.array(CatalogOverride) })
+  .openapi('CatalogOverrideList', { description: 'The overrides set at this scope, ordered by Merkmal key.' });
+
+export const SelectionBody = z
+  .strictObject({
+    optionen: Optionen.optional().openapi({ description: 'Options of this order; `{}` when absent. Must be a JSON object.' }),
+  })
+  .openapi('SelectionBody');
+
+export type CatalogOverrideType = z.infer<typeof CatalogOverride>;

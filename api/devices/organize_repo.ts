@@ -1,0 +1,71 @@
+/** SQL of the admin's device views (list, filters) and of moving a device to an org unit. */
+import type { Db } from '../db/client.ts';
+import { isPgError, pgError } from '../db/client.ts';
+import { requireGroup } from '../groups/repo.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { afterCursor, type Cursor } from '../http/pagination.ts';
+import { requireOrgUnitOf } from '../org_units/repo.ts';
+import { requireOrganization } from '../organizations/repo.ts';
+import { deviceSelect, getDevice, type DeviceRow } from './repo.ts';
+
+export interface DeviceFilter {
+  /** Only devices filed directly in this org unit (not its descendants). */
+  oe_id?: string | undefined;
+  /** Only members of this group. */
+  group_id?: string | undefined;
+}
+
+/**
+ * The organization's devices in creation order: archived ones omitted, deprovisioned ones
+ * included. A filter naming an unknown unit or group is 404, one of another organization 422.
+ */
+export async function listOrganizationDevices(
+  db: Db,
+  organizationId: string,
+  filter: DeviceFilter,
+  cursor: Cursor | null,
+  limit: number,
+): Promise<DeviceRow[]> {
+  await requireOrganization(db, organizationId);
+  if (filter.oe_id !== undefined) await requireOrgUnitOf(db, filter.oe_id, organizationId, 'oe_id');
+  if (filter.group_id !== undefined) {
+    const group = await requireGroup(db, filter.group_id);
+    if (group.organization_id !== organizationId) {
+      throw new ApiError('organization_mismatch', `group ${filter.group_id} (group_id) belongs to another organization`);
+    }
+  }
+  return db<DeviceRow[]>`
+    ${deviceSelect(db)}
+    where d.organization_id = ${organizationId}
+      and d.archived_at is null
+      and ${filter.oe_id === undefined ? db`true` : db`d.oe_id = ${filter.oe_id}`}
+      and ${filter.group_id === undefined ? db`true`
+        : db`exists (select 1 from group_members m where m.group_id = ${filter.group_id} and m.device_id = d.id)`}
+      and ${afterCursor(db, cursor, 'asc', 'd')}
+    order by d.created_at, d.id
+    limit ${limit + 1}`;
+}
+
+/** Files the device under an org unit of its organization. Archived devices cannot move. */
+export async function moveDevice(db: Db, deviceId: string, oeId: string): Promise<DeviceRow> {
+  const device = await getDevice(db, deviceId);
+  if (!device) throw notFound('device', deviceId);
+  if (device.archived_at !== null) throw archived(deviceId);
+  await requireOrgUnitOf(db, oeId, device.organization_id, 'oe_id');
+  try {
+    const rows = await db`
+      update devices set oe_id = ${oeId}
+      where id = ${deviceId} and archived_at is null
+      returning id`;
+    if (rows.length === 0) throw archived(deviceId); // archived meanwhile
+  } catch (err) {
+    // The unit was deleted meanwhile.
+    if (isPgError(err, pgError.foreignKeyViolation)) throw notFound('org unit', oeId);
+    throw err;
+  }
+  return (await getDevice(db, deviceId))!;
+}
+
+function archived(deviceId: string): ApiError {
+  return new ApiError('device_archived', `device ${deviceId} is archived and cannot be moved`, { status: 409 });
+}

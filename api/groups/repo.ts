@@ -1,0 +1,119 @@
+/** SQL of groups (flat, per organization) and their many-to-many device memberships. */
+import type { Db } from '../db/client.ts';
+import { isPgError, pgError } from '../db/client.ts';
+import { deviceSelect, type DeviceRow } from '../devices/repo.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { iso } from '../http/openapi.ts';
+import { afterCursor, type Cursor } from '../http/pagination.ts';
+import { requireOrganization } from '../organizations/repo.ts';
+import type { GroupCreateInput, GroupPatchInput, GroupType } from './schemas.ts';
+
+export interface GroupRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_at: Date;
+}
+
+export function serializeGroup(row: GroupRow): GroupType {
+  return { ...row, created_at: iso(row.created_at) };
+}
+
+export async function getGroup(db: Db, id: string): Promise<GroupRow | null> {
+  const [row] = await db<GroupRow[]>`select id, organization_id, name, created_at from groups where id = ${id}`;
+  return row ?? null;
+}
+
+export async function requireGroup(db: Db, id: string): Promise<GroupRow> {
+  const row = await getGroup(db, id);
+  if (!row) throw notFound('group', id);
+  return row;
+}
+
+export async function createGroup(db: Db, organizationId: string, input: GroupCreateInput): Promise<GroupRow> {
+  await requireOrganization(db, organizationId);
+  try {
+    const [row] = await db<GroupRow[]>`
+      insert into groups (organization_id, name) values (${organizationId}, ${input.name})
+      returning id, organization_id, name, created_at`;
+    return row!;
+  } catch (err) {
+    if (isPgError(err, pgError.foreignKeyViolation)) throw notFound('organization', organizationId);
+    throw err;
+  }
+}
+
+export async function listGroups(db: Db, organizationId: string, cursor: Cursor | null, limit: number): Promise<GroupRow[]> {
+  return db<GroupRow[]>`
+    select id, organization_id, name, created_at
+    from groups
+    where organization_id = ${organizationId} and ${afterCursor(db, cursor)}
+    order by created_at, id
+    limit ${limit + 1}`;
+}
+
+export async function updateGroup(db: Db, id: string, patch: GroupPatchInput): Promise<GroupRow> {
+  if (patch.name === undefined) return requireGroup(db, id);
+  const [row] = await db<GroupRow[]>`
+    update groups set name = ${patch.name} where id = ${id}
+    returning id, organization_id, name, created_at`;
+  if (!row) throw notFound('group', id);
+  return row;
+}
+
+/** Deletes the group; its memberships and overrides go with it (on delete cascade). */
+export async function deleteGroup(db: Db, id: string): Promise<void> {
+  const rows = await db`delete from groups where id = ${id} returning id`;
+  if (rows.length === 0) throw notFound('group', id);
+}
+
+interface MemberCheck {
+  group: GroupRow;
+  device: { id: string; organization_id: string; archived_at: Date | null };
+}
+
+/** The group and the device of a membership call, both existing and of one organization. */
+async function requireMembershipPair(db: Db, groupId: string, deviceId: string): Promise<MemberCheck> {
+  const group = await requireGroup(db, groupId);
+  const [device] = await db<MemberCheck['device'][]>`
+    select id, organization_id, archived_at from devices where id = ${deviceId}`;
+  if (!device) throw notFound('device', deviceId);
+  if (device.organization_id !== group.organization_id) {
+    throw new ApiError('organization_mismatch', `device ${deviceId} and group ${groupId} belong to different organizations`);
+  }
+  return { group, device };
+}
+
+/** Adds the device to the group; a second call changes nothing. Archived devices cannot join. */
+export async function addMember(db: Db, groupId: string, deviceId: string): Promise<void> {
+  const { group, device } = await requireMembershipPair(db, groupId, deviceId);
+  if (device.archived_at !== null) {
+    throw new ApiError('device_archived', `device ${deviceId} is archived and cannot join a group`, { status: 409 });
+  }
+  try {
+    await db`
+      insert into group_members (group_id, device_id, organization_id)
+      values (${groupId}, ${deviceId}, ${group.organization_id})
+      on conflict (group_id, device_id) do nothing`;
+  } catch (err) {
+    // The group or the device was deleted meanwhile.
+    if (isPgError(err, pgError.foreignKeyViolation)) throw notFound('group or device', `${groupId}/${deviceId}`);
+    throw err;
+  }
+}
+
+/** Removes the device from the group; removing a non-member is fine (idempotent). */
+export async function removeMember(db: Db, groupId: string, deviceId: string): Promise<void> {
+  await requireMembershipPair(db, groupId, deviceId);
+  await db`delete from group_members where group_id = ${groupId} and device_id = ${deviceId}`;
+}
+
+/** The group's devices (archived ones omitted), in device creation order. */
+export async function listGroupDevices(db: Db, groupId: string, cursor: Cursor | null, limit: number): Promise<DeviceRow[]> {
+  return db<DeviceRow[]>`
+    ${deviceSelect(db)}
+    join group_members m on m.device_id = d.id and m.group_id = ${groupId}
+    where d.archived_at is null and ${afterCursor(db, cursor, 'asc', 'd')}
+    order by d.created_at, d.id
+    limit ${limit + 1}`;
+}

@@ -1,0 +1,146 @@
+/**
+ * SQL of org units: one tree per organization. The tree's rules (protected "Neue Geräte",
+ * no cycles, only empty units are deleted, no mixing of organizations) are checked here
+ * under the organization's write lock, so concurrent moves and deletes cannot break them.
+ */
+import type { Db, Sql } from '../db/client.ts';
+import { isPgError, pgError } from '../db/client.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { iso } from '../http/openapi.ts';
+import { afterCursor, type Cursor } from '../http/pagination.ts';
+import { requireOrganization } from '../organizations/repo.ts';
+import { lockOrganization } from './lock.ts';
+import type { OrgUnitCreateInput, OrgUnitPatchInput, OrgUnitType } from './schemas.ts';
+
+export interface OrgUnitRow {
+  id: string;
+  organization_id: string;
+  parent_id: string | null;
+  name: string;
+  protected: boolean;
+  created_at: Date;
+}
+
+export function serializeOrgUnit(row: OrgUnitRow): OrgUnitType {
+  return { ...row, created_at: iso(row.created_at) };
+}
+
+export async function getOrgUnit(db: Db, id: string): Promise<OrgUnitRow | null> {
+  const [row] = await db<OrgUnitRow[]>`
+    select id, organization_id, parent_id, name, protected, created_at
+    from org_units where id = ${id}`;
+  return row ?? null;
+}
+
+export async function requireOrgUnit(db: Db, id: string): Promise<OrgUnitRow> {
+  const row = await getOrgUnit(db, id);
+  if (!row) throw notFound('org unit', id);
+  return row;
+}
+
+/**
+ * An org unit named in a body, checked to belong to `organizationId`: unknown 404,
+ * another organization's 422 `organization_mismatch`.
+ */
+export async function requireOrgUnitOf(db: Db, id: string, organizationId: string, field: string): Promise<OrgUnitRow> {
+  const row = await getOrgUnit(db, id);
+  if (!row) throw new ApiError('not_found', `org unit ${id} (${field}) not found`);
+  if (row.organization_id !== organizationId) {
+    throw new ApiError('organization_mismatch', `org unit ${id} (${field}) belongs to another organization`);
+  }
+  return row;
+}
+
+/** The organization's units, the whole tree flat, in creation order. */
+export async function listOrgUnits(db: Db, organizationId: string, cursor: Cursor | null, limit: number): Promise<OrgUnitRow[]> {
+  return db<OrgUnitRow[]>`
+    select id, organization_id, parent_id, name, protected, created_at
+    from org_units
+    where organization_id = ${organizationId} and ${afterCursor(db, cursor)}
+    order by created_at, id
+    limit ${limit + 1}`;
+}
+
+export async function createOrgUnit(sql: Sql, organizationId: string, input: OrgUnitCreateInput): Promise<OrgUnitRow> {
+  return sql.begin(async (tx) => {
+    await requireOrganization(tx, organizationId);
+    await lockOrganization(tx, organizationId);
+    const parentId = input.parent_id ?? null;
+    if (parentId !== null) await requireOrgUnitOf(tx, parentId, organizationId, 'parent_id');
+    const [row] = await tx<OrgUnitRow[]>`
+      insert into org_units (organization_id, parent_id, name, protected)
+      values (${organizationId}, ${parentId}, ${input.name}, false)
+      returning id, organization_id, parent_id, name, protected, created_at`;
+    return row!;
+  });
+}
+
+/** Renames and/or moves a unit. */
+export async function updateOrgUnit(sql: Sql, id: string, patch: OrgUnitPatchInput): Promise<OrgUnitRow> {
+  return sql.begin(async (tx) => {
+    const found = await requireOrgUnit(tx, id);
+    await lockOrganization(tx, found.organization_id);
+    const unit = await requireOrgUnit(tx, id); // as it is now that we hold the lock
+    const moving = patch.parent_id !== undefined;
+    if (unit.protected && (patch.name !== undefined || moving)) {
+      throw new ApiError('protected_org_unit', `org unit ${id} ("${unit.name}") is protected: it cannot be renamed or moved`);
+    }
+    if (moving && patch.parent_id !== null) {
+      await requireOrgUnitOf(tx, patch.parent_id!, unit.organization_id, 'parent_id');
+      if (await isSelfOrAncestor(tx, unit.id, patch.parent_id!)) {
+        throw new ApiError('org_unit_cycle', `org unit ${patch.parent_id} is ${patch.parent_id === id ? 'the unit itself' : 'a descendant of the unit'}: the move would make the unit its own ancestor`);
+      }
+    }
+    const columns = (['name', 'parent_id'] as const).filter((c) => patch[c] !== undefined);
+    if (columns.length === 0) return unit;
+    const [row] = await tx<OrgUnitRow[]>`
+      update org_units set ${tx(patch, ...columns)}
+      where id = ${id}
+      returning id, organization_id, parent_id, name, protected, created_at`;
+    return row!;
+  });
+}
+
+/** True when `unitId` is `candidate` or one of its ancestors (so `candidate` is in its subtree). */
+async function isSelfOrAncestor(db: Db, unitId: string, candidate: string): Promise<boolean> {
+  // `union` (not `union all`) ends the walk even on a corrupt, cyclic tree.
+  const [row] = await db<{ cycle: boolean }[]>`
+    with recursive ancestors (id, parent_id) as (
+      select id, parent_id from org_units where id = ${candidate}
+      union
+      select p.id, p.parent_id from org_units p join ancestors a on p.id = a.parent_id
+    )
+    select exists (select 1 from ancestors where id = ${unitId}) as cycle`;
+  return row!.cycle;
+}
+
+/**
+ * Deletes an empty unit: no child units and no live devices. Archived devices do not keep a
+ * unit alive (they are out of every list and cannot be moved by hand); they are moved to
+ * the organization's "Neue Geräte". The unit's overrides go with it.
+ */
+export async function deleteOrgUnit(sql: Sql, id: string): Promise<void> {
+  try {
+    await sql.begin(async (tx) => {
+      const found = await requireOrgUnit(tx, id);
+      await lockOrganization(tx, found.organization_id);
+      const unit = await requireOrgUnit(tx, id);
+      if (unit.protected) throw new ApiError('protected_org_unit', `org unit ${id} ("${unit.name}") is protected: it cannot be deleted`);
+      const [usage] = await tx<{ children: number; devices: number }[]>`
+        select (select count(*)::int from org_units where parent_id = ${id}) as children,
+               (select count(*)::int from devices where oe_id = ${id} and archived_at is null) as devices`;
+      if (usage!.children > 0 || usage!.devices > 0) {
+        throw new ApiError('org_unit_not_empty', `org unit ${id} still has ${usage!.children} child unit(s) and ${usage!.devices} device(s)`);
+      }
+      await tx`
+        update devices set oe_id = (
+          select ou.id from org_units ou where ou.organization_id = ${unit.organization_id} and ou.protected)
+        where oe_id = ${id} and archived_at is not null`;
+      await tx`delete from org_units where id = ${id}`;
+    });
+  } catch (err) {
+    // A device moved in by a transaction that does not take the lock.
+    if (isPgError(err, pgError.foreignKeyViolation)) throw new ApiError('org_unit_not_empty', `org unit ${id} still has devices`);
+    throw err;
+  }
+}

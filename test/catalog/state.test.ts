@@ -1,0 +1,107 @@
+/**
+ * loadCatalogStates, the hot path of the agent's check-in: the same answer as the HTTP
+ * listing, one SQL round trip however deep the tree and however many groups, index probes only.
+ */
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCatalogStates } from '../../api/catalog/state.ts';
+import { useTestApp } from '../support/app.ts';
+import { createOrganization } from '../support/builders.ts';
+import { addToGroup, insertDevice, insertGroup, insertOrgUnitChain, TEMPLATE_IDS } from '../support/devices.ts';
+
+const ctx = useTestApp();
+let counted: postgres.Sql;
+const queries: string[] = [];
+let lastParameters: unknown[] = [];
+
+beforeAll(async () => {
+  counted = postgres(ctx.db.url, { max: 1, onnotice: () => {}, debug: (_connection, query, parameters) => {
+    queries.push(query);
+    lastParameters = parameters;
+  } });
+  await counted`select 1`; // the connection's own start-up queries are not the loader's
+});
+afterAll(async () => {
+  await counted?.end({ timeout: 5 });
+});
+
+/** A device 60 units deep, in 30 groups, with overrides at every level. */
+async function busyDevice() {
+  const org = await createOrganization(ctx);
+  const chain = await insertOrgUnitChain(ctx.sql, org.id, 60);
+  const device = await insertDevice(ctx.sql, { organizationId: org.id, oeId: chain[59], templateId: TEMPLATE_IDS.ubuntuStandard });
+  await ctx.sql`insert into org_unit_merkmale (org_unit_id, merkmal, state, optionen)
+    values (${chain[0]!}, 'libreoffice', 'present', '{"ebene": 1}'), (${chain[30]!}, 'libreoffice', 'absent', '{}'),
+           (${chain[50]!}, 'gastsitzung', 'present', '{"ebene": 51}'), (${chain[10]!}, 'basis', 'absent', '{}')`;
+  const groups: string[] = [];
+  for (let i = 0; i < 30; i++) {
+    const g = await insertGroup(ctx.sql, org.id);
+    groups.push(g);
+    await addToGroup(ctx.sql, g, device.id);
+  }
+  // qgis: 20 present : 10 absent -> gruppe present; onlyoffice 15 : 15 -> inherited (workspace absent)
+  for (const [i, g] of groups.entries()) {
+    await ctx.sql`insert into group_merkmale (group_id, merkmal, state, optionen, updated_at)
+      values (${g}, 'qgis', ${i < 20 ? 'present' : 'absent'}, ${ctx.sql.json({ gruppe: i })}, now() + ${`${i} seconds`}::interval),
+             (${g}, 'onlyoffice', ${i % 2 === 0 ? 'present' : 'absent'}, '{}', now())`;
+  }
+  await ctx.sql`insert into device_merkmale (device_id, merkmal, state, optionen) values (${device.id}, 'firefox', 'absent', '{"grund": "kiosk"}')`;
+  return { org, chain, groups, device };
+}
+
+describe('loadCatalogStates', () => {
+  it('resolves a deep tree with many groups in ONE query, matching the contract\'s rule', async () => {
+    const { device } = await busyDevice();
+    queries.length = 0;
+    const states = await loadCatalogStates(counted, device.id);
+    expect(queries).toHaveLength(1);
+    expect(states).toEqual([
+      { merkmal: 'firefox', name: 'Firefox', kategorie: 'app-store', state: 'absent', origin: 'geraet', optionen: { grund: 'kiosk' } },
+      { merkmal: 'gastsitzung', name: 'Gastsitzung', kategorie: 'individuelle-systemkonfiguration', state: 'present', origin: 'oe', optionen: { ebene: 51 } },
+      { merkmal: 'libreoffice', name: 'LibreOffice', kategorie: 'app-store', state: 'absent', origin: 'oe', optionen: {} },
+      { merkmal: 'onlyoffice', name: 'ONLYOFFICE', kategorie: 'app-store', state: 'absent', origin: 'workspace', optionen: {} },
+      { merkmal: 'qgis', name: 'QGIS', kategorie: 'app-store', state: 'present', origin: 'gruppe', optionen: { gruppe: 19 } },
+    ]);
+    // The HTTP listing is the same rule.
+    const res = await ctx.request('GET', `/api/v1/devices/${device.id}/catalog`);
+    expect(res.body.items).toEqual(states);
+  });
+
+  it('costs one query for a device without any override too, and null for an unknown device', async () => {
+    const org = await createOrganization(ctx);
+    const device = await insertDevice(ctx.sql, { organizationId: org.id });
+    queries.length = 0;
+    const states = await loadCatalogStates(counted, device.id);
+    expect(queries).toHaveLength(1);
+    expect(states!.map((s) => [s.merkmal, s.state, s.origin])).toEqual([
+      ['firefox', 'present', 'workspace'],
+      ['gastsitzung', 'absent', 'workspace'],
+      ['libreoffice', 'absent', 'workspace'],
+      ['onlyoffice', 'absent', 'workspace'],
+      ['qgis', 'absent', 'workspace'],
+    ]);
+    queries.length = 0;
+    expect(await loadCatalogStates(counted, crypto.randomUUID())).toBeNull();
+    expect(queries).toHaveLength(1);
+    expect(await loadCatalogStates(counted, 'not-a-uuid')).toBeNull();
+    expect(queries).toHaveLength(1);
+  });
+
+  it('reads overrides through index probes, never a scan of an override or membership table', async () => {
+    const { device } = await busyDevice();
+    // Capture the statement the loader sends, then explain it with the same parameter.
+    queries.length = 0;
+    await loadCatalogStates(counted, device.id);
+    const text = queries[0]!;
+    const parameters = lastParameters;
+    await counted.begin(async (tx) => {
+      // Make the planner act as on big tables: with a handful of rows it would rightly prefer scans.
+      await tx`set local enable_seqscan = off`;
+      const plan = await tx.unsafe(`explain ${text}`, parameters as postgres.ParameterOrJSON<never>[]);
+      const lines = plan.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+      for (const table of ['org_unit_merkmale', 'group_merkmale', 'device_merkmale', 'group_members', 'org_units', 'devices']) {
+        expect(lines, lines).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));
+      }
+    });
+  });
+});
