@@ -29,7 +29,7 @@ export function decideRange(range: string | undefined, ifRange: string | undefin
     return { kind: 'partial', start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(first);
-  const end = last === '' ? size - 1 : Number(last);
+  const end = last === '' ? Number.MAX_SAFE_INTEGER : Number(last);
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) return { kind: 'full' };
   if (start >= size) return { kind: 'unsatisfiable' };
   return { kind: 'partial', start, end: Math.min(end, size - 1) };

@@ -15,11 +15,11 @@ export function escapeKeyfileValue(value: string): string {
 /**
  * The SSID as NetworkManager reads it back unchanged: plain text when that is unambiguous,
  * else the byte list form (`ssid=72;111;`) that keyfile also accepts. Plain text is
- * ambiguous when it is only digits and semicolons (it would be read as a byte list) or
- * holds characters GKeyFile would alter.
+ * ambiguous when it is only digits (it could be read as a byte list), holds `;` or `\`
+ * (keyfile's list separator and escape), non-ASCII, or spaces at either end.
  */
 export function keyfileSsid(ssid: string): string {
-  const plain = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(ssid) && !/^[\d;]+$/.test(ssid) && !ssid.includes('\\');
+  const plain = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(ssid) && !/^\d+$/.test(ssid) && !/[;\\]/.test(ssid);
   if (plain) return ssid;
   return [...new TextEncoder().encode(ssid)].map((b) => `${b};`).join('');
 }

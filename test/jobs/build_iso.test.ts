@@ -304,7 +304,7 @@ describe('build_iso', () => {
   it('concurrent builds of one organization do not corrupt each other', async () => {
     const org = await createOrganization(ctx);
     const deps = workerDeps(ctx);
-    const builds = [];
+    const builds: Array<{ id: string }> = [];
     for (let i = 0; i < 3; i++) builds.push(await triggerBuild(ctx, org.id, { wlan: { ssid: `Net ${i}`, psk: `passphrase-${i}` } }));
     const runner = await startWorker(ctx.db.url, deps, 3, { pollIntervalMs: 100 });
     try {
