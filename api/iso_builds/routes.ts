@@ -76,12 +76,12 @@ const downloadIsoBuild = defineRoute({
   summary: 'Download the finished image (resumable)',
   description:
     'Streams the exact bytes of the image. `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` give 206 with ' +
-    '`Content-Range`; a range starting past the end gives 416 with `Content-Range: bytes */<size>` and no body; ' +
+    '`Content-Range`; a range starting past the end gives 416 `range_not_satisfiable` with `Content-Range: bytes */<size>`; ' +
     'several ranges, another unit or a malformed range are ignored (200, whole file). `If-Range` with the ETag ' +
     'makes a resumed download safe: any other value sends the whole file. 409 `iso_not_ready` unless the build is ' +
     '`completed`; 404 once it is deleted (replaced by a newer build, or expired).',
   auth: 'admin',
-  errors: ['not_found', 'iso_not_ready'],
+  errors: ['not_found', 'iso_not_ready', 'range_not_satisfiable'],
   request: {
     params: IdParams,
     headers: z.object({
@@ -95,10 +95,6 @@ const downloadIsoBuild = defineRoute({
       description: 'The requested byte range',
       headers: { ...fileHeaders, 'Content-Range': { schema: { type: 'string' as const }, description: '`bytes <start>-<end>/<size>`' } },
       content: binary,
-    },
-    416: {
-      description: 'Range not satisfiable: it starts past the end of the image (no body)',
-      headers: { 'Content-Range': { schema: { type: 'string' as const }, description: '`bytes */<size>`' } },
     },
   },
 });
@@ -152,11 +148,14 @@ export function isoBuildRoutes() {
         'Cache-Control': 'private, no-store',
       };
       const decision = decideRange(range, ifRange, etag, file.size);
-      if (decision.kind === 'unsatisfiable' || c.req.method === 'HEAD') {
+      if (decision.kind === 'unsatisfiable') {
         await file.handle.close();
-        if (decision.kind === 'unsatisfiable') {
-          return c.body(null, 416, { 'Content-Range': `bytes */${file.size}` });
-        }
+        throw new ApiError('range_not_satisfiable', `the range starts past the end of the image (${file.size} bytes)`, {
+          headers: { 'Content-Range': `bytes */${file.size}` },
+        });
+      }
+      if (c.req.method === 'HEAD') {
+        await file.handle.close();
         return c.body(null, 200, { ...headers, 'Content-Length': String(file.size) });
       }
       const { start, end } = decision.kind === 'partial' ? decision : { start: 0, end: file.size - 1 };

@@ -231,12 +231,12 @@ describe('GET /api/v1/iso-builds/{id}/download', () => {
     expect(sha256Hex(Buffer.concat([a.bytes, b.bytes]))).toBe(build.sha256);
   });
 
-  it('answers 416 with Content-Range for a range past the end', async () => {
+  it('answers 416 range_not_satisfiable with Content-Range for a range past the end', async () => {
     for (const range of [`bytes=${build.size_bytes}-`, 'bytes=-0']) {
-      const res = await downloadBytes(ctx, build.id, { range });
+      const res = await ctx.request('GET', `/api/v1/iso-builds/${build.id}/download`, { headers: { range } });
       expect(res.status, range).toBe(416);
+      expect(res.body.error).toBe('range_not_satisfiable');
       expect(res.headers.get('content-range')).toBe(`bytes */${build.size_bytes}`);
-      expect(res.bytes.length).toBe(0);
     }
   });
 
@@ -332,6 +332,7 @@ describe('OpenAPI document', () => {
     expect(Object.keys(download.responses).sort()).toEqual(['200', '206', '400', '401', '404', '409', '416', '500']);
     expect(download.responses['200'].content).toHaveProperty('application/x-iso9660-image');
     expect(download.responses['409'].description).toContain('iso_not_ready');
+    expect(download.responses['416'].description).toContain('range_not_satisfiable');
   });
 });
 

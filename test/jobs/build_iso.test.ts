@@ -2,8 +2,9 @@
  * The build_iso task with the real xorriso against the test database: the job the API
  * queued is run by Graphile Worker (runOnce, or a running worker where timing matters).
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -181,6 +182,30 @@ describe('build_iso', () => {
     await triggerBuild(ctx, b.id);
     await runJobs(ctx, deps);
     expect((await getBuild(ctx, ofA.id)).body.status).toBe('completed');
+  });
+
+  it('remasters ISO_BASE_IMAGE keeping its content and its El Torito boot image', async () => {
+    // A small bootable stand-in for an installer image, made with xorriso's mkisofs mode.
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-base-'));
+    await mkdir(join(dir, 'root', 'boot'), { recursive: true });
+    await writeFile(join(dir, 'root', 'boot', 'boot.img'), Buffer.alloc(2048));
+    await writeFile(join(dir, 'root', 'INSTALLER.TXT'), 'installer\n');
+    const base = join(dir, 'installer.iso');
+    const made = spawnSync('xorriso', ['-as', 'mkisofs', '-o', base, '-V', 'INSTALLER', '-b', 'boot/boot.img', '-no-emul-boot', '-boot-load-size', '4', join(dir, 'root')], { encoding: 'utf8' });
+    expect(made.status, made.stderr).toBe(0);
+
+    const org = await createOrganization(ctx);
+    const log = capturingLogger();
+    const queued = await triggerBuild(ctx, org.id);
+    await runJobs(ctx, workerDeps(ctx, { isoBaseImage: base }, log));
+    expect((await getBuild(ctx, queued.id)).body.status).toBe('completed');
+
+    const image = join(isoDir, `fleet-installer-${queued.id}.iso`);
+    expect(isoFiles(image)).toEqual(expect.arrayContaining(['/INSTALLER.TXT', '/boot/boot.img', '/fleet/provisioning.json']));
+    const boot = spawnSync('xorriso', ['-indev', image, '-report_el_torito', 'plain'], { encoding: 'utf8' });
+    expect(boot.stdout).toMatch(/El Torito boot img : +1 +BIOS +y/);
+    expect(boot.stdout).toContain('/boot/boot.img');
+    expect(log.lines.some((l) => l.includes('ISO_BASE_IMAGE is not set'))).toBe(false);
   });
 
   it.each([

@@ -41,7 +41,7 @@ export function workerDeps(ctx: TestContext, overrides: Partial<WorkerConfig> = 
   };
 }
 
-export const silentGraphileLogger = new Logger((scope) => (level, message) => { if (process.env.DEBUG_GW) console.log('[gw]', level, message, JSON.stringify(scope)); });
+export const silentGraphileLogger = new Logger(() => () => {});
 
 /** Runs every job that is due, with the real task list, then returns. */
 export async function runJobs(ctx: TestContext, deps: WorkerDeps): Promise<void> {
@@ -63,9 +63,8 @@ export async function triggerBuild(ctx: TestContext, organizationId: string, bod
   return res.body as { id: string; status: string; [key: string]: unknown };
 }
 
-export async function getBuild(ctx: TestContext, id: string) {
-  const res = await ctx.request('GET', `/api/v1/iso-builds/${id}`);
-  return res;
+export function getBuild(ctx: TestContext, id: string) {
+  return ctx.request('GET', `/api/v1/iso-builds/${id}`);
 }
 
 export function sha256Hex(bytes: Uint8Array): string {
