@@ -1,6 +1,7 @@
 /**
  * Deno entry (`deno task api`): serves the same app with Deno.serve against DATABASE_URL
- * (migrated beforehand with `npm run migrate`). ADMIN_TOKEN must be set.
+ * (migrated beforehand with `npm run migrate`). ADMIN_TOKEN and ISO_ENCRYPTION_KEY must be
+ * set: this entry has no data folder to generate them into.
  */
 import { createApp } from './app.ts';
 import { loadEnv } from './config.ts';
@@ -8,13 +9,12 @@ import { createSql } from './db/client.ts';
 import { createLogger } from './log.ts';
 
 const env = loadEnv(Deno.env.toObject());
-if (!env.DATABASE_URL || !env.ADMIN_TOKEN) {
-  console.error('DATABASE_URL and ADMIN_TOKEN: both required for the Deno entry');
+if (!env.DATABASE_URL || !env.ADMIN_TOKEN || !env.ISO_ENCRYPTION_KEY) {
+  console.error('DATABASE_URL, ADMIN_TOKEN and ISO_ENCRYPTION_KEY: all required for the Deno entry');
   Deno.exit(2);
 }
 const log = createLogger(env.LOG_LEVEL);
 const sql = createSql(env.DATABASE_URL, { max: env.DATABASE_POOL_SIZE });
-const key = env.ISO_ENCRYPTION_KEY ?? '';
 const app = createApp({
   sql,
   log,
@@ -25,7 +25,7 @@ const app = createApp({
     agentPollIntervalSeconds: env.AGENT_POLL_INTERVAL_SECONDS,
     activation: { maxFailures: env.ACTIVATION_MAX_FAILURES, windowSeconds: env.ACTIVATION_FAILURE_WINDOW_SECONDS, trustProxy: env.TRUST_PROXY },
     isoDir: `${env.DATA_DIR}/isos`,
-    wlanKey: Uint8Array.from(atob(key), (ch) => ch.charCodeAt(0)),
+    wlanKey: Uint8Array.from(atob(env.ISO_ENCRYPTION_KEY), (ch) => ch.charCodeAt(0)),
   },
 });
 Deno.serve({ port: env.PORT, onListen: ({ port }) => log.info('deno api ready', { port }) }, app.fetch);

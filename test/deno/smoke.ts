@@ -3,6 +3,7 @@
  * migrated PostgreSQL and checks health plus an organization created and read back.
  * Run with `npx tsx test/deno/smoke.ts`. Uses DATABASE_URL when set, else an embedded one.
  */
+import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -49,7 +50,7 @@ const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const deno = spawn(join(root, 'node_modules', '.bin', 'deno'), ['task', 'api'], {
   cwd: root,
-  env: { ...process.env, DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken, PORT: String(port), DATA_DIR: stateDir, LOG_LEVEL: 'warn' },
+  env: { ...process.env, DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken, ISO_ENCRYPTION_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'), PORT: String(port), DATA_DIR: stateDir, LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'inherit', 'inherit'],
 });
 try {
