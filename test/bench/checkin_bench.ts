@@ -1,0 +1,370 @@
+/**
+ * `npm run bench`: the agent check-in under load, against the real server process.
+ *
+ * 1. Starts a fresh embedded PostgreSQL in a temporary folder (durable settings, as in
+ *    production), applies the migrations and seeds a fleet with set-based SQL: devices in
+ *    several organizations, org units four levels deep, a dozen groups per organization,
+ *    overrides at every level, an agent secret per device (hashes in the database, the
+ *    secrets in memory here).
+ * 2. Counts the SQL statements one check-in makes, in-process, with a postgres.js `debug`
+ *    hook on an app over the same database.
+ * 3. Starts the API as `npm run api` does (`node --import tsx api/main_node.ts --api-only`).
+ * 4. Drives concurrent agents over loopback for a fixed time: first against
+ *    GET /api/v1/health (one `select 1`: the ceiling), then against check-in (random devices).
+ * 5. Prints requests/s, p50/p99 latency, the ratio, the server's peak RSS (VmHWM), and the
+ *    server-side transactions per check-in (pg_stat_database, read after the server has
+ *    closed its connections so every backend has flushed its counters).
+ *
+ * Settings: flags `--devices=N --agents=N --seconds=N --orgs=N --hardware-every=N` or the
+ * environment BENCH_DEVICES, BENCH_AGENTS, BENCH_SECONDS (per phase), BENCH_ORGS,
+ * BENCH_HARDWARE_EVERY (every Nth check-in also sends a hardware object; 0 = never).
+ * Loopback only, bounded in time (a watchdog ends it), and it removes everything it created.
+ */
+import { Buffer } from 'node:buffer';
+import { readdirSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { createApp, type App } from '../../api/app.ts';
+import type { AppConfig } from '../../api/config.ts';
+import { createSql, type Sql } from '../../api/db/client.ts';
+import { migrate } from '../../api/db/migrate.ts';
+import { randomToken } from '../../api/http/crypto.ts';
+import { silentLogger } from '../../api/log.ts';
+import { startEmbeddedPostgres, type RunningPostgres } from '../../api/runtime/embedded_postgres.ts';
+import { startService, type ServiceProcess } from '../support/service_process.ts';
+import { seedFleet } from './seed_fleet.ts';
+
+// ---------------------------------------------------------------------------------------
+// Settings
+
+function setting(name: string, env: string, fallback: number): number {
+  const flag = process.argv.find((a) => a.startsWith(`--${name}=`));
+  const raw = flag ? flag.slice(name.length + 3) : process.env[env];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) {
+    console.error(`${flag ? `--${name}` : env}: must be a non-negative integer, got ${JSON.stringify(raw)}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const settings = {
+  devices: Math.max(1, setting('devices', 'BENCH_DEVICES', 100_000)),
+  agents: Math.max(1, setting('agents', 'BENCH_AGENTS', 64)),
+  seconds: Math.max(1, setting('seconds', 'BENCH_SECONDS', 15)),
+  orgs: Math.max(1, setting('orgs', 'BENCH_ORGS', 8)),
+  hardwareEvery: setting('hardware-every', 'BENCH_HARDWARE_EVERY', 100),
+};
+const WARMUP_SECONDS = 3;
+const ROUND_TRIP_SAMPLES = 200;
+
+// The whole run is bounded: seeding (generous per device), two phases, warm-ups, start/stop.
+const budgetMs = 180_000 + settings.devices * 2 + (settings.seconds * 2 + WARMUP_SECONDS * 2) * 1000;
+
+// ---------------------------------------------------------------------------------------
+// Clean-up: whatever happens, the server, the database and the folder go away.
+
+let stateDir: string | null = null;
+let pg: RunningPostgres | null = null;
+let server: ServiceProcess | null = null;
+const clients: Sql[] = [];
+
+async function cleanUp(): Promise<void> {
+  await server?.stop().catch(() => {});
+  server = null;
+  for (const c of clients.splice(0)) await c.end({ timeout: 2 }).catch(() => {});
+  await pg?.stop().catch(() => {});
+  pg = null;
+  if (stateDir) await rm(stateDir, { recursive: true, force: true }).catch(() => {});
+  stateDir = null;
+}
+
+const watchdog = setTimeout(() => {
+  console.error(`bench: over its time budget of ${Math.round(budgetMs / 1000)} s, stopping`);
+  void cleanUp().finally(() => process.exit(1));
+}, budgetMs);
+watchdog.unref();
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => void cleanUp().finally(() => process.exit(130)));
+}
+
+function log(message: string): void {
+  console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
+}
+
+// ---------------------------------------------------------------------------------------
+// Load: closed-loop agents over keep-alive HTTP/1.1 connections.
+
+interface PhaseResult {
+  /** CPU seconds per second of the phase: the server, PostgreSQL, this load generator. */
+  cpu: { server: number; postgres: number; bench: number };
+  requests: number;
+  errors: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  firstError: string | null;
+}
+
+function send(agent: Agent, port: number, method: string, path: string, headers: Record<string, string>, body?: string) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const hardwareBody = JSON.stringify({
+  agent_version: '1.4.2',
+  hardware: {
+    cpu: 'Intel Core i5-8365U', memory_mb: 16384,
+    disks: [{ model: 'SAMSUNG MZVLB512', size_gb: 512 }],
+    nics: [{ name: 'enp0s31f6', mac: '8c:16:45:00:00:01' }, { name: 'wlp0s20f3', mac: 'a0:a4:c5:00:00:01' }],
+  },
+});
+const plainBody = JSON.stringify({ agent_version: '1.4.2' });
+
+/** utime + stime of a process, in seconds (/proc/<pid>/stat; clock ticks of 1/100 s). */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0; // the process ended in between
+  }
+}
+
+/** CPU seconds of every PostgreSQL process (postmaster, backends, background workers). */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
+let serverPid = 0;
+
+async function runPhase(
+  port: number,
+  seconds: number,
+  next: (i: number) => { method: string; path: string; headers: Record<string, string>; body?: string },
+): Promise<PhaseResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: settings.agents });
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | null = null;
+  let counter = 0;
+  const cpu0 = { server: cpuSecondsOf(serverPid), postgres: postgresCpuSeconds(), bench: process.cpuUsage() };
+  const started = performance.now();
+  const stopAt = started + seconds * 1000;
+  const loop = async () => {
+    while (performance.now() < stopAt) {
+      const r = next(counter++);
+      const t0 = performance.now();
+      try {
+        const res = await send(agent, port, r.method, r.path, r.headers, r.body);
+        if (res.status === 200) latencies.push(performance.now() - t0);
+        else {
+          errors++;
+          firstError ??= `${res.status} ${res.text.slice(0, 200)}`;
+        }
+      } catch (err) {
+        errors++;
+        firstError ??= String(err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: settings.agents }, loop));
+  const elapsed = (performance.now() - started) / 1000;
+  const benchCpu = process.cpuUsage(cpu0.bench);
+  const cpu = {
+    server: (cpuSecondsOf(serverPid) - cpu0.server) / elapsed,
+    postgres: (postgresCpuSeconds() - cpu0.postgres) / elapsed,
+    bench: (benchCpu.user + benchCpu.system) / 1e6 / elapsed,
+  };
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return { cpu, requests: latencies.length, errors, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), firstError };
+}
+
+// ---------------------------------------------------------------------------------------
+
+function inProcessConfig(): AppConfig {
+  return {
+    adminToken: randomToken(32),
+    publicBaseUrl: 'http://127.0.0.1',
+    roleRepositoryUrl: 'https://roles.example.invalid/fleet/ansible-roles.git',
+    agentPollIntervalSeconds: 300,
+    activation: { maxFailures: 20, windowSeconds: 600, trustProxy: false },
+    isoDir: join(stateDir!, 'isos'),
+    wlanKey: new Uint8Array(32),
+  };
+}
+
+async function inProcessCheckin(app: App, secret: string, body: string): Promise<void> {
+  const res = await app.request('/api/v1/agent/checkin', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body,
+  });
+  if (res.status !== 200) throw new Error(`in-process check-in failed: ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+  return kib / 1024;
+}
+
+async function transactionsOf(stats: Sql, database: string): Promise<number> {
+  const [row] = await stats<Array<{ n: number }>>`
+    select (xact_commit + xact_rollback)::int8 as n from pg_stat_database where datname = ${database}`;
+  return row!.n;
+}
+
+/** Reads the counter until it stops moving (every backend of the server has exited and flushed). */
+async function settledTransactions(stats: Sql, database: string): Promise<number> {
+  let last = await transactionsOf(stats, database);
+  for (let i = 0; i < 50; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    const now = await transactionsOf(stats, database);
+    if (now === last && i >= 2) return now;
+    last = now;
+  }
+  return last;
+}
+
+async function main(): Promise<void> {
+  const database = 'fleet_bench';
+  log(`settings: ${JSON.stringify(settings)}`);
+  stateDir = await mkdtemp(join(tmpdir(), 'fleet-bench-'));
+  await chmod(stateDir, 0o711); // the postgres user must traverse into it when we run as root
+  pg = await startEmbeddedPostgres({ stateDir, database, log: silentLogger });
+  await migrate(pg.url, silentLogger);
+
+  const secrets = Array.from({ length: settings.devices }, () => randomToken(32));
+  const admin = createSql(pg.url, { max: 1, applicationName: 'fleet-bench' });
+  const seedStarted = performance.now();
+  const counts = await seedFleet(admin, secrets, { organizations: settings.orgs });
+  const [server_version] = await admin<Array<{ version: string }>>`select current_setting('server_version') as version`;
+  const version = server_version!.version;
+  await admin.end();
+  log(`seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s: ${JSON.stringify(counts)}`);
+
+  // Statements per check-in, counted in-process on the same code path the server runs.
+  let statements = 0;
+  const counted = postgres(pg.url, { max: 10, onnotice: () => {}, debug: () => void statements++ });
+  clients.push(counted);
+  const app = createApp({ sql: counted, config: inProcessConfig(), log: silentLogger });
+  const pick = () => secrets[Math.floor(Math.random() * secrets.length)]!;
+  for (let i = 0; i < 20; i++) await inProcessCheckin(app, pick(), plainBody); // warm the blueprint cache
+  statements = 0;
+  for (let i = 0; i < ROUND_TRIP_SAMPLES; i++) await inProcessCheckin(app, pick(), i % 2 ? hardwareBody : plainBody);
+  const statementsPerCheckin = statements / ROUND_TRIP_SAMPLES;
+  await counted.end();
+  clients.splice(clients.indexOf(counted), 1);
+
+  // Server-side transaction counter, read from another database so reading it counts nothing.
+  const stats = postgres(pg.urlOf('postgres'), { max: 1, onnotice: () => {} });
+  clients.push(stats);
+  const transactionsBefore = await settledTransactions(stats, database);
+
+  const adminToken = randomToken(32);
+  log('starting the API (node --import tsx api/main_node.ts --api-only)');
+  server = await startService(
+    { DATABASE_URL: pg.url, ADMIN_TOKEN: adminToken, DATA_DIR: join(stateDir, 'data'), LOG_LEVEL: 'info', PUBLIC_BASE_URL: 'http://127.0.0.1' },
+    ['--api-only'],
+  );
+  const port = Number(new URL(server.base).port);
+  const pid = server.child.pid!;
+  serverPid = pid;
+  let healthOk = 0;
+  let checkinOk = 0;
+
+  const health = () => ({ method: 'GET', path: '/api/v1/health', headers: {} as Record<string, string> });
+  const checkin = (i: number) => ({
+    method: 'POST',
+    path: '/api/v1/agent/checkin',
+    headers: { authorization: `Bearer ${pick()}`, 'content-type': 'application/json' },
+    body: settings.hardwareEvery > 0 && i % settings.hardwareEvery === 0 ? hardwareBody : plainBody,
+  });
+
+  // startService waits for the "service ready" log line, so no request has reached the
+  // database yet: every transaction from here on is counted below. Warm both paths first
+  // (JIT, prepared statements on every pooled connection, the blueprint cache).
+  log(`warming up for ${WARMUP_SECONDS * 2} s`);
+  const warmHealth = await runPhase(port, WARMUP_SECONDS, health);
+  const warmCheckin = await runPhase(port, WARMUP_SECONDS, checkin);
+  healthOk += warmHealth.requests;
+  checkinOk += warmCheckin.requests;
+  if (warmCheckin.errors > 0) throw new Error(`check-ins failed during warm-up: ${warmCheckin.firstError}`);
+
+  log(`ceiling: ${settings.agents} clients against GET /api/v1/health for ${settings.seconds} s`);
+  const ceiling = await runPhase(port, settings.seconds, health);
+  healthOk += ceiling.requests;
+  log(`check-in: ${settings.agents} agents against POST /api/v1/agent/checkin for ${settings.seconds} s`);
+  const result = await runPhase(port, settings.seconds, checkin);
+  checkinOk += result.requests;
+
+  const rss = peakRssMiB(pid);
+  await server.stop();
+  server = null;
+  const transactionsAfter = await settledTransactions(stats, database);
+  // Every health answer of 200 is one `select 1` transaction; the rest are the check-ins'.
+  const transactionsPerCheckin = (transactionsAfter - transactionsBefore - healthOk) / checkinOk;
+
+  const ratio = result.perSecond / ceiling.perSecond;
+  const fmt = (n: number, d = 1) => n.toFixed(d);
+  const cpu = cpus();
+  const lines = [
+    '',
+    `machine:        ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${fmt(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, PostgreSQL ${version} (embedded, durable settings)`,
+    `fleet:          ${counts.devices} devices, ${counts.organizations} organizations, ${counts.org_units} org units (depth ${counts.org_unit_depth}), ` +
+      `${counts.groups} groups, ${counts.group_members} memberships, overrides: ${counts.org_unit_overrides} org unit / ${counts.group_overrides} group / ${counts.device_overrides} device`,
+    `load:           ${settings.agents} concurrent agents, ${settings.seconds} s per phase, keep-alive HTTP/1.1 over loopback` +
+      (settings.hardwareEvery > 0 ? `, every ${settings.hardwareEvery}th check-in with hardware` : ''),
+    `ceiling:        GET /api/v1/health    ${fmt(ceiling.perSecond, 0).padStart(7)} req/s   p50 ${fmt(ceiling.p50, 2)} ms   p99 ${fmt(ceiling.p99, 2)} ms   (${ceiling.errors} errors)`,
+    `check-in:       POST /api/v1/agent/checkin ${fmt(result.perSecond, 0).padStart(7)} req/s   p50 ${fmt(result.p50, 2)} ms   p99 ${fmt(result.p99, 2)} ms   (${result.errors} errors)`,
+    `CPU (cores):    health: server ${fmt(ceiling.cpu.server, 2)}, PostgreSQL ${fmt(ceiling.cpu.postgres, 2)}, load generator ${fmt(ceiling.cpu.bench, 2)}; ` +
+      `check-in: server ${fmt(result.cpu.server, 2)}, PostgreSQL ${fmt(result.cpu.postgres, 2)}, load generator ${fmt(result.cpu.bench, 2)}`,
+    `ratio:          ${fmt(ratio, 2)} (target ≥ 0.33)   p99 ${fmt(result.p99, 1)} ms (target ≤ 25 ms)   ${ratio >= 0.33 && result.p99 <= 25 ? 'MET' : 'NOT MET'}`,
+    `server peak RSS (VmHWM): ${fmt(rss, 0)} MiB`,
+    `SQL per check-in: ${fmt(statementsPerCheckin, 2)} statements (in-process postgres.js debug count over ${ROUND_TRIP_SAMPLES} check-ins), ` +
+      `${fmt(transactionsPerCheckin, 2)} transactions on the server (pg_stat_database over ${checkinOk} check-ins); each is one round trip`,
+    '',
+  ];
+  console.log(lines.join('\n'));
+  if (result.errors > 0) console.log(`first check-in error: ${result.firstError}`);
+  if (ceiling.errors > 0) console.log(`first health error: ${ceiling.firstError}`);
+}
+
+try {
+  await main();
+  await cleanUp();
+  process.exit(0);
+} catch (err) {
+  console.error(`bench failed: ${err instanceof Error ? err.stack : String(err)}`);
+  const running = server as ServiceProcess | null;
+  if (running) console.error(`server output (last lines):\n${running.output().split('\n').slice(-20).join('\n')}`);
+  await cleanUp();
+  process.exit(1);
+}
