@@ -10,6 +10,7 @@ import type { Context } from 'hono';
 import { activationRoutes } from './activation/routes.ts';
 import { agentRoutes } from './agent/routes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
+import { isPgError, pgError } from './db/client.ts';
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
 import { deviceRoutes } from './devices/routes.ts';
 import { docsRoutes } from './docs/routes.ts';
@@ -103,6 +104,11 @@ function renderError(err: Error, c: Context<AppEnv>) {
   }
   if (err instanceof HTTPException && err.status === 413) {
     return c.json(errorBody('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`), 413);
+  }
+  if (isPgError(err, pgError.characterNotInRepertoire) || isPgError(err, pgError.untranslatableCharacter)) {
+    // A NUL character (\u0000) in a string or JSON value of the request: valid JSON, but
+    // PostgreSQL stores neither text nor jsonb with it. The transaction was rolled back.
+    return c.json(errorBody('invalid_request', 'the request contains a NUL character (\\u0000), which cannot be stored'), 400);
   }
   if (err instanceof HTTPException && err.status < 500) {
     // Malformed JSON, a wrong Content-Type and the like: the request is not valid.

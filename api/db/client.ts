@@ -17,11 +17,15 @@ export function createSql(url: string, options: { max?: number; applicationName?
   });
 }
 
-/** Unique violation, foreign key violation and check violation codes, for mapping. */
+/** PostgreSQL error codes the API maps to its own errors. */
 export const pgError = {
   uniqueViolation: '23505',
   foreignKeyViolation: '23503',
   checkViolation: '23514',
+  /** Text with a NUL byte ("invalid byte sequence for encoding UTF8: 0x00"). */
+  characterNotInRepertoire: '22021',
+  /** jsonb with \u0000 ("unsupported Unicode escape sequence"). */
+  untranslatableCharacter: '22P05',
 } as const;
 
 export function isPgError(err: unknown, code: string): err is postgres.PostgresError {

@@ -4,6 +4,9 @@ import { Timestamp, Uuid } from '../http/openapi.ts';
 
 export const MAX_SESSION_DEVICES = 100_000;
 
+/** 10000-01-01T00:00:00Z: the first instant a 4-digit ISO 8601 year cannot show. */
+const LATEST_EXPIRY = Date.UTC(10000, 0, 1);
+
 export const EnrollmentSession = z
   .object({
     id: Uuid.openapi({ description: 'Also the credential an installer presents as `code` at activation.' }),
@@ -25,7 +28,9 @@ export const EnrollmentSessionCreate = z
     expires_at: z.iso
       .datetime({ offset: true })
       .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
-      .openapi({ description: 'When the session stops working; must be in the future.', example: '2026-12-31T23:59:59.000Z' }),
+      // An offset can push 9999-12-31 into year 10000 (UTC), which no ISO 8601 response could show.
+      .refine((value) => Date.parse(value) < LATEST_EXPIRY, 'must be before the year 10000 (UTC)')
+      .openapi({ description: 'When the session stops working; must be in the future (and before the year 10000, UTC).', example: '2026-12-31T23:59:59.000Z' }),
     max_devices: z
       .number()
       .int()

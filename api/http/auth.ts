@@ -22,9 +22,12 @@ export function isPublicRoute(method: string, path: string): boolean {
   return publicRoutes.some((r) => r.method === m && r.path.test(path));
 }
 
-/** Reads a bearer credential; null when the header is missing or not a bearer. */
+/**
+ * Reads a bearer credential; null when the header is missing or not a bearer. The scheme
+ * name is case-insensitive (RFC 9110 §11.1): `bearer <token>` is the same credential.
+ */
 export function bearerToken(header: string | undefined): string | null {
-  const match = header?.match(/^Bearer ([\x21-\x7e]{1,512})$/);
+  const match = header?.match(/^Bearer ([\x21-\x7e]{1,512})$/i);
   return match?.[1] ?? null;
 }
 

@@ -61,8 +61,12 @@ function describe(details: Array<{ path: string[]; message: string }>): string {
 
 const uuidPattern = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-/** A UUID in a body or query (any version, as PostgreSQL accepts it). */
-export const Uuid = z.string().regex(uuidPattern, 'must be a UUID').openapi({ format: 'uuid', example: '3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41' });
+/**
+ * A UUID in a body, query or path (any version, as PostgreSQL accepts it), in lower case
+ * after parsing: handlers compare ids with the ones PostgreSQL returns (always lower case)
+ * and echo them, so an upper-case UUID must name the same resource and come back the same.
+ */
+export const Uuid = z.string().regex(uuidPattern, 'must be a UUID').toLowerCase().openapi({ format: 'uuid', example: '3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41' });
 
 export function isUuid(value: string): boolean {
   return uuidPattern.test(value);

@@ -7,6 +7,7 @@ import { Buffer } from 'node:buffer';
 import { z } from '@hono/zod-openapi';
 import type { Db } from '../db/client.ts';
 import { ApiError } from './errors.ts';
+import { isUuid } from './openapi.ts';
 
 export const PageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100).openapi({ description: 'Page size, 1–500.', example: 100 }),
@@ -30,14 +31,23 @@ export function encodeCursor(row: { created_at: Date; id: string }): string {
   return Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
 }
 
+/** The exact form encodeCursor writes; a year of 0001–9999 also keeps PostgreSQL in range. */
+const cursorTime = /^(?!0000)\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/**
+ * A forged or damaged cursor is a 400, never a 500: the id must be a UUID and the time
+ * exactly what encodeCursor writes (it round-trips), so nothing reaches SQL that
+ * PostgreSQL would refuse.
+ */
 export function decodeCursor(cursor: string | undefined): Cursor | null {
   if (cursor === undefined) return null;
   try {
     const [t, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    const createdAt = new Date(String(t));
-    if (typeof t !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad time');
-    if (typeof id !== 'string' || !/^[0-9a-f-]{36}$/i.test(id)) throw new Error('bad id');
-    return { createdAt, id };
+    if (typeof t !== 'string' || !cursorTime.test(t)) throw new Error('bad time');
+    const createdAt = new Date(t);
+    if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== t) throw new Error('bad time');
+    if (typeof id !== 'string' || !isUuid(id)) throw new Error('bad id');
+    return { createdAt, id: id.toLowerCase() };
   } catch {
     throw new ApiError('invalid_request', 'cursor is not valid', { details: [{ path: ['cursor'], message: 'not a cursor of this list' }] });
   }
