@@ -212,3 +212,95 @@ describe('bearer scheme', () => {
     );
   });
 });
+
+describe('bodies and path ids of every shape', () => {
+  it('answer 400 invalid_request to a JSON body that is not an object, on every endpoint that takes one', async () => {
+    const org = await createOrganization(ctx);
+    const unit = await insertOrgUnit(ctx.sql, org.id, 'A');
+    const group = await insertGroup(ctx.sql, org.id);
+    const device = await insertDevice(ctx.sql, { organizationId: org.id });
+    const agent = await enrollAgent(ctx);
+    const admin = undefined; // the default: the admin token
+    const endpoints: Array<[string, string, string | null | undefined]> = [
+      ['POST', '/api/v1/organizations', admin],
+      ['PATCH', `/api/v1/organizations/${org.id}`, admin],
+      ['POST', `/api/v1/organizations/${org.id}/enrollment-sessions`, admin],
+      ['POST', `/api/v1/organizations/${org.id}/org-units`, admin],
+      ['PATCH', `/api/v1/org-units/${unit}`, admin],
+      ['POST', `/api/v1/organizations/${org.id}/groups`, admin],
+      ['PATCH', `/api/v1/groups/${group}`, admin],
+      ['PUT', `/api/v1/devices/${device.id}/org-unit`, admin],
+      ['POST', `/api/v1/organizations/${org.id}/iso-builds`, admin],
+      ['POST', `/api/v1/devices/${device.id}/catalog/libreoffice/select`, admin],
+      ['POST', `/api/v1/org-units/${unit}/catalog/libreoffice/deselect`, admin],
+      ['POST', '/api/v1/activate', null],
+      ['POST', `/api/v1/templates/${TEMPLATES.debianStandard}/resolve`, null],
+      ['POST', '/api/v1/agent/bootstrap', null],
+      ['POST', '/api/v1/agent/checkin', agent.secret],
+      ['POST', '/api/v1/agent/report', agent.secret],
+    ];
+    for (const [method, path, token] of endpoints) {
+      for (const raw of ['null', '[]', '[{}]', '"x"', '42', 'true']) {
+        const res = await ctx.request(method, path, { token, rawBody: raw, headers: { 'content-type': 'application/json' } });
+        expect(res.status, `${method} ${path} ${raw}: ${JSON.stringify(res.body)}`).toBe(400);
+        expect(res.body.error).toBe('invalid_request');
+      }
+    }
+    expect(await countRows(ctx.sql, 'iso_builds')).toBe(0);
+  });
+
+  it('answer 404 not_found to a path id that is not a UUID, on every endpoint with one', async () => {
+    const org = await createOrganization(ctx);
+    const uuid = crypto.randomUUID();
+    const paths: Array<[string, string, unknown]> = [
+      ['GET', '/api/v1/organizations/X', undefined],
+      ['PATCH', '/api/v1/organizations/X', {}],
+      ['GET', '/api/v1/organizations/X/activation-code', undefined],
+      ['POST', '/api/v1/organizations/X/activation-code/rotate', undefined],
+      ['GET', '/api/v1/organizations/X/devices', undefined],
+      ['GET', '/api/v1/organizations/X/enrollment-sessions', undefined],
+      ['POST', '/api/v1/organizations/X/enrollment-sessions', { template_id: TEMPLATES.debianStandard, max_devices: 1, expires_at: '2099-01-01T00:00:00Z' }],
+      ['GET', '/api/v1/organizations/X/org-units', undefined],
+      ['POST', '/api/v1/organizations/X/org-units', { name: 'A' }],
+      ['GET', '/api/v1/organizations/X/groups', undefined],
+      ['POST', '/api/v1/organizations/X/groups', { name: 'A' }],
+      ['GET', '/api/v1/organizations/X/iso-builds', undefined],
+      ['POST', '/api/v1/organizations/X/iso-builds', undefined],
+      ['GET', '/api/v1/templates/X', undefined],
+      ['GET', '/api/v1/enrollment-sessions/X', undefined],
+      ['POST', '/api/v1/enrollment-sessions/X/revoke', undefined],
+      ['GET', '/api/v1/devices/X', undefined],
+      ['GET', '/api/v1/devices/X/hardware', undefined],
+      ['GET', '/api/v1/devices/X/events', undefined],
+      ['GET', '/api/v1/devices/X/catalog', undefined],
+      ['POST', '/api/v1/devices/X/deprovision', undefined],
+      ['POST', '/api/v1/devices/X/reprovision', undefined],
+      ['POST', '/api/v1/devices/X/archive', undefined],
+      ['PUT', '/api/v1/devices/X/org-unit', { oe_id: org.default_oe_id }],
+      ['POST', '/api/v1/devices/X/catalog/libreoffice/select', undefined],
+      ['DELETE', '/api/v1/devices/X/catalog/libreoffice', undefined],
+      ['GET', '/api/v1/org-units/X', undefined],
+      ['PATCH', '/api/v1/org-units/X', {}],
+      ['DELETE', '/api/v1/org-units/X', undefined],
+      ['GET', '/api/v1/org-units/X/catalog', undefined],
+      ['POST', '/api/v1/org-units/X/catalog/libreoffice/deselect', undefined],
+      ['GET', '/api/v1/groups/X', undefined],
+      ['PATCH', '/api/v1/groups/X', {}],
+      ['DELETE', '/api/v1/groups/X', undefined],
+      ['GET', '/api/v1/groups/X/devices', undefined],
+      ['PUT', `/api/v1/groups/X/devices/${uuid}`, undefined],
+      ['DELETE', `/api/v1/groups/${uuid}/devices/X`, undefined],
+      ['GET', '/api/v1/groups/X/catalog', undefined],
+      ['GET', '/api/v1/iso-builds/X', undefined],
+      ['GET', '/api/v1/iso-builds/X/download', undefined],
+      ['POST', '/api/v1/templates/X/resolve', { code: 'AAAAA-AAAAA-AAAAA-AAAAA', device_id: uuid }],
+    ];
+    for (const bad of ['nope', '123', `{${uuid}}`, uuid.replace(/-/g, ''), `${uuid}0`, `${uuid.slice(0, 35)}g`]) {
+      for (const [method, path, body] of paths) {
+        const res = await ctx.request(method, path.replace('X', encodeURIComponent(bad)), { body, token: path.endsWith('/resolve') ? null : undefined });
+        expect(res.status, `${method} ${path} with ${bad}: ${JSON.stringify(res.body)}`).toBe(404);
+        expect(res.body.error).toBe('not_found');
+      }
+    }
+  });
+});
