@@ -4,7 +4,9 @@
  * all-or-nothing insert of events.
  */
 import { templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
+import { orgUnitChainCte, resolveStateRow, stateColumns, type CatalogState, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
+import { seedDataCache } from '../db/seed_cache.ts';
 import { ApiError } from '../http/errors.ts';
 import type { AgentDeviceState } from './auth.ts';
 import type { AgentEventType } from './schemas.ts';
@@ -67,11 +69,19 @@ export interface CheckinDevice extends AgentDeviceState {
   template_id: string;
 }
 
+export interface Checkin {
+  device: CheckinDevice;
+  /** The resolved order state of every catalog Merkmal of the device's backend. */
+  auftraege: CatalogState[];
+}
+
 /**
- * The check-in's first round trip, one statement: finds the device by the secret's hash
- * (one probe of the unique index), and for a live device sets the heartbeat and stores the
- * hardware when sent. A deprovisioned or archived device is returned untouched, so the
- * caller can answer 403 with nothing written.
+ * The whole check-in in one statement, one round trip: finds the device by the secret's
+ * hash (one probe of the unique index), for a live device sets the heartbeat and stores the
+ * hardware when sent, and gathers the device's catalog overrides with the very columns the
+ * catalog listing uses (api/catalog/state.ts), so `auftraege` and the listing cannot
+ * disagree. A deprovisioned or archived device is returned untouched, so the caller can
+ * answer 403 with nothing written.
  *
  * `set_config('synchronous_commit', 'off', true)` applies to this statement's own implicit
  * transaction only: its commit does not wait for the WAL flush. Losing the last few
@@ -79,15 +89,15 @@ export interface CheckinDevice extends AgentDeviceState {
  * extra round trip, unlike `begin; set local ...; commit`. Bootstrap, report and every admin
  * write keep the durable default.
  */
-export async function checkin(db: Db, secretHash: Uint8Array, hardware: Hardware | undefined): Promise<CheckinDevice | undefined> {
-  const [row] = await db<Array<CheckinDevice & { async_commit: string }>>`
-    with device as (
-      select d.id, d.deprovisioned_at, d.archived_at, dt.template_id
+export async function checkin(db: Db, secretHash: Uint8Array, hardware: Hardware | undefined): Promise<Checkin | undefined> {
+  const [row] = await db<Array<CheckinDevice & StateRow & { async_commit: string }>>`
+    with recursive dev as (
+      select d.id, d.oe_id, d.deprovisioned_at, d.archived_at, dt.template_id, dt.backend, dt.workspace
       from devices d
       join device_templates dt on dt.device_id = d.id
       where d.agent_secret_hash = ${secretHash}
-    ), live as (
-      select id from device where deprovisioned_at is null and archived_at is null
+    ), ${orgUnitChainCte(db)}, live as (
+      select id from dev where deprovisioned_at is null and archived_at is null
     ), heartbeat as (
       update devices set agent_last_checkin = now()
       from live where devices.id = live.id
@@ -101,33 +111,20 @@ export async function checkin(db: Db, secretHash: Uint8Array, hardware: Hardware
       returning device_id
     )
     select id, deprovisioned_at, archived_at, template_id,
-           set_config('synchronous_commit', 'off', true) as async_commit
-    from device`;
+           set_config('synchronous_commit', 'off', true) as async_commit,
+           ${stateColumns(db)}
+    from dev`;
   if (!row) return undefined;
-  const { async_commit: _, ...device } = row;
-  return device;
+  const { id, deprovisioned_at, archived_at, template_id } = row;
+  return { device: { id, deprovisioned_at, archived_at, template_id }, auftraege: await resolveStateRow(db, row) };
 }
 
 /**
  * The workspace-resolved blueprints of a template: the very query resolve answers with,
- * so the Runtime Blueprint and the check-in can never disagree. Templates, workspaces and
- * blueprints are seed data that no endpoint changes, so each template's list is loaded
- * once per database client and kept (a handful of templates: no eviction needed).
+ * so the Runtime Blueprint and the check-in can never disagree. Seed data: cached.
  */
-const blueprintCache = new WeakMap<object, Map<string, Promise<MerkmalBlueprintRow[]>>>();
-
-export function cachedTemplateBlueprints(sql: Sql, templateId: string): Promise<MerkmalBlueprintRow[]> {
-  let perClient = blueprintCache.get(sql);
-  if (!perClient) blueprintCache.set(sql, (perClient = new Map()));
-  let entry = perClient.get(templateId);
-  if (!entry) {
-    entry = templateBlueprints(sql, templateId);
-    perClient.set(templateId, entry);
-    // A failed load (database briefly away) must not stay cached.
-    entry.catch(() => perClient.delete(templateId));
-  }
-  return entry;
-}
+export const cachedTemplateBlueprints: (db: Db, templateId: string) => Promise<MerkmalBlueprintRow[]> =
+  seedDataCache(templateBlueprints);
 
 /** The device behind an agent secret (one index probe), or undefined. */
 export async function findAgentDevice(db: Db, secretHash: Uint8Array): Promise<AgentDeviceState | undefined> {

@@ -7,12 +7,11 @@
  * means (422). Nothing is written unless every step passes.
  */
 import type { Context } from 'hono';
-import { loadCatalogStates } from '../catalog/state.ts';
 import { ApiError } from '../http/errors.ts';
 import { hashSecret } from '../http/crypto.ts';
 import type { AppEnv } from '../http/context.ts';
 import { defineRoute, json, jsonBody, newRouter, validationHook } from '../http/openapi.ts';
-import { agentSecret, invalidAgentSecret, issueAgentSecret, requireLiveDevice, type AgentSecretEnv } from './auth.ts';
+import { agentSecret, issueAgentSecret, requireLiveDevice, type AgentSecretEnv } from './auth.ts';
 import * as repo from './repo.ts';
 import {
   agentEventTypes,
@@ -108,19 +107,15 @@ export function agentRoutes() {
   router.post('/agent/checkin', agentSecret, async (c) => {
     const { sql, config } = c.var.deps;
     const body = await readCheckinBody(c);
-    const device = requireLiveDevice(await repo.checkin(sql, c.var.agentSecretHash, body.hardware));
-    const [states, blueprints] = await Promise.all([
-      loadCatalogStates(sql, device.id),
-      repo.cachedTemplateBlueprints(sql, device.template_id),
-    ]);
-    // The device vanished between the two statements (its organization was deleted).
-    if (states === null) throw invalidAgentSecret();
+    const result = await repo.checkin(sql, c.var.agentSecretHash, body.hardware);
+    const device = requireLiveDevice(result?.device);
+    const blueprints = await repo.cachedTemplateBlueprints(sql, device.template_id);
     const response = {
       device_id: device.id,
       blueprints,
       repository_url: config.roleRepositoryUrl,
       poll_interval_seconds: config.agentPollIntervalSeconds,
-      auftraege: states.map((s) => ({ merkmal: s.merkmal, state: s.state, optionen: s.optionen })),
+      auftraege: result!.auftraege.map((s) => ({ merkmal: s.merkmal, state: s.state, optionen: s.optionen })),
     };
     return c.json(response, 200);
   });

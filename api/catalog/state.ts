@@ -10,6 +10,7 @@
  * `group_members_device`, the three override tables by their (owner, merkmal) primary keys.
  */
 import type { Db } from '../db/client.ts';
+import { seedDataCache } from '../db/seed_cache.ts';
 import {
   resolveCatalog,
   type CatalogEntry,
@@ -29,62 +30,109 @@ export const MAX_ORG_UNIT_DEPTH = 1000;
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-interface StateRow {
-  found: boolean;
-  catalog: Array<CatalogEntry & { name: string; kategorie: string }>;
+/** A catalog Merkmal of a backend, with its workspace default. */
+export interface CatalogMerkmal extends CatalogEntry {
+  name: string;
+  kategorie: string;
+}
+
+/**
+ * The catalog of a backend and workspace (key `backend/workspace`): every Merkmal with
+ * im_auftragskatalog and a blueprint for the backend, whether the workspace has it by
+ * default, ordered by key. Seed data, so loaded once per client.
+ */
+const catalogOf = seedDataCache(async (db, key): Promise<CatalogMerkmal[]> => {
+  const [backend, workspace] = key.split('/');
+  return db<CatalogMerkmal[]>`
+    select m.key as merkmal, m.name, m.kategorie, wm.merkmal is not null as "inWorkspace"
+    from blueprints b
+    join merkmale m on m.key = b.merkmal and m.im_auftragskatalog
+    left join workspace_merkmale wm on wm.workspace = ${workspace!} and wm.merkmal = m.key
+    where b.backend = ${backend!}
+    order by m.key`;
+});
+
+/** The row the state columns produce; `resolveStateRow` turns it into the resolved catalog. */
+export interface StateRow {
+  backend: string;
+  workspace: string;
   org_units: OrgUnitOverride[];
   groups: GroupOverride[];
   device: Override[];
 }
 
 /**
+ * The CTE that walks the org-unit chain of the device in a CTE named `dev` (columns `id`,
+ * `oe_id`, `backend`, `workspace`), for a query that begins `with recursive`. Every step
+ * is a lateral primary-key probe (`limit 1`), so PostgreSQL cannot pick a plan that scans
+ * `org_units`, even with a generic plan of the prepared statement.
+ */
+export function orgUnitChainCte(db: Db) {
+  return db`
+    chain (id, parent_id, depth) as (
+      select ou.id, ou.parent_id, 0
+      from dev cross join lateral (select id, parent_id from org_units where id = dev.oe_id limit 1) ou
+      union all
+      select ou.id, ou.parent_id, chain.depth + 1
+      from chain cross join lateral (select id, parent_id from org_units where id = chain.parent_id limit 1) ou
+      where chain.depth < ${MAX_ORG_UNIT_DEPTH}
+    )`;
+}
+
+/**
+ * The select-list columns (`backend`, `workspace`, `org_units`, `groups`, `device`) that
+ * gather what the resolution needs for the device in `dev`, given the `chain` CTE. The
+ * catalog itself is seed data and comes from `catalogOf`. The override
+ * lookups are lateral probes of the (owner, merkmal) primary keys (`offset 0` keeps the
+ * planner from flattening them into scans).
+ */
+export function stateColumns(db: Db) {
+  return db`
+    (select backend from dev) as backend,
+    (select workspace from dev) as workspace,
+    (select coalesce(json_agg(json_build_object(
+              'merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen,
+              'orgUnitId', chain.id, 'depth', chain.depth)), '[]')
+       from chain cross join lateral (
+         select merkmal, state, optionen from org_unit_merkmale where org_unit_id = chain.id offset 0) o) as org_units,
+    (select coalesce(json_agg(json_build_object(
+              'merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen, 'groupId', gm.group_id,
+              'updatedAt', (extract(epoch from o.updated_at) * 1000000)::bigint)), '[]')
+       from dev
+       cross join lateral (select group_id from group_members where device_id = dev.id offset 0) gm
+       cross join lateral (
+         select merkmal, state, optionen, updated_at from group_merkmale where group_id = gm.group_id offset 0) o) as groups,
+    (select coalesce(json_agg(json_build_object('merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen)), '[]')
+       from dev cross join lateral (
+         select merkmal, state, optionen from device_merkmale where device_id = dev.id offset 0) o) as device`;
+}
+
+/** Applies the rule to what `stateColumns` gathered, over the catalog of the device's backend. */
+export async function resolveStateRow(db: Db, row: StateRow): Promise<CatalogState[]> {
+  const catalog = await catalogOf(db, `${row.backend}/${row.workspace}`);
+  const resolved = resolveCatalog({
+    catalog,
+    orgUnitOverrides: row.org_units,
+    groupOverrides: row.groups,
+    deviceOverrides: row.device,
+  });
+  return resolved.map((r, i) => ({ ...r, name: catalog[i]!.name, kategorie: catalog[i]!.kategorie }));
+}
+
+/**
  * The resolved catalog of a device, ordered by Merkmal key; null when the device does not
- * exist. Archived and deprovisioned devices resolve like any other.
+ * exist. Archived and deprovisioned devices resolve like any other. One round trip.
  */
 export async function loadCatalogStates(db: Db, deviceId: string): Promise<CatalogState[] | null> {
   if (!uuidPattern.test(deviceId)) return null; // names no device; not worth a query (nor a cast error)
-  const [row] = await db<StateRow[]>`
+  const [row] = await db<Array<StateRow & { found: boolean }>>`
     with recursive dev as (
       select d.id, d.oe_id, dt.backend, dt.workspace
       from devices d
       join device_templates dt on dt.device_id = d.id
       where d.id = ${deviceId}
-    ), chain (id, parent_id, depth) as (
-      select ou.id, ou.parent_id, 0
-      from dev join org_units ou on ou.id = dev.oe_id
-      union all
-      select ou.id, ou.parent_id, chain.depth + 1
-      from chain join org_units ou on ou.id = chain.parent_id
-      where chain.depth < ${MAX_ORG_UNIT_DEPTH}
-    )
-    select
-      exists (select 1 from dev) as found,
-      (select coalesce(json_agg(json_build_object(
-                'merkmal', m.key, 'name', m.name, 'kategorie', m.kategorie,
-                'inWorkspace', wm.merkmal is not null) order by m.key), '[]')
-         from dev
-         join blueprints b on b.backend = dev.backend
-         join merkmale m on m.key = b.merkmal and m.im_auftragskatalog
-         left join workspace_merkmale wm on wm.workspace = dev.workspace and wm.merkmal = m.key) as catalog,
-      (select coalesce(json_agg(json_build_object(
-                'merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen,
-                'orgUnitId', chain.id, 'depth', chain.depth)), '[]')
-         from chain join org_unit_merkmale o on o.org_unit_id = chain.id) as org_units,
-      (select coalesce(json_agg(json_build_object(
-                'merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen, 'groupId', o.group_id,
-                'updatedAt', (extract(epoch from o.updated_at) * 1000000)::bigint)), '[]')
-         from group_members gm join group_merkmale o on o.group_id = gm.group_id
-         where gm.device_id = ${deviceId}) as groups,
-      (select coalesce(json_agg(json_build_object('merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen)), '[]')
-         from device_merkmale o
-         where o.device_id = ${deviceId}) as device`;
+    ), ${orgUnitChainCte(db)}
+    select exists (select 1 from dev) as found, ${stateColumns(db)}`;
   if (!row || !row.found) return null;
-
-  const resolved = resolveCatalog({
-    catalog: row.catalog,
-    orgUnitOverrides: row.org_units,
-    groupOverrides: row.groups,
-    deviceOverrides: row.device,
-  });
-  return resolved.map((r, i) => ({ ...r, name: row.catalog[i]!.name, kategorie: row.catalog[i]!.kategorie }));
+  return resolveStateRow(db, row);
 }
