@@ -38,12 +38,14 @@ export function createApp(deps: AppDeps) {
     await next();
   });
   app.use('*', accessLog);
-  app.use('/api/v1/*', bodyLimit({
+  const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: () => {
       throw new ApiError('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
     },
-  }));
+  });
+  // GET and HEAD carry no body; skipping them spares building a body stream per read.
+  app.use('/api/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   app.use('/api/v1/*', adminAuth);
 
   const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
