@@ -1,18 +1,16 @@
 /** Request and response schemas of the agent protocol (CONTRACT §7). */
-import { Buffer } from 'node:buffer';
 import { z } from '@hono/zod-openapi';
+import { jsonObject, jsonValue, MAX_JSON_DEPTH, wellFormedText } from '../http/json_value.ts';
 import { Uuid } from '../http/openapi.ts';
 
 /** Largest hardware object accepted, as UTF-8 JSON text (CONTRACT §7: "up to 64 KiB"). */
 export const MAX_HARDWARE_BYTES = 64 * 1024;
 
-export const Hardware = z
-  .record(z.string(), z.unknown())
-  .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= MAX_HARDWARE_BYTES, {
-    message: `must be at most ${MAX_HARDWARE_BYTES} bytes as JSON`,
-  })
+export const Hardware = jsonObject({ maxBytes: MAX_HARDWARE_BYTES })
   .openapi('Hardware', {
-    description: 'What the device reports about its hardware: a JSON object of at most 64 KiB. Replaces the stored one.',
+    description:
+      'What the device reports about its hardware: a JSON object of at most 64 KiB, nested at most ' +
+      `${MAX_JSON_DEPTH} levels, without lone UTF-16 surrogates in strings or keys. Replaces the stored one.`,
     example: { cpu: 'Intel Core i5-8365U', memory_mb: 16384, disks: [{ model: 'SAMSUNG MZVLB512', size_gb: 512 }] },
   });
 
@@ -82,11 +80,14 @@ export const MAX_REPORT_ENTRIES = 500;
 
 export const ReportEntry = z
   .strictObject({
-    merkmal: z.string().max(200).openapi({ example: 'libreoffice' }),
+    // Well-formed: the entries travel to PostgreSQL as jsonb, which refuses lone surrogates.
+    merkmal: wellFormedText().max(200).openapi({ example: 'libreoffice' }),
     // A plain string here, so that a wrong type is answered 422 invalid_event_type, not 400.
     event: z.string().max(100).openapi({ description: `One of ${agentEventTypes.join(', ')}.`, example: 'applied' }),
-    detail: z.unknown().optional().openapi({
-      description: 'Anything the agent wants to keep with the event (a message, an exit code, a log excerpt); stored as `payload.detail`.',
+    detail: jsonValue().optional().openapi({
+      description:
+        'Anything the agent wants to keep with the event (a message, an exit code, a log excerpt); stored as `payload.detail`. ' +
+        `Any JSON value nested at most ${MAX_JSON_DEPTH} levels, without lone UTF-16 surrogates in strings or keys.`,
       example: 'ansible role libreoffice applied in 42 s',
     }),
   })

@@ -1,12 +1,14 @@
 /** Schemas of the order catalog (CONTRACT §9): effective states, overrides, selection bodies. */
 import { z } from '@hono/zod-openapi';
+import { jsonObject, MAX_JSON_DEPTH } from '../http/json_value.ts';
 
-export const Optionen = z
-  .record(z.string(), z.unknown())
+export const Optionen = jsonObject()
   .openapi({
     type: 'object',
     additionalProperties: true,
-    description: 'Per-order options (a JSON object), passed through to the agent in the check-in\'s `auftraege`.',
+    description:
+      'Per-order options (a JSON object nested at most ' + MAX_JSON_DEPTH + ' levels, without lone UTF-16 surrogates ' +
+      'in strings or keys), passed through to the agent in the check-in\'s `auftraege`.',
     example: { sprache: 'de' },
   });
 
