@@ -4,7 +4,6 @@
  * database; idempotent ones keep the first timestamp with `coalesce`.
  */
 import type { Db, Sql } from '../db/client.ts';
-import { afterCursor, type Cursor } from '../http/pagination.ts';
 
 /** Sets deprovisioned_at once; the agent secret stays, so the agent can be told 403. False: no such device. */
 export async function deprovision(db: Db, id: string): Promise<boolean> {
@@ -62,6 +61,8 @@ export async function getHardware(db: Db, id: string): Promise<HardwareRow | und
 }
 
 export interface EventRow {
+  /** Write order (identity): the list's order and cursor; not part of the response. */
+  seq: number;
   id: string;
   device_id: string;
   merkmal: string;
@@ -76,15 +77,16 @@ export async function deviceExists(db: Db, id: string): Promise<boolean> {
 }
 
 /**
- * A page of the device's events, newest first (created_at desc, id desc: the index
- * device_merkmal_events_device_newest). Events of one report share their created_at; among
- * them the order is by id, stable across pages.
+ * A page of the device's events, newest first by write order (seq desc: the index
+ * device_merkmal_events_device_seq), after the event with seq `before` when given. Events
+ * written in the same millisecond (the entries of one report) still come in the order
+ * they were written: the last entry of a report first.
  */
-export async function listEvents(db: Db, deviceId: string, cursor: Cursor | null, limit: number): Promise<EventRow[]> {
+export async function listEvents(db: Db, deviceId: string, before: number | null, limit: number): Promise<EventRow[]> {
   return db<EventRow[]>`
-    select id, device_id, merkmal, type, payload, created_at
+    select seq, id, device_id, merkmal, type, payload, created_at
     from device_merkmal_events
-    where device_id = ${deviceId} and ${afterCursor(db, cursor, 'desc')}
-    order by created_at desc, id desc
+    where device_id = ${deviceId} and ${before === null ? db`true` : db`seq < ${before}`}
+    order by seq desc
     limit ${limit + 1}`;
 }

@@ -11,7 +11,7 @@ import { z } from '@hono/zod-openapi';
 import type { Sql } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { defineRoute, IdParams, iso, json, newRouter, Timestamp, Uuid } from '../http/openapi.ts';
-import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
+import { collectionOf, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import * as lifecycle from './lifecycle_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
 import { Device } from './schemas.ts';
@@ -104,12 +104,27 @@ const listEvents = defineRoute({
   operationId: 'listDeviceEvents',
   tags,
   summary: "The device's Merkmal events, newest first",
-  description: 'Selections (`selected`, `deselected`) and agent reports (`applied`, `apply_failed`, `removed`, `remove_failed`).',
+  description:
+    'Selections (`selected`, `deselected`) and agent reports (`applied`, `apply_failed`, `removed`, `remove_failed`), ' +
+    'newest first in the order they were written, also within one millisecond: the entries of one report list ' +
+    'last entry first.',
   auth: 'admin',
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(DeviceEvent, 'DeviceEventList'), 'A page of events, newest first') },
 });
+
+/** The contract's fields only: seq orders the list and its cursor but is not shown. */
+function serializeEvent(row: lifecycle.EventRow): z.infer<typeof DeviceEvent> {
+  return {
+    id: row.id,
+    device_id: row.device_id,
+    merkmal: row.merkmal,
+    type: row.type as z.infer<typeof DeviceEvent>['type'],
+    payload: row.payload,
+    created_at: iso(row.created_at),
+  };
+}
 
 /** The Device after a transition (404 if its organization was deleted in the meantime). */
 async function deviceBody(sql: Sql, id: string) {
@@ -150,12 +165,9 @@ export function deviceLifecycleRoutes() {
       const { sql } = c.var.deps;
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const after = decodeCursor(cursor);
-      const [exists, rows] = await Promise.all([lifecycle.deviceExists(sql, id), lifecycle.listEvents(sql, id, after, limit)]);
+      const before = decodeSeqCursor(cursor);
+      const [exists, rows] = await Promise.all([lifecycle.deviceExists(sql, id), lifecycle.listEvents(sql, id, before, limit)]);
       if (!exists) throw notFound('device', id);
-      return c.json(
-        toPage(rows, limit, (r) => ({ ...r, type: r.type as z.infer<typeof DeviceEvent>['type'], created_at: iso(r.created_at) })),
-        200,
-      );
+      return c.json(toPage(rows, limit, serializeEvent, (r) => encodeSeqCursor(r.seq)), 200);
     });
 }

@@ -1,7 +1,8 @@
 /**
  * Collections (CONTRACT §1): `{ items, next_cursor }`, `?limit=` 1–500 (default 100) and an
  * opaque `?cursor=`. Lists are ordered by (created_at, id) so the keyset is stable; the
- * cursor carries the last row's key.
+ * cursor carries the last row's key. Lists with a write-order sequence (device events)
+ * page on that instead: encodeSeqCursor / decodeSeqCursor.
  */
 import { Buffer } from 'node:buffer';
 import { z } from '@hono/zod-openapi';
@@ -66,16 +67,40 @@ export function afterCursor(sql: Db, cursor: Cursor | null, order: 'asc' | 'desc
     : sql`(${createdAt}, ${id}) < (${cursor.createdAt}, ${cursor.id})`;
 }
 
-/** Turns `limit + 1` fetched rows into a page. */
+/** Turns `limit + 1` fetched rows into a page; `cursorOf` writes the last row's key (default: created_at, id). */
 export function toPage<Row extends { created_at: Date; id: string }, Item>(
   rows: Row[],
   limit: number,
   serialize: (row: Row) => Item,
+  cursorOf: (row: Row) => string = encodeCursor,
 ): { items: Item[]; next_cursor: string | null } {
   const pageRows = rows.slice(0, limit);
   const last = pageRows[pageRows.length - 1];
   return {
     items: pageRows.map(serialize),
-    next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
+    next_cursor: rows.length > limit && last ? cursorOf(last) : null,
   };
+}
+
+/** The cursor of a list ordered by a bigint sequence: the last row's value. */
+export function encodeSeqCursor(seq: number): string {
+  return Buffer.from(`s${seq}`).toString('base64url');
+}
+
+/** What encodeSeqCursor writes: a positive integer without sign, leading zeros or exponent. */
+const seqCursorText = /^s[1-9]\d{0,15}$/;
+
+/**
+ * The sequence value of a cursor of encodeSeqCursor, or null without one. Anything else,
+ * the (created_at, id) cursors of other lists included, is a 400: only an exact round trip
+ * of a safe integer is taken, so nothing reaches SQL that PostgreSQL would refuse.
+ */
+export function decodeSeqCursor(cursor: string | undefined): number | null {
+  if (cursor === undefined) return null;
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const seq = seqCursorText.test(text) ? Number(text.slice(1)) : Number.NaN;
+  if (!Number.isSafeInteger(seq) || encodeSeqCursor(seq) !== cursor) {
+    throw new ApiError('invalid_request', 'cursor is not valid', { details: [{ path: ['cursor'], message: 'not a cursor of this list' }] });
+  }
+  return seq;
 }

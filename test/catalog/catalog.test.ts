@@ -43,7 +43,7 @@ const unset = (scope: string, id: string, merkmal: string) => call('DELETE', `/$
 async function events(deviceId: string) {
   return ctx.sql<{ merkmal: string; type: string; payload: Record<string, unknown> }[]>`
     select merkmal, type, payload from device_merkmal_events where device_id = ${deviceId}
-    order by created_at, xmin::text::bigint`; // one event per device and transaction: xmin orders same-millisecond ones
+    order by seq`;
 }
 
 async function overrideCounts() {

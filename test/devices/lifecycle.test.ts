@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { activateDevice, resolveDevice } from '../support/activation.ts';
 import { useTestApp } from '../support/app.ts';
@@ -129,15 +130,22 @@ describe('GET /api/v1/devices/{id}/hardware', () => {
 });
 
 describe('GET /api/v1/devices/{id}/events', () => {
+  type Event = { id: string; merkmal: string; type: string; payload: { n?: number; detail?: unknown }; created_at: string };
+
   async function seedEvents(deviceId: string, count: number) {
-    // Distinct timestamps one second apart, inserted out of order.
+    // Older events, one second apart, written oldest first as they would have happened.
     const base = Date.parse('2026-11-01T00:00:00.000Z');
-    const order = Array.from({ length: count }, (_, i) => i).reverse();
-    for (const i of order) {
+    for (let i = 0; i < count; i++) {
       await ctx.sql`
         insert into device_merkmal_events (device_id, merkmal, type, payload, created_at)
         values (${deviceId}, 'firefox', ${i % 2 ? 'applied' : 'selected'}, ${ctx.sql.json({ n: i })}, ${new Date(base + i * 1000)})`;
     }
+  }
+
+  async function allEvents(deviceId: string): Promise<Event[]> {
+    const res = await ctx.request('GET', `/api/v1/devices/${deviceId}/events?limit=500`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.items;
   }
 
   it('lists the events newest first with the contract fields', async () => {
@@ -150,28 +158,77 @@ describe('GET /api/v1/devices/{id}/events', () => {
     expect(res.body.items).toHaveLength(4);
     expect(Object.keys(res.body.items[0]).sort()).toEqual(['created_at', 'device_id', 'id', 'merkmal', 'payload', 'type']);
     expect(res.body.items[0]).toMatchObject({ device_id: agent.device_id, merkmal: 'libreoffice', type: 'apply_failed', payload: { detail: 'exit 2' } });
-    expect(res.body.items.slice(1).map((e: { payload: { n: number } }) => e.payload.n)).toEqual([2, 1, 0]);
-    const times = res.body.items.map((e: { created_at: string }) => Date.parse(e.created_at));
+    expect(res.body.items.slice(1).map((e: Event) => e.payload.n)).toEqual([2, 1, 0]);
+    const times = res.body.items.map((e: Event) => Date.parse(e.created_at));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
   });
 
-  it('pages through every event exactly once, newest first', async () => {
+  it('lists the entries of one report in exact reverse entry order (the last entry is the newest), every time', async () => {
+    const agent = await enrollAgent(ctx);
+    const merkmale = ['firefox', 'libreoffice', 'onlyoffice', 'qgis', 'gastsitzung'];
+    for (let round = 0; round < 20; round++) {
+      // All five share one created_at millisecond: only the write order can order them.
+      const res = await report(ctx, agent.secret, merkmale.map((merkmal, i) => ({ merkmal, event: 'applied', detail: { round, entry: i } })));
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const page = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=5`);
+      expect(page.body.items.map((e: Event) => e.payload.detail)).toEqual([4, 3, 2, 1, 0].map((entry) => ({ round, entry })));
+      expect(page.body.items.map((e: Event) => e.merkmal)).toEqual([...merkmale].reverse());
+    }
+  });
+
+  it('orders a selection and a report right after it by when they were written', async () => {
+    const agent = await enrollAgent(ctx);
+    for (let round = 0; round < 10; round++) {
+      const selected = await ctx.request('POST', `/api/v1/devices/${agent.device_id}/catalog/libreoffice/select`, { body: { optionen: { round } } });
+      expect(selected.status).toBe(200);
+      await report(ctx, agent.secret, [{ merkmal: 'libreoffice', event: 'applied', detail: round }, { merkmal: 'qgis', event: 'removed', detail: round }]);
+      const newest = (await allEvents(agent.device_id)).slice(0, 3);
+      expect(newest.map((e) => [e.merkmal, e.type])).toEqual([['qgis', 'removed'], ['libreoffice', 'applied'], ['libreoffice', 'selected']]);
+    }
+  });
+
+  it('pages through every event exactly once, newest first, with limit=2', async () => {
     const agent = await enrollAgent(ctx);
     await seedEvents(agent.device_id, 7);
-    // Five more with one shared timestamp, as one report writes them: the id orders them.
-    await report(ctx, agent.secret, Array.from({ length: 5 }, () => ({ merkmal: 'qgis', event: 'removed' })));
-    const all = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=500`);
-    expect(all.body.items).toHaveLength(12);
-    const seen: string[] = [];
+    // Five more with one shared timestamp, as one report writes them.
+    await report(ctx, agent.secret, Array.from({ length: 5 }, (_, i) => ({ merkmal: 'qgis', event: 'removed', detail: i })));
+    const expected: Array<Record<string, number>> = [...[4, 3, 2, 1, 0].map((detail) => ({ detail })), ...[6, 5, 4, 3, 2, 1, 0].map((n) => ({ n }))];
+    const seen: Event[] = [];
     let cursor: string | null = null;
+    let pages = 0;
     do {
-      const page: any = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: any = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
       expect(page.status).toBe(200);
-      expect(page.body.items.length).toBeLessThanOrEqual(3);
-      seen.push(...page.body.items.map((e: { id: string }) => e.id));
+      expect(page.body.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.items);
       cursor = page.body.next_cursor;
+      pages++;
     } while (cursor);
-    expect(seen).toEqual(all.body.items.map((e: { id: string }) => e.id));
+    expect(pages).toBe(6);
+    expect(seen.map((e) => e.payload)).toEqual(expected);
+    expect(seen.map((e) => e.id)).toEqual((await allEvents(agent.device_id)).map((e) => e.id));
+    expect(new Set(seen.map((e) => e.id)).size).toBe(12);
+  });
+
+  it('takes no cursor but its own: forged, out-of-range and old-style cursors are 400', async () => {
+    const agent = await enrollAgent(ctx);
+    await report(ctx, agent.secret, [{ merkmal: 'firefox', event: 'applied' }, { merkmal: 'qgis', event: 'applied' }]);
+    const first = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=1`);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    const b64 = (text: string) => Buffer.from(text).toString('base64url');
+    // The real cursor's text with its number replaced: everything but a positive safe integer.
+    const own = Buffer.from(first.body.next_cursor, 'base64url').toString('utf8');
+    expect(own).toMatch(/\d+$/);
+    const withNumber = (n: string) => b64(own.replace(/\d+$/, n));
+    for (const cursor of [
+      b64(JSON.stringify(['2026-01-01T00:00:00.000Z', crypto.randomUUID()])), // the (created_at, id) keyset of other lists
+      ...['0', '-1', '1.5', '1e3', '01', ' 1', '1 ', '9007199254740993', '99999999999999999999', 'abc', ''].map(withNumber),
+      `${first.body.next_cursor}x`, first.body.next_cursor.slice(1), '!!!',
+    ]) {
+      const res = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?cursor=${encodeURIComponent(cursor)}`);
+      expect(res.status, `${cursor}: ${JSON.stringify(res.body)}`).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+    }
   });
 
   it("shows only the device's own events, and an empty page for a device without any", async () => {
