@@ -146,8 +146,9 @@ export interface ReportEvent {
 export async function insertReport(db: Db, deviceId: string, events: ReportEvent[]): Promise<{ accepted: number; unknown: string[] }> {
   const [row] = await db<Array<{ accepted: number; unknown: string[] }>>`
     with entry as (
-      select e.merkmal, e.type, e.payload
-      from jsonb_to_recordset(${db.json(events as never)}) as e (merkmal text, type text, payload jsonb)
+      select e.merkmal, e.type, e.payload, e.ord
+      from rows from (jsonb_to_recordset(${db.json(events as never)}) as (merkmal text, type text, payload jsonb))
+           with ordinality as e (merkmal, type, payload, ord)
     ), unknown as (
       select distinct entry.merkmal
       from entry left join merkmale m on m.key = entry.merkmal
@@ -157,6 +158,7 @@ export async function insertReport(db: Db, deviceId: string, events: ReportEvent
       select ${deviceId}, entry.merkmal, entry.type, entry.payload
       from entry
       where not exists (select 1 from unknown)
+      order by entry.ord -- the event sequence follows the report's order
       returning 1
     )
     select (select count(*) from inserted)::int as accepted,
