@@ -4,7 +4,7 @@
  * all-or-nothing insert of events.
  */
 import { templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
-import { orgUnitChainCte, resolveStateRow, stateColumns, type CatalogState, type StateRow } from '../catalog/state.ts';
+import { effectiveTemplate, orgUnitChainCte, resolveStateRow, stateColumns, type CatalogState, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { ApiError } from '../http/errors.ts';
@@ -90,12 +90,11 @@ export interface Checkin {
  * write keep the durable default.
  */
 export async function checkin(db: Db, secretHash: Uint8Array, hardware: Hardware | undefined): Promise<Checkin | undefined> {
-  const [row] = await db<Array<CheckinDevice & StateRow & { async_commit: string }>>`
+  const [row] = await db<Array<AgentDeviceState & StateRow & { async_commit: string }>>`
     with recursive dev as (
-      select d.id, d.oe_id, d.deprovisioned_at, d.archived_at, dt.template_id, dt.backend, dt.workspace
-      from devices d
-      join device_templates dt on dt.device_id = d.id
-      where d.agent_secret_hash = ${secretHash}
+      select id, oe_id, template_id, deprovisioned_at, archived_at
+      from devices
+      where agent_secret_hash = ${secretHash}
     ), ${orgUnitChainCte(db)}, live as (
       select id from dev where deprovisioned_at is null and archived_at is null
     ), heartbeat as (
@@ -110,13 +109,14 @@ export async function checkin(db: Db, secretHash: Uint8Array, hardware: Hardware
       on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
       returning device_id
     )
-    select id, deprovisioned_at, archived_at, template_id,
+    select id, deprovisioned_at, archived_at,
            set_config('synchronous_commit', 'off', true) as async_commit,
            ${stateColumns(db)}
     from dev`;
   if (!row) return undefined;
-  const { id, deprovisioned_at, archived_at, template_id } = row;
-  return { device: { id, deprovisioned_at, archived_at, template_id }, auftraege: await resolveStateRow(db, row) };
+  const { id, deprovisioned_at, archived_at } = row;
+  const template = await effectiveTemplate(db, row.template_id ?? '');
+  return { device: { id, deprovisioned_at, archived_at, template_id: template.id }, auftraege: await resolveStateRow(db, row) };
 }
 
 /**

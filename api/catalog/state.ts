@@ -52,10 +52,29 @@ const catalogOf = seedDataCache(async (db, key): Promise<CatalogMerkmal[]> => {
     order by m.key`;
 });
 
-/** The row the state columns produce; `resolveStateRow` turns it into the resolved catalog. */
-export interface StateRow {
+/** A template's backend and workspace: what decides a device's catalog and blueprints. */
+export interface EffectiveTemplate {
+  id: string;
   backend: string;
   workspace: string;
+}
+
+/**
+ * The template a device's `template_id` stands for (null: the default template of the
+ * preferred backend, by the database's `effective_template_id`). Seed data: cached.
+ */
+export const effectiveTemplate = seedDataCache(async (db, assigned): Promise<EffectiveTemplate> => {
+  const [row] = await db<EffectiveTemplate[]>`
+    select id, backend, workspace from templates
+    where id = effective_template_id(${assigned === '' ? null : assigned}::uuid)`;
+  if (!row) throw new Error(`no template for assignment ${assigned || '(none)'}`);
+  return row;
+});
+
+/** The row the state columns produce; `resolveStateRow` turns it into the resolved catalog. */
+export interface StateRow {
+  /** The device's assigned template, null when none was resolved yet. */
+  template_id: string | null;
   org_units: OrgUnitOverride[];
   groups: GroupOverride[];
   device: Override[];
@@ -63,7 +82,7 @@ export interface StateRow {
 
 /**
  * The CTE that walks the org-unit chain of the device in a CTE named `dev` (columns `id`,
- * `oe_id`, `backend`, `workspace`), for a query that begins `with recursive`. Every step
+ * `oe_id`, `template_id`), for a query that begins `with recursive`. Every step
  * is a lateral primary-key probe (`limit 1`), so PostgreSQL cannot pick a plan that scans
  * `org_units`, even with a generic plan of the prepared statement.
  */
@@ -80,16 +99,15 @@ export function orgUnitChainCte(db: Db) {
 }
 
 /**
- * The select-list columns (`backend`, `workspace`, `org_units`, `groups`, `device`) that
- * gather what the resolution needs for the device in `dev`, given the `chain` CTE. The
- * catalog itself is seed data and comes from `catalogOf`. The override
+ * The select-list columns (`template_id`, `org_units`, `groups`, `device`) that gather
+ * what the resolution needs for the device in `dev`, given the `chain` CTE. The template's
+ * backend and workspace and the catalog are seed data and come from caches. The override
  * lookups are lateral probes of the (owner, merkmal) primary keys (`offset 0` keeps the
  * planner from flattening them into scans).
  */
 export function stateColumns(db: Db) {
   return db`
-    (select backend from dev) as backend,
-    (select workspace from dev) as workspace,
+    (select template_id from dev) as template_id,
     (select coalesce(json_agg(json_build_object(
               'merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen,
               'orgUnitId', chain.id, 'depth', chain.depth)), '[]')
@@ -109,7 +127,8 @@ export function stateColumns(db: Db) {
 
 /** Applies the rule to what `stateColumns` gathered, over the catalog of the device's backend. */
 export async function resolveStateRow(db: Db, row: StateRow): Promise<CatalogState[]> {
-  const catalog = await catalogOf(db, `${row.backend}/${row.workspace}`);
+  const template = await effectiveTemplate(db, row.template_id ?? '');
+  const catalog = await catalogOf(db, `${template.backend}/${template.workspace}`);
   const resolved = resolveCatalog({
     catalog,
     orgUnitOverrides: row.org_units,
@@ -127,10 +146,7 @@ export async function loadCatalogStates(db: Db, deviceId: string): Promise<Catal
   if (!uuidPattern.test(deviceId)) return null; // names no device; not worth a query (nor a cast error)
   const [row] = await db<Array<StateRow & { found: boolean }>>`
     with recursive dev as (
-      select d.id, d.oe_id, dt.backend, dt.workspace
-      from devices d
-      join device_templates dt on dt.device_id = d.id
-      where d.id = ${deviceId}
+      select id, oe_id, template_id from devices where id = ${deviceId}
     ), ${orgUnitChainCte(db)}
     select exists (select 1 from dev) as found, ${stateColumns(db)}`;
   if (!row || !row.found) return null;
