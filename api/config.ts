@@ -61,3 +61,23 @@ export interface AppConfig {
   /** AES-256-GCM key (32 bytes) for WLAN credentials in queued ISO jobs. */
   wlanKey: Uint8Array;
 }
+
+/**
+ * The app's configuration from the environment and the secrets resolved at start-up
+ * (from the environment or generated into DATA_DIR): the one place both entries build it.
+ */
+export function appConfig(env: Env, secrets: { adminToken: string; wlanKeyBase64: string; dataDir: string }): AppConfig {
+  return {
+    adminToken: secrets.adminToken,
+    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+    roleRepositoryUrl: env.ROLE_REPOSITORY_URL,
+    agentPollIntervalSeconds: env.AGENT_POLL_INTERVAL_SECONDS,
+    activation: {
+      maxFailures: env.ACTIVATION_MAX_FAILURES,
+      windowSeconds: env.ACTIVATION_FAILURE_WINDOW_SECONDS,
+      trustProxy: env.TRUST_PROXY,
+    },
+    isoDir: `${secrets.dataDir}/isos`,
+    wlanKey: new Uint8Array(Buffer.from(secrets.wlanKeyBase64, 'base64')),
+  };
+}

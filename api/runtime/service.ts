@@ -4,10 +4,10 @@
  * Node only; Deno serves the same app through main_deno.ts.
  */
 import { Buffer } from 'node:buffer';
-import { resolve, join } from 'node:path';
+import { resolve } from 'node:path';
 import { serve } from '@hono/node-server';
 import { createApp } from '../app.ts';
-import { ConfigError, loadEnv, type AppConfig, type Env } from '../config.ts';
+import { appConfig, ConfigError, loadEnv, type AppConfig, type Env } from '../config.ts';
 import { createSql, type Sql } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { randomToken } from '../http/crypto.ts';
@@ -45,19 +45,7 @@ export async function loadRuntime(): Promise<Runtime> {
   const wlanKey = env.ISO_ENCRYPTION_KEY
     ? env.ISO_ENCRYPTION_KEY
     : (await loadOrCreateSecret(dataDir, 'iso-encryption-key', () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'))).value;
-  const config: AppConfig = {
-    adminToken: admin.value,
-    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
-    roleRepositoryUrl: env.ROLE_REPOSITORY_URL,
-    agentPollIntervalSeconds: env.AGENT_POLL_INTERVAL_SECONDS,
-    activation: {
-      maxFailures: env.ACTIVATION_MAX_FAILURES,
-      windowSeconds: env.ACTIVATION_FAILURE_WINDOW_SECONDS,
-      trustProxy: env.TRUST_PROXY,
-    },
-    isoDir: join(dataDir, 'isos'),
-    wlanKey: new Uint8Array(Buffer.from(wlanKey, 'base64')),
-  };
+  const config = appConfig(env, { adminToken: admin.value, wlanKeyBase64: wlanKey, dataDir });
   return { env, log, dataDir, config, adminTokenFile: admin.path };
 }
 
