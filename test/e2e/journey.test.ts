@@ -120,7 +120,9 @@ describe('a personalized ISO built by the real worker', () => {
     expect(bytes.subarray(32768 + 1, 32768 + 6).toString('latin1')).toBe('CD001');
     expect(bytes.includes(Buffer.from(code))).toBe(true);
     expect(service.output()).not.toContain(psk);
-    const jobs = await db.sql`select task_identifier from graphile_worker.jobs`;
-    expect(jobs.map((j) => j.task_identifier)).not.toContain('build_iso'); // gone with its encrypted payload
+    // Gone with its encrypted payload once the task has returned (just after the row says completed).
+    await expect
+      .poll(async () => (await db.sql`select task_identifier from graphile_worker.jobs`).map((j) => j.task_identifier), { timeout: 15_000 })
+      .not.toContain('build_iso');
   }, 90_000);
 });

@@ -357,7 +357,8 @@ describe('end to end with the real worker running', () => {
       const provisioning = JSON.parse(await extractFromIso(path, '/fleet/provisioning.json'));
       expect(provisioning.activation_code).toBe(await activationCodeOf(ctx, org.id));
       expect(log.lines.join('\n')).not.toContain('werkstatt-passphrase');
-      expect(log.lines.some((l) => l.includes('iso build completed'))).toBe(true);
+      // Logged by the task after the row says completed.
+      await expect.poll(() => log.lines.some((l) => l.includes('iso build completed')), { timeout: 15_000 }).toBe(true);
     } finally {
       await runner.stop();
     }

@@ -400,7 +400,8 @@ describe('build_iso', () => {
       expect((await stat(join(work, 'fleet', 'wlan.nmconnection'))).mode & 0o777).toBe(0o600);
       await writeFile(join(work, 'continue'), '');
       await waitForStatus(ctx, queued.id, ['completed']);
-      expect(existsSync(work)).toBe(false);
+      // The folder goes in the task's clean-up, right after the row says completed.
+      await expect.poll(() => existsSync(work), { timeout: 15_000 }).toBe(false);
     } finally {
       await runner.stop();
     }
