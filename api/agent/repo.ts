@@ -3,8 +3,8 @@
  * heartbeat statement, the blueprints of a template (cached: seed data), and the report's
  * all-or-nothing insert of events.
  */
-import { templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
-import { effectiveTemplate, orgUnitChainCte, resolveStateRow, stateColumns, type CatalogState, type StateRow } from '../catalog/state.ts';
+import { storeHardware, templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
+import { orgUnitChainCte, resolveStateRow, stateColumns, type CatalogState, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { ApiError } from '../http/errors.ts';
@@ -58,13 +58,6 @@ export async function bootstrap(
   });
 }
 
-async function storeHardware(db: Db, deviceId: string, hardware: Hardware): Promise<void> {
-  await db`
-    insert into device_hardware (device_id, hardware, reported_at)
-    values (${deviceId}, ${db.json(hardware as never)}, now())
-    on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at`;
-}
-
 export interface CheckinDevice extends AgentDeviceState {
   template_id: string;
 }
@@ -115,8 +108,8 @@ export async function checkin(db: Db, secretHash: Uint8Array, hardware: Hardware
     from dev`;
   if (!row) return undefined;
   const { id, deprovisioned_at, archived_at } = row;
-  const template = await effectiveTemplate(db, row.template_id ?? '');
-  return { device: { id, deprovisioned_at, archived_at, template_id: template.id }, auftraege: await resolveStateRow(db, row) };
+  const { template, states } = await resolveStateRow(db, row);
+  return { device: { id, deprovisioned_at, archived_at, template_id: template.id }, auftraege: states };
 }
 
 /**

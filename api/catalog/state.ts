@@ -63,7 +63,7 @@ export interface EffectiveTemplate {
  * The template a device's `template_id` stands for (null: the default template of the
  * preferred backend, by the database's `effective_template_id`). Seed data: cached.
  */
-export const effectiveTemplate = seedDataCache(async (db, assigned): Promise<EffectiveTemplate> => {
+const effectiveTemplate = seedDataCache(async (db, assigned): Promise<EffectiveTemplate> => {
   const [row] = await db<EffectiveTemplate[]>`
     select id, backend, workspace from templates
     where id = effective_template_id(${assigned === '' ? null : assigned}::uuid)`;
@@ -125,8 +125,11 @@ export function stateColumns(db: Db) {
          select merkmal, state, optionen from device_merkmale where device_id = dev.id offset 0) o) as device`;
 }
 
-/** Applies the rule to what `stateColumns` gathered, over the catalog of the device's backend. */
-export async function resolveStateRow(db: Db, row: StateRow): Promise<CatalogState[]> {
+/**
+ * Applies the rule to what `stateColumns` gathered, over the catalog of the device's
+ * backend; also returns the device's effective template, which decided that catalog.
+ */
+export async function resolveStateRow(db: Db, row: StateRow): Promise<{ template: EffectiveTemplate; states: CatalogState[] }> {
   const template = await effectiveTemplate(db, row.template_id ?? '');
   const catalog = await catalogOf(db, `${template.backend}/${template.workspace}`);
   const resolved = resolveCatalog({
@@ -135,7 +138,8 @@ export async function resolveStateRow(db: Db, row: StateRow): Promise<CatalogSta
     groupOverrides: row.groups,
     deviceOverrides: row.device,
   });
-  return resolved.map((r, i) => ({ ...r, name: catalog[i]!.name, kategorie: catalog[i]!.kategorie }));
+  const states = resolved.map((r, i) => ({ ...r, name: catalog[i]!.name, kategorie: catalog[i]!.kategorie }));
+  return { template, states };
 }
 
 /**
@@ -150,5 +154,5 @@ export async function loadCatalogStates(db: Db, deviceId: string): Promise<Catal
     ), ${orgUnitChainCte(db)}
     select exists (select 1 from dev) as found, ${stateColumns(db)}`;
   if (!row || !row.found) return null;
-  return resolveStateRow(db, row);
+  return (await resolveStateRow(db, row)).states;
 }
