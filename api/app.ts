@@ -4,7 +4,6 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
-import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import type { Context } from 'hono';
 import { activationRoutes } from './activation/routes.ts';
@@ -18,6 +17,7 @@ import { enrollmentSessionRoutes } from './enrollment_sessions/routes.ts';
 import { groupRoutes } from './groups/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { adminAuth } from './http/auth.ts';
+import { limitBodySize } from './http/body.ts';
 import type { AppDeps, AppEnv } from './http/context.ts';
 import { ApiError, errorBody } from './http/errors.ts';
 import { validationHook } from './http/openapi.ts';
@@ -38,11 +38,8 @@ export function createApp(deps: AppDeps) {
     await next();
   });
   app.use('*', accessLog);
-  const limitBody = bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: () => {
-      throw new ApiError('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
-    },
+  const limitBody = limitBodySize(MAX_BODY_BYTES, () => {
+    throw new ApiError('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
   });
   // GET and HEAD carry no body; skipping them spares building a body stream per read.
   app.use('/api/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));

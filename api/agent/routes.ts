@@ -7,6 +7,7 @@
  * means (422). Nothing is written unless every step passes.
  */
 import type { Context } from 'hono';
+import { readBodyText } from '../http/body.ts';
 import { ApiError } from '../http/errors.ts';
 import { hashSecret } from '../http/crypto.ts';
 import type { AppEnv } from '../http/context.ts';
@@ -159,7 +160,7 @@ export function agentRoutes() {
  * validation hook gives everywhere else.
  */
 async function readCheckinBody<E extends AppEnv>(c: Context<E>): Promise<CheckinRequestType> {
-  const text = await c.req.text();
+  const text = await readBodyText(c);
   if (text.trim() === '') return {};
   let value: unknown;
   try {
