@@ -4,7 +4,7 @@
  * all-or-nothing insert of events.
  */
 import { storeHardware, templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
-import { orgUnitChainCte, resolveStateRow, stateColumns, type CatalogState, type StateRow } from '../catalog/state.ts';
+import { deviceStateColumns, resolveStateRow, type CatalogState, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { ApiError } from '../http/errors.ts';
@@ -71,9 +71,9 @@ export interface Checkin {
 /**
  * The whole check-in in one statement, one round trip: finds the device by the secret's
  * hash (one probe of the unique index), for a live device sets the heartbeat and stores the
- * hardware when sent, and gathers the device's catalog overrides with the very columns the
- * catalog listing uses (api/catalog/state.ts), so `auftraege` and the listing cannot
- * disagree. A deprovisioned or archived device is returned untouched, so the caller can
+ * hardware when sent, and gathers the device's own resolution inputs with the very columns
+ * the catalog listing uses (api/catalog/state.ts; the organization's overrides come from
+ * its versioned cache), so `auftraege` and the listing cannot disagree. A deprovisioned or archived device is returned untouched, so the caller can
  * answer 403 with nothing written.
  *
  * `set_config('synchronous_commit', 'off', true)` applies to this statement's own implicit
@@ -84,11 +84,10 @@ export interface Checkin {
  */
 export async function checkin(db: Db, secretHash: Uint8Array, hardware: Hardware | undefined): Promise<Checkin | undefined> {
   const [row] = await db<Array<AgentDeviceState & StateRow & { async_commit: string }>>`
-    with recursive dev as (
-      select id, oe_id, template_id, deprovisioned_at, archived_at
-      from devices
-      where agent_secret_hash = ${secretHash}
-    ), ${orgUnitChainCte(db)}, live as (
+    with dev as (
+      select id, oe_id, organization_id, template_id, deprovisioned_at, archived_at
+      from devices where agent_secret_hash = ${secretHash}
+    ), live as (
       select id from dev where deprovisioned_at is null and archived_at is null
     ), heartbeat as (
       update devices set agent_last_checkin = now()
@@ -102,10 +101,10 @@ export async function checkin(db: Db, secretHash: Uint8Array, hardware: Hardware
       on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
       returning device_id
     )
-    select id, deprovisioned_at, archived_at,
+    select d.id, d.deprovisioned_at, d.archived_at,
            set_config('synchronous_commit', 'off', true) as async_commit,
-           ${stateColumns(db)}
-    from dev`;
+           ${deviceStateColumns(db)}
+    from dev d`;
   if (!row) return undefined;
   const { id, deprovisioned_at, archived_at } = row;
   const { template, states } = await resolveStateRow(db, row);

@@ -15,7 +15,7 @@ import { ApiError, notFound } from '../http/errors.ts';
 import { lockOrganization } from '../org_units/lock.ts';
 import type { CatalogOverrideType } from './schemas.ts';
 import { resolveOne, type GroupOverride, type Optionen, type Override, type OverrideState } from './resolution.ts';
-import { MAX_ORG_UNIT_DEPTH } from './state.ts';
+import { MAX_ORG_UNIT_DEPTH } from './org_overrides.ts';
 
 export type Scope = 'devices' | 'org-units' | 'groups';
 

@@ -2,31 +2,23 @@
  * The effective order state of every catalog Merkmal of one device: what
  * `GET /devices/{id}/catalog` lists and what the agent's check-in returns as `auftraege`.
  *
- * Hot path (the check-in calls it thousands of times a second): ONE query gathers the
- * catalog of the device's backend with the workspace defaults, the overrides along the
- * org-unit chain (recursive CTE, however deep), of all the device's groups and of the
- * device itself; the rule is then applied in TypeScript by the pure `resolveCatalog`.
- * Every lookup is an index probe: devices and org_units by primary key, group_members by
- * `group_members_device`, the three override tables by their (owner, merkmal) primary keys.
+ * Hot path (the check-in calls it thousands of times a second): the device's own inputs
+ * come from the columns of `deviceStateColumns` in the caller's one statement (its org
+ * unit, its groups, its own overrides, and the organization's override counter); the
+ * organization's org-unit tree and group overrides come from the versioned cache of
+ * `org_overrides.ts`; the template and the catalog are seed data, cached too. The rule
+ * is then applied by the pure `resolveCatalog`. Listing and check-in share all of this,
+ * so they cannot disagree.
  */
 import type { Db } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
-import {
-  resolveCatalog,
-  type CatalogEntry,
-  type GroupOverride,
-  type OrgUnitOverride,
-  type Override,
-  type ResolvedMerkmal,
-} from './resolution.ts';
+import { chainOverrides, groupOverrides, orgOverrides } from './org_overrides.ts';
+import { resolveCatalog, type CatalogEntry, type Override, type ResolvedMerkmal } from './resolution.ts';
 
 export interface CatalogState extends ResolvedMerkmal {
   name: string;
   kategorie: string;
 }
-
-/** Org-unit chains longer than this are treated as corrupt data rather than followed forever. */
-export const MAX_ORG_UNIT_DEPTH = 1000;
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -71,71 +63,45 @@ const effectiveTemplate = seedDataCache(async (db, assigned): Promise<EffectiveT
   return row;
 });
 
-/** The row the state columns produce; `resolveStateRow` turns it into the resolved catalog. */
+/** The row `deviceStateColumns` produce; `resolveStateRow` turns it into the resolved catalog. */
 export interface StateRow {
   /** The device's assigned template, null when none was resolved yet. */
   template_id: string | null;
-  org_units: OrgUnitOverride[];
-  groups: GroupOverride[];
+  oe_id: string;
+  organization_id: string;
+  /** The organization's `override_versions` counter, read in the same snapshot. */
+  override_version: number | string;
+  group_ids: string[];
   device: Override[];
 }
 
 /**
- * The CTE that walks the org-unit chain of the device in a CTE named `dev` (columns `id`,
- * `oe_id`, `template_id`), for a query that begins `with recursive`. Every step
- * is a lateral primary-key probe (`limit 1`), so PostgreSQL cannot pick a plan that scans
- * `org_units`, even with a generic plan of the prepared statement.
+ * The select-list columns of `StateRow` for the device row `d` (columns of `devices`):
+ * index probes of `override_versions`, `group_members_device` and `device_merkmale`'s
+ * primary key.
  */
-export function orgUnitChainCte(db: Db) {
+export function deviceStateColumns(db: Db) {
   return db`
-    chain (id, parent_id, depth) as (
-      select ou.id, ou.parent_id, 0
-      from dev cross join lateral (select id, parent_id from org_units where id = dev.oe_id limit 1) ou
-      union all
-      select ou.id, ou.parent_id, chain.depth + 1
-      from chain cross join lateral (select id, parent_id from org_units where id = chain.parent_id limit 1) ou
-      where chain.depth < ${MAX_ORG_UNIT_DEPTH}
-    )`;
-}
-
-/**
- * The select-list columns (`template_id`, `org_units`, `groups`, `device`) that gather
- * what the resolution needs for the device in `dev`, given the `chain` CTE. The template's
- * backend and workspace and the catalog are seed data and come from caches. The override
- * lookups are lateral probes of the (owner, merkmal) primary keys (`offset 0` keeps the
- * planner from flattening them into scans).
- */
-export function stateColumns(db: Db) {
-  return db`
-    (select template_id from dev) as template_id,
-    (select coalesce(json_agg(json_build_object(
-              'merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen,
-              'orgUnitId', chain.id, 'depth', chain.depth)), '[]')
-       from chain cross join lateral (
-         select merkmal, state, optionen from org_unit_merkmale where org_unit_id = chain.id offset 0) o) as org_units,
-    (select coalesce(json_agg(json_build_object(
-              'merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen, 'groupId', gm.group_id,
-              'updatedAt', (extract(epoch from o.updated_at) * 1000000)::bigint)), '[]')
-       from dev
-       cross join lateral (select group_id from group_members where device_id = dev.id offset 0) gm
-       cross join lateral (
-         select merkmal, state, optionen, updated_at from group_merkmale where group_id = gm.group_id offset 0) o) as groups,
+    d.template_id, d.oe_id, d.organization_id,
+    coalesce((select v.version from override_versions v where v.organization_id = d.organization_id), 0) as override_version,
+    array(select gm.group_id from group_members gm where gm.device_id = d.id) as group_ids,
     (select coalesce(json_agg(json_build_object('merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen)), '[]')
-       from dev cross join lateral (
-         select merkmal, state, optionen from device_merkmale where device_id = dev.id offset 0) o) as device`;
+       from device_merkmale o where o.device_id = d.id) as device`;
 }
 
 /**
- * Applies the rule to what `stateColumns` gathered, over the catalog of the device's
- * backend; also returns the device's effective template, which decided that catalog.
+ * Applies the rule to what `deviceStateColumns` gathered and the organization's cached
+ * overrides, over the catalog of the device's backend; also returns the device's
+ * effective template, which decided that catalog.
  */
 export async function resolveStateRow(db: Db, row: StateRow): Promise<{ template: EffectiveTemplate; states: CatalogState[] }> {
   const template = await effectiveTemplate(db, row.template_id ?? '');
   const catalog = await catalogOf(db, `${template.backend}/${template.workspace}`);
+  const org = await orgOverrides(db, row.organization_id, row.override_version);
   const resolved = resolveCatalog({
     catalog,
-    orgUnitOverrides: row.org_units,
-    groupOverrides: row.groups,
+    orgUnitOverrides: chainOverrides(org, row.oe_id),
+    groupOverrides: groupOverrides(org, row.group_ids),
     deviceOverrides: row.device,
   });
   const states = resolved.map((r, i) => ({ ...r, name: catalog[i]!.name, kategorie: catalog[i]!.kategorie }));
@@ -148,11 +114,7 @@ export async function resolveStateRow(db: Db, row: StateRow): Promise<{ template
  */
 export async function loadCatalogStates(db: Db, deviceId: string): Promise<CatalogState[] | null> {
   if (!uuidPattern.test(deviceId)) return null; // names no device; not worth a query (nor a cast error)
-  const [row] = await db<Array<StateRow & { found: boolean }>>`
-    with recursive dev as (
-      select id, oe_id, template_id from devices where id = ${deviceId}
-    ), ${orgUnitChainCte(db)}
-    select exists (select 1 from dev) as found, ${stateColumns(db)}`;
-  if (!row || !row.found) return null;
+  const [row] = await db<StateRow[]>`select ${deviceStateColumns(db)} from devices d where d.id = ${deviceId}`;
+  if (!row) return null;
   return (await resolveStateRow(db, row)).states;
 }
