@@ -69,12 +69,16 @@ export interface Checkin {
 }
 
 /**
- * The whole check-in in one statement, one round trip: finds the device by the secret's
- * hash (one probe of the unique index), for a live device sets the heartbeat and stores the
- * hardware when sent, and gathers the device's own resolution inputs with the very columns
+ * The check-in of a live device in one statement, one round trip: the heartbeat UPDATE
+ * finds the device by the secret's hash (one probe of the unique index), stores the
+ * hardware when sent, and returns the device's own resolution inputs with the very columns
  * the catalog listing uses (api/catalog/state.ts; the organization's overrides come from
- * its versioned cache), so `auftraege` and the listing cannot disagree. A deprovisioned or archived device is returned untouched, so the caller can
- * answer 403 with nothing written.
+ * its versioned cache), so `auftraege` and the listing cannot disagree.
+ *
+ * When no live device holds the secret, nothing was written and a second probe tells the
+ * caller which answer to give: no device (401), or a deprovisioned or archived one (403).
+ * Every unknown secret takes this same path. (A device never turns live again under the
+ * same secret: reprovision clears it.)
  *
  * `set_config('synchronous_commit', 'off', true)` applies to this statement's own implicit
  * transaction only: its commit does not wait for the WAL flush. Losing the last few
@@ -82,33 +86,29 @@ export interface Checkin {
  * extra round trip, unlike `begin; set local ...; commit`. Bootstrap, report and every admin
  * write keep the durable default.
  */
-export async function checkin(db: Db, secretHash: Uint8Array, hardware: Hardware | undefined): Promise<Checkin | undefined> {
+export async function checkin(
+  db: Db,
+  secretHash: Uint8Array,
+  hardware: Hardware | undefined,
+): Promise<{ live: Checkin } | { live: null; device: AgentDeviceState | undefined }> {
   const [row] = await db<Array<AgentDeviceState & StateRow & { async_commit: string }>>`
-    with dev as (
-      select id, oe_id, organization_id, template_id, deprovisioned_at, archived_at
-      from devices where agent_secret_hash = ${secretHash}
-    ), live as (
-      select id from dev where deprovisioned_at is null and archived_at is null
-    ), heartbeat as (
-      update devices set agent_last_checkin = now()
-      from live where devices.id = live.id
-      returning devices.id
-    ), hardware as (
+    with hardware as (
       insert into device_hardware (device_id, hardware, reported_at)
-      select live.id, ${hardware === undefined ? null : db.json(hardware as never)}::jsonb, now()
-      from live
+      select id, ${hardware === undefined ? null : db.json(hardware as never)}::jsonb, now()
+      from devices
       where ${hardware !== undefined}
+        and agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
       on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
-      returning device_id
     )
-    select d.id, d.deprovisioned_at, d.archived_at,
-           set_config('synchronous_commit', 'off', true) as async_commit,
-           ${deviceStateColumns(db)}
-    from dev d`;
-  if (!row) return undefined;
+    update devices d set agent_last_checkin = now()
+    where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
+    returning d.id, d.deprovisioned_at, d.archived_at,
+              set_config('synchronous_commit', 'off', true) as async_commit,
+              ${deviceStateColumns(db)}`;
+  if (!row) return { live: null, device: await findAgentDevice(db, secretHash) };
   const { id, deprovisioned_at, archived_at } = row;
   const { template, states } = await resolveStateRow(db, row);
-  return { device: { id, deprovisioned_at, archived_at, template_id: template.id }, auftraege: states };
+  return { live: { device: { id, deprovisioned_at, archived_at, template_id: template.id }, auftraege: states } };
 }
 
 /**

@@ -12,7 +12,7 @@ import { ApiError } from '../http/errors.ts';
 import { hashSecret } from '../http/crypto.ts';
 import type { AppEnv } from '../http/context.ts';
 import { defineRoute, json, jsonBody, newRouter, validationHook } from '../http/openapi.ts';
-import { agentSecret, issueAgentSecret, requireLiveDevice, type AgentSecretEnv } from './auth.ts';
+import { agentSecret, invalidAgentSecret, issueAgentSecret, requireLiveDevice, type AgentSecretEnv } from './auth.ts';
 import * as repo from './repo.ts';
 import {
   agentEventTypes,
@@ -109,14 +109,18 @@ export function agentRoutes() {
     const { sql, config } = c.var.deps;
     const body = await readCheckinBody(c);
     const result = await repo.checkin(sql, c.var.agentSecretHash, body.hardware);
-    const device = requireLiveDevice(result?.device);
+    if (!result.live) {
+      requireLiveDevice(result.device); // 401 or 403
+      throw invalidAgentSecret(); // not reached: a secret that missed a live device finds none
+    }
+    const { device, auftraege } = result.live;
     const blueprints = await repo.cachedTemplateBlueprints(sql, device.template_id);
     const response = {
       device_id: device.id,
       blueprints,
       repository_url: config.roleRepositoryUrl,
       poll_interval_seconds: config.agentPollIntervalSeconds,
-      auftraege: result!.auftraege.map((s) => ({ merkmal: s.merkmal, state: s.state, optionen: s.optionen })),
+      auftraege: auftraege.map((s) => ({ merkmal: s.merkmal, state: s.state, optionen: s.optionen })),
     };
     return c.json(response, 200);
   });

@@ -29,6 +29,8 @@ export interface OrgOverrides {
   version: number;
   units: Map<string, OrgUnitEntry>;
   groups: Map<string, GroupOverride[]>;
+  /** The chain overrides of each unit asked for so far (the entry is immutable, so is this). */
+  chains: Map<string, OrgUnitOverride[]>;
 }
 
 interface LoadedRow {
@@ -61,7 +63,7 @@ async function load(db: Db, organizationId: string): Promise<OrgOverrides> {
     else list.push(o);
   }
   // int8 arrives as a string from a client without the int8 parser (api/db/client.ts has one).
-  return { version: Number(row!.version), units, groups };
+  return { version: Number(row!.version), units, groups, chains: new Map() };
 }
 
 // Keyed by the client: a test's database or a transaction never sees another's entries.
@@ -92,7 +94,13 @@ export async function orgOverrides(db: Db, organizationId: string, atLeast: numb
 }
 
 /** The overrides along the chain of org units from `orgUnitId` up to its root, with their depth. */
-export function chainOverrides(org: OrgOverrides, orgUnitId: string): OrgUnitOverride[] {
+export function chainOverrides(org: OrgOverrides, orgUnitId: string): readonly OrgUnitOverride[] {
+  let chain = org.chains.get(orgUnitId);
+  if (chain === undefined) org.chains.set(orgUnitId, (chain = walkChain(org, orgUnitId)));
+  return chain;
+}
+
+function walkChain(org: OrgOverrides, orgUnitId: string): OrgUnitOverride[] {
   const result: OrgUnitOverride[] = [];
   let id: string | null = orgUnitId;
   for (let depth = 0; id !== null && depth <= MAX_ORG_UNIT_DEPTH; depth++) {
