@@ -3,10 +3,19 @@
  * value stops the service with a message that names the variable.
  */
 import { Buffer } from 'node:buffer';
+import { cpus } from 'node:os';
 import { z } from 'zod';
 
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const url = z.string().url().refine((v) => /^https?:\/\//.test(v), 'must be an http(s) URL');
+
+/**
+ * The API's connections: twice the host's cores, from 4 to 10. postgres.js pipelines
+ * queries on busy connections, so a few connections carry the load of one Node process
+ * with fewer wake-ups and context switches than many (measured in README "Benchmark");
+ * four leave room beside a slow query.
+ */
+export const DEFAULT_POOL_SIZE = Math.min(10, Math.max(4, 2 * cpus().length));
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -29,7 +38,7 @@ const EnvSchema = z.object({
   ACTIVATION_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(600),
   TRUST_PROXY: boolean.default(false),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(DEFAULT_POOL_SIZE),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

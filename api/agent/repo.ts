@@ -91,15 +91,18 @@ export async function checkin(
   secretHash: Uint8Array,
   hardware: Hardware | undefined,
 ): Promise<{ live: Checkin } | { live: null; device: AgentDeviceState | undefined }> {
-  const [row] = await db<Array<AgentDeviceState & StateRow & { async_commit: string }>>`
+  // Two prepared statements: the hardware CTE costs PostgreSQL work on every execution, but
+  // agents send hardware only now and then.
+  const hardwareCte = hardware === undefined ? db`` : db`
     with hardware as (
       insert into device_hardware (device_id, hardware, reported_at)
-      select id, ${hardware === undefined ? null : db.json(hardware as never)}::jsonb, now()
+      select id, ${db.json(hardware as never)}::jsonb, now()
       from devices
-      where ${hardware !== undefined}
-        and agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
+      where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
       on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
-    )
+    )`;
+  const [row] = await db<Array<AgentDeviceState & StateRow & { async_commit: string }>>`
+    ${hardwareCte}
     update devices d set agent_last_checkin = now()
     where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
     returning d.id, d.deprovisioned_at, d.archived_at,

@@ -276,7 +276,10 @@ async function main(): Promise<void> {
   clients.push(counted);
   const app = createApp({ sql: counted, config: inProcessConfig(), log: silentLogger });
   const pick = () => secrets[Math.floor(Math.random() * secrets.length)]!;
-  for (let i = 0; i < 20; i++) await inProcessCheckin(app, pick(), plainBody); // warm the blueprint cache
+  // Warm the caches first (templates, blueprints, and each organization's overrides, which
+  // load once per organization): the first devices are one per organization (seed_fleet.ts).
+  for (let i = 0; i < Math.min(settings.orgs, secrets.length); i++) await inProcessCheckin(app, secrets[i]!, plainBody);
+  for (let i = 0; i < 20; i++) await inProcessCheckin(app, pick(), plainBody);
   statements = 0;
   for (let i = 0; i < ROUND_TRIP_SAMPLES; i++) await inProcessCheckin(app, pick(), i % 2 ? hardwareBody : plainBody);
   const statementsPerCheckin = statements / ROUND_TRIP_SAMPLES;
