@@ -4,7 +4,8 @@
  * all-or-nothing insert of events.
  */
 import { storeHardware, templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
-import { deviceStateColumns, resolveStateRow, type CatalogState, type StateRow } from '../catalog/state.ts';
+import type { ResolvedMerkmal } from '../catalog/resolution.ts';
+import { deviceStateColumns, resolveStateRow, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { ApiError } from '../http/errors.ts';
@@ -65,7 +66,7 @@ export interface CheckinDevice extends AgentDeviceState {
 export interface Checkin {
   device: CheckinDevice;
   /** The resolved order state of every catalog Merkmal of the device's backend. */
-  auftraege: CatalogState[];
+  auftraege: ResolvedMerkmal[];
 }
 
 /**
@@ -110,8 +111,8 @@ export async function checkin(
               ${deviceStateColumns(db)}`;
   if (!row) return { live: null, device: await findAgentDevice(db, secretHash) };
   const { id, deprovisioned_at, archived_at } = row;
-  const { template, states } = await resolveStateRow(db, row);
-  return { live: { device: { id, deprovisioned_at, archived_at, template_id: template.id }, auftraege: states } };
+  const { template, resolved } = await resolveStateRow(db, row);
+  return { live: { device: { id, deprovisioned_at, archived_at, template_id: template.id }, auftraege: resolved } };
 }
 
 /**

@@ -91,10 +91,13 @@ export function deviceStateColumns(db: Db) {
 
 /**
  * Applies the rule to what `deviceStateColumns` gathered and the organization's cached
- * overrides, over the catalog of the device's backend; also returns the device's
- * effective template, which decided that catalog.
+ * overrides, over the catalog of the device's backend (`resolved[i]` is `catalog[i]`);
+ * also returns the device's effective template, which decided that catalog.
  */
-export async function resolveStateRow(db: Db, row: StateRow): Promise<{ template: EffectiveTemplate; states: CatalogState[] }> {
+export async function resolveStateRow(
+  db: Db,
+  row: StateRow,
+): Promise<{ template: EffectiveTemplate; catalog: readonly CatalogMerkmal[]; resolved: ResolvedMerkmal[] }> {
   const template = await effectiveTemplate(db, row.template_id ?? '');
   const catalog = await catalogOf(db, `${template.backend}/${template.workspace}`);
   const org = await orgOverrides(db, row.organization_id, row.override_version);
@@ -104,8 +107,7 @@ export async function resolveStateRow(db: Db, row: StateRow): Promise<{ template
     groupOverrides: groupOverrides(org, row.group_ids),
     deviceOverrides: row.device,
   });
-  const states = resolved.map((r, i) => ({ ...r, name: catalog[i]!.name, kategorie: catalog[i]!.kategorie }));
-  return { template, states };
+  return { template, catalog, resolved };
 }
 
 /**
@@ -116,5 +118,6 @@ export async function loadCatalogStates(db: Db, deviceId: string): Promise<Catal
   if (!uuidPattern.test(deviceId)) return null; // names no device; not worth a query (nor a cast error)
   const [row] = await db<StateRow[]>`select ${deviceStateColumns(db)} from devices d where d.id = ${deviceId}`;
   if (!row) return null;
-  return (await resolveStateRow(db, row)).states;
+  const { catalog, resolved } = await resolveStateRow(db, row);
+  return resolved.map((r, i) => ({ ...r, name: catalog[i]!.name, kategorie: catalog[i]!.kategorie }));
 }

@@ -23,7 +23,6 @@
 import { Buffer } from 'node:buffer';
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { Agent, request as httpRequest } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -35,6 +34,7 @@ import { randomToken } from '../../api/http/crypto.ts';
 import { silentLogger } from '../../api/log.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../api/runtime/embedded_postgres.ts';
 import { startService, type ServiceProcess } from '../support/service_process.ts';
+import { RawConnection, rawRequest } from './raw_http.ts';
 import { seedFleet } from './seed_fleet.ts';
 
 // ---------------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ function log(message: string): void {
 }
 
 // ---------------------------------------------------------------------------------------
-// Load: closed-loop agents over keep-alive HTTP/1.1 connections.
+// Load: closed-loop agents, each on its own keep-alive HTTP/1.1 connection (raw_http.ts).
 
 interface PhaseResult {
   /** CPU seconds per second of the phase: the server, PostgreSQL, this load generator. */
@@ -109,19 +109,6 @@ interface PhaseResult {
   p50: number;
   p99: number;
   firstError: string | null;
-}
-
-function send(agent: Agent, port: number, method: string, path: string, headers: Record<string, string>, body?: string) {
-  return new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 const hardwareBody = JSON.stringify({
@@ -166,7 +153,7 @@ async function runPhase(
   seconds: number,
   next: (i: number) => { method: string; path: string; headers: Record<string, string>; body?: string },
 ): Promise<PhaseResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: settings.agents });
+  const connections = await Promise.all(Array.from({ length: settings.agents }, () => RawConnection.open(port)));
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | null = null;
@@ -174,24 +161,26 @@ async function runPhase(
   const cpu0 = { server: cpuSecondsOf(serverPid), postgres: postgresCpuSeconds(), bench: process.cpuUsage() };
   const started = performance.now();
   const stopAt = started + seconds * 1000;
-  const loop = async () => {
+  const loop = async (connection: RawConnection) => {
     while (performance.now() < stopAt) {
       const r = next(counter++);
+      const request = rawRequest(r.method, r.path, r.headers, r.body);
       const t0 = performance.now();
       try {
-        const res = await send(agent, port, r.method, r.path, r.headers, r.body);
+        const res = await connection.send(request);
         if (res.status === 200) latencies.push(performance.now() - t0);
         else {
           errors++;
-          firstError ??= `${res.status} ${res.text.slice(0, 200)}`;
+          firstError ??= `${res.status} ${res.body.toString('utf8').slice(0, 200)}`;
         }
       } catch (err) {
         errors++;
         firstError ??= String(err);
+        return; // the connection is gone
       }
     }
   };
-  await Promise.all(Array.from({ length: settings.agents }, loop));
+  await Promise.all(connections.map(loop));
   const elapsed = (performance.now() - started) / 1000;
   const benchCpu = process.cpuUsage(cpu0.bench);
   const cpu = {
@@ -199,7 +188,7 @@ async function runPhase(
     postgres: (postgresCpuSeconds() - cpu0.postgres) / elapsed,
     bench: (benchCpu.user + benchCpu.system) / 1e6 / elapsed,
   };
-  agent.destroy();
+  for (const c of connections) c.close();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
   return { cpu, requests: latencies.length, errors, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), firstError };
