@@ -112,7 +112,8 @@ export async function resolveStateRow(
 
 /**
  * The resolved catalog of a device, ordered by Merkmal key; null when the device does not
- * exist. Archived and deprovisioned devices resolve like any other. One round trip.
+ * exist. Archived and deprovisioned devices resolve like any other. One round trip, plus one
+ * to load the organization's overrides when they changed since this client last loaded them.
  */
 export async function loadCatalogStates(db: Db, deviceId: string): Promise<CatalogState[] | null> {
   if (!uuidPattern.test(deviceId)) return null; // names no device; not worth a query (nor a cast error)

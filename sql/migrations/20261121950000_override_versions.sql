@@ -20,17 +20,10 @@ create function bump_override_versions(organization_ids uuid[]) returns void
     on conflict (organization_id) do update set version = override_versions.version + 1
   $$;
 
-create function org_units_changed() returns trigger language plpgsql as $$
+-- org_units and groups carry their organization.
+create function organization_rows_changed() returns trigger language plpgsql as $$
 begin
-  perform bump_override_versions(array(
-    select organization_id from changed_rows));
-  return null;
-end $$;
-
-create function groups_changed() returns trigger language plpgsql as $$
-begin
-  perform bump_override_versions(array(
-    select organization_id from changed_rows));
+  perform bump_override_versions(array(select organization_id from changed_rows));
   return null;
 end $$;
 
@@ -62,7 +55,8 @@ begin
     foreach e in array array['insert', 'update', 'delete'] loop
       execute format(
         'create trigger %I after %s on %I referencing %s table as changed_rows for each statement execute function %I()',
-        t || '_' || e || '_override_version', e, t, case e when 'delete' then 'old' else 'new' end, t || '_changed');
+        t || '_' || e || '_override_version', e, t, case e when 'delete' then 'old' else 'new' end,
+        case when t in ('org_units', 'groups') then 'organization_rows_changed' else t || '_changed' end);
     end loop;
   end loop;
 end $$;
@@ -71,7 +65,6 @@ end $$;
 -- Dropping the functions drops their triggers.
 drop function group_merkmale_changed() cascade;
 drop function org_unit_merkmale_changed() cascade;
-drop function groups_changed() cascade;
-drop function org_units_changed() cascade;
+drop function organization_rows_changed() cascade;
 drop function bump_override_versions(uuid[]);
 drop table override_versions;

@@ -1,6 +1,7 @@
 /**
  * loadCatalogStates, the hot path of the agent's check-in: the same answer as the HTTP
- * listing, one SQL round trip however deep the tree and however many groups, index probes only.
+ * listing, one SQL round trip however deep the tree and however many groups once the
+ * organization's overrides are cached (test/catalog/override_cache.test.ts), index probes only.
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,7 +53,7 @@ async function busyDevice() {
 describe('loadCatalogStates', () => {
   it('resolves a deep tree with many groups in ONE query, matching the contract\'s rule', async () => {
     const { device } = await busyDevice();
-    await loadCatalogStates(counted, device.id); // loads the seed catalog once per client
+    await loadCatalogStates(counted, device.id); // loads the seed catalog and the organization's overrides once per client
     queries.length = 0;
     const states = await loadCatalogStates(counted, device.id);
     expect(queries).toHaveLength(1);
@@ -71,7 +72,7 @@ describe('loadCatalogStates', () => {
   it('costs one query for a device without any override too, and null for an unknown device', async () => {
     const org = await createOrganization(ctx);
     const device = await insertDevice(ctx.sql, { organizationId: org.id });
-    await loadCatalogStates(counted, device.id); // loads the seed catalog once per client
+    await loadCatalogStates(counted, device.id); // loads the seed catalog and the organization's overrides once per client
     queries.length = 0;
     const states = await loadCatalogStates(counted, device.id);
     expect(queries).toHaveLength(1);
@@ -92,7 +93,7 @@ describe('loadCatalogStates', () => {
   it('reads overrides through index probes, never a scan of an override or membership table', async () => {
     const { device } = await busyDevice();
     // Capture the statement the loader sends, then explain it with the same parameter.
-    await loadCatalogStates(counted, device.id); // loads the seed catalog once per client
+    await loadCatalogStates(counted, device.id); // loads the seed catalog and the organization's overrides once per client
     queries.length = 0;
     await loadCatalogStates(counted, device.id);
     const text = queries[0]!;
