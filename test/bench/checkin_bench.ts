@@ -8,7 +8,8 @@
  *    secrets in memory here).
  * 2. Counts the SQL statements one check-in makes, in-process, with a postgres.js `debug`
  *    hook on an app over the same database.
- * 3. Starts the API as `npm run api` does (`node --import tsx api/main_node.ts --api-only`).
+ * 3. Starts the API as `npm run api` does (`node --import tsx api/main_node.ts --api-only`),
+ *    or with `--runtime=deno` as `deno task api` does (the Deno entry, same app).
  * 4. Drives concurrent agents over loopback for a fixed time: first against
  *    GET /api/v1/health (one `select 1`: the ceiling), then against check-in (random devices).
  * 5. Prints requests/s, p50/p99 latency, the ratio, the server's peak RSS (VmHWM), and the
@@ -17,7 +18,8 @@
  *
  * Settings: flags `--devices=N --agents=N --seconds=N --orgs=N --hardware-every=N` or the
  * environment BENCH_DEVICES, BENCH_AGENTS, BENCH_SECONDS (per phase), BENCH_ORGS,
- * BENCH_HARDWARE_EVERY (every Nth check-in also sends a hardware object; 0 = never).
+ * BENCH_HARDWARE_EVERY (every Nth check-in also sends a hardware object; 0 = never), and
+ * `--runtime=node|deno` or BENCH_RUNTIME (default node).
  * Loopback only, bounded in time (a watchdog ends it), and it removes everything it created.
  */
 import { Buffer } from 'node:buffer';
@@ -59,6 +61,13 @@ const settings = {
   orgs: Math.max(1, setting('orgs', 'BENCH_ORGS', 8)),
   hardwareEvery: setting('hardware-every', 'BENCH_HARDWARE_EVERY', 100),
 };
+const runtime = (process.argv.find((a) => a.startsWith('--runtime='))?.slice('--runtime='.length) ?? process.env.BENCH_RUNTIME ?? 'node') as
+  | 'node'
+  | 'deno';
+if (runtime !== 'node' && runtime !== 'deno') {
+  console.error(`--runtime: node or deno, got ${JSON.stringify(runtime)}`);
+  process.exit(2);
+}
 const WARMUP_SECONDS = 3;
 const ROUND_TRIP_SAMPLES = 200;
 
@@ -244,7 +253,7 @@ async function settledTransactions(stats: Sql, database: string): Promise<number
 
 async function main(): Promise<void> {
   const database = 'fleet_bench';
-  log(`settings: ${JSON.stringify(settings)}`);
+  log(`settings: ${JSON.stringify({ ...settings, runtime })}`);
   stateDir = await mkdtemp(join(tmpdir(), 'fleet-bench-'));
   await chmod(stateDir, 0o711); // the postgres user must traverse into it when we run as root
   pg = await startEmbeddedPostgres({ stateDir, database, log: silentLogger });
@@ -281,10 +290,18 @@ async function main(): Promise<void> {
   const transactionsBefore = await settledTransactions(stats, database);
 
   const adminToken = randomToken(32);
-  log('starting the API (node --import tsx api/main_node.ts --api-only)');
+  log(runtime === 'deno' ? 'starting the API as `deno task api` does' : 'starting the API (node --import tsx api/main_node.ts --api-only)');
   server = await startService(
-    { DATABASE_URL: pg.url, ADMIN_TOKEN: adminToken, DATA_DIR: join(stateDir, 'data'), LOG_LEVEL: 'info', PUBLIC_BASE_URL: 'http://127.0.0.1' },
-    ['--api-only'],
+    {
+      DATABASE_URL: pg.url,
+      ADMIN_TOKEN: adminToken,
+      ISO_ENCRYPTION_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'),
+      DATA_DIR: join(stateDir, 'data'),
+      LOG_LEVEL: 'info',
+      PUBLIC_BASE_URL: 'http://127.0.0.1',
+    },
+    runtime === 'deno' ? [] : ['--api-only'],
+    runtime,
   );
   const port = Number(new URL(server.base).port);
   const pid = server.child.pid!;
@@ -332,6 +349,7 @@ async function main(): Promise<void> {
     `machine:        ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${fmt(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, PostgreSQL ${version} (embedded, durable settings)`,
     `fleet:          ${counts.devices} devices, ${counts.organizations} organizations, ${counts.org_units} org units (depth ${counts.org_unit_depth}), ` +
       `${counts.groups} groups, ${counts.group_members} memberships, overrides: ${counts.org_unit_overrides} org unit / ${counts.group_overrides} group / ${counts.device_overrides} device`,
+    `server:         ${runtime === 'deno' ? 'Deno (deno task api)' : 'Node (npm run api)'}, the same app`,
     `load:           ${settings.agents} concurrent agents, ${settings.seconds} s per phase, keep-alive HTTP/1.1 over loopback` +
       (settings.hardwareEvery > 0 ? `, every ${settings.hardwareEvery}th check-in with hardware` : ''),
     `ceiling:        GET /api/v1/health    ${fmt(ceiling.perSecond, 0).padStart(7)} req/s   p50 ${fmt(ceiling.p50, 2)} ms   p99 ${fmt(ceiling.p99, 2)} ms   (${ceiling.errors} errors)`,

@@ -76,6 +76,45 @@ try {
   check(doc.status === 200 && ((await doc.json()) as { openapi: string }).openapi === '3.1.0', 'the OpenAPI document is served under Deno');
   const docs = await fetch(`${base}/api/v1/docs/swagger-ui-bundle.js`);
   check(docs.status === 200 && (await docs.text()).length > 100_000, 'the interactive docs assets are served under Deno');
+
+  // The agent's path under Deno: the check-in reads its body through the web Request here
+  // (api/http/body.ts reads Node's IncomingMessage only under Node).
+  const code = ((await (await fetch(`${base}/api/v1/organizations/${org.id}/activation-code`, { headers })).json()) as { code: string }).code;
+  const json = { 'content-type': 'application/json' };
+  const activated = await fetch(`${base}/api/v1/activate`, { method: 'POST', headers: json, body: JSON.stringify({ code, serial: 'DENO-0001' }) });
+  check(activated.status === 200, 'an installer activates a device under Deno');
+  const deviceId = ((await activated.json()) as { device_id: string }).device_id;
+  const resolved = await fetch(`${base}/api/v1/templates/6d1f4c2a-3b5e-4f70-9a1d-0c2e8b7a5d01/resolve`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ code, device_id: deviceId }),
+  });
+  const bootstrapToken = ((await resolved.json()) as { agent: { bootstrap_token: string } }).agent.bootstrap_token;
+  const bootstrapped = await fetch(`${base}/api/v1/agent/bootstrap`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ device_id: deviceId, bootstrap_token: bootstrapToken }),
+  });
+  check(bootstrapped.status === 201, 'the agent bootstraps under Deno');
+  const secret = ((await bootstrapped.json()) as { agent_secret: string }).agent_secret;
+  const agent = { authorization: `Bearer ${secret}`, ...json };
+  const checkin = await fetch(`${base}/api/v1/agent/checkin`, {
+    method: 'POST',
+    headers: agent,
+    body: JSON.stringify({ agent_version: '1.0.0', hardware: { cpu: 'Deno CPU' } }),
+  });
+  const state = (await checkin.json()) as { device_id: string; auftraege: Array<{ merkmal: string; state: string }> };
+  check(checkin.status === 200 && state.device_id === deviceId && state.auftraege.length > 0, 'the agent checks in under Deno and gets its auftraege');
+  const hardware = await fetch(`${base}/api/v1/devices/${deviceId}/hardware`, { headers });
+  check(JSON.stringify(await hardware.json()).includes('Deno CPU'), "the check-in's hardware is stored under Deno");
+  const empty = await fetch(`${base}/api/v1/agent/checkin`, { method: 'POST', headers: { authorization: `Bearer ${secret}` } });
+  check(empty.status === 200, 'a check-in without a body is answered under Deno');
+  const report = await fetch(`${base}/api/v1/agent/report`, {
+    method: 'POST',
+    headers: agent,
+    body: JSON.stringify({ entries: [{ merkmal: state.auftraege[0]!.merkmal, event: 'applied' }] }),
+  });
+  check(report.status === 200, 'the agent reports under Deno');
   console.log(`deno smoke: all ${checks} checks passed`);
 } finally {
   deno.kill('SIGTERM');

@@ -1,8 +1,10 @@
 /**
- * Starts the real service as a user would (`tsx api/main_node.ts`, what `npm start` runs)
- * in a child process, for end-to-end tests, and stops it with a signal.
+ * Starts the real service as a user would (`tsx api/main_node.ts`, what `npm start` runs;
+ * or the Deno entry, what `deno task api` runs) in a child process, for end-to-end tests
+ * and the bench, and stops it with a signal.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../api/runtime/embedded_postgres.ts';
 
@@ -16,14 +18,31 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startService(env: Record<string, string | undefined>, args: string[] = []): Promise<ServiceProcess> {
+/**
+ * The command of `deno task api` from deno.json (one place for its permissions), run
+ * directly so the signal and the CPU accounting reach the Deno process itself.
+ */
+function denoApiCommand(): { command: string; args: string[] } {
+  const task = (JSON.parse(readFileSync(`${root}/deno.json`, 'utf8')) as { tasks: { api: string } }).tasks.api;
+  const [command, ...args] = task.split(/\s+/);
+  return { command: `${root}/${command}`, args };
+}
+
+export async function startService(
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+  runtime: 'node' | 'deno' = 'node',
+): Promise<ServiceProcess> {
   const port = await freePort();
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, PORT: String(port), LOG_LEVEL: 'info', ...env })) {
     if (v !== undefined) childEnv[k] = v;
   }
   // What `npm start` runs, without npm in between, so the signal reaches the service.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main_node.ts', ...args], {
+  const { command, args: commandArgs } =
+    runtime === 'deno' ? denoApiCommand() : { command: process.execPath, args: ['--import', 'tsx', 'api/main_node.ts'] };
+  const ready = runtime === 'deno' ? 'deno api ready' : 'service ready';
+  const child = spawn(command, [...commandArgs, ...args], {
     cwd: root,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,7 +55,7 @@ export async function startService(env: Record<string, string | undefined>, args
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited early (${child.exitCode}):\n${output}`);
-    if (output.includes('service ready')) break;
+    if (output.includes(ready)) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`service did not start in time:\n${output}`);
