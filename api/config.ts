@@ -11,9 +11,9 @@ const url = z.string().url().refine((v) => /^https?:\/\//.test(v), 'must be an h
 
 /**
  * The API's connections: twice the host's cores, from 4 to 10. postgres.js pipelines
- * queries on busy connections, so a few connections carry the load of one Node process
- * with fewer wake-ups and context switches than many (measured in README "Benchmark");
- * four leave room beside a slow query.
+ * queries on busy connections, so a few connections carry one process's load; on the
+ * 2-core bench machine 2 to 4 did at least as well as 10 (README "Benchmark"), with fewer
+ * backends competing for the cores. Four leave room beside a slow query.
  */
 export const DEFAULT_POOL_SIZE = Math.min(10, Math.max(4, 2 * cpus().length));
 

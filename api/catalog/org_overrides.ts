@@ -66,31 +66,48 @@ async function load(db: Db, organizationId: string): Promise<OrgOverrides> {
   return { version: Number(row!.version), units, groups, chains: new Map() };
 }
 
+interface Entry {
+  loading: Promise<OrgOverrides>;
+  /** Set once loaded: the hot path then answers without awaiting anything. */
+  loaded?: OrgOverrides;
+}
+
 // Keyed by the client: a test's database or a transaction never sees another's entries.
-const perClient = new WeakMap<object, Map<string, Promise<OrgOverrides>>>();
+const perClient = new WeakMap<object, Map<string, Entry>>();
 
 /**
- * The organization's overrides at `atLeast` (the counter the caller read) or newer. Loads
- * started concurrently for the same organization are shared; a failed load is not kept.
+ * The organization's overrides at `atLeast` (the counter the caller read) or newer. A load
+ * in flight is shared by everyone who needs no newer version, so a change costs each
+ * process one reload, not one per waiting check-in; a failed load is not kept.
  */
 export async function orgOverrides(db: Db, organizationId: string, atLeast: number | string): Promise<OrgOverrides> {
   const needed = Number(atLeast);
   let entries = perClient.get(db);
   if (!entries) perClient.set(db, (entries = new Map()));
-  const cached = entries.get(organizationId);
-  if (cached) {
-    const value = await cached.catch(() => undefined);
+  for (;;) {
+    const entry = entries.get(organizationId);
+    if (entry === undefined) break;
+    if (entry.loaded) {
+      if (entry.loaded.version >= needed) return entry.loaded;
+      break;
+    }
+    const value = await entry.loading.catch(() => undefined);
     if (value && value.version >= needed) return value;
+    if (entries.get(organizationId) === entry) break; // no newer load started meanwhile
   }
-  // Started after the caller's statement, so its snapshot (and counter) is at least as new.
-  const loading = load(db, organizationId);
+  // No await between the check above and this: concurrent callers find this load and share it.
+  // It starts after the caller's statement, so its snapshot (and counter) is at least as new.
+  const entry: Entry = { loading: load(db, organizationId) };
   entries.delete(organizationId);
-  entries.set(organizationId, loading);
+  entries.set(organizationId, entry);
   if (entries.size > MAX_ORGANIZATIONS) entries.delete(entries.keys().next().value!);
-  loading.catch(() => {
-    if (entries.get(organizationId) === loading) entries.delete(organizationId);
-  });
-  return loading;
+  entry.loading.then(
+    (value) => void (entry.loaded = value),
+    () => {
+      if (entries.get(organizationId) === entry) entries.delete(organizationId);
+    },
+  );
+  return entry.loading;
 }
 
 /** The overrides along the chain of org units from `orgUnitId` up to its root, with their depth. */

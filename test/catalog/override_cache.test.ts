@@ -6,6 +6,7 @@
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orgOverrides } from '../../api/catalog/org_overrides.ts';
 import { loadCatalogStates } from '../../api/catalog/state.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
@@ -125,8 +126,8 @@ describe('a warm cache in another client', () => {
     expect(await stateSeenByOther(id, 'qgis')).toEqual({ state: 'absent', origin: 'workspace', optionen: {} });
   });
 
-  it('answers from memory while nothing changed: one statement per read', async () => {
-    const { top, device: id } = await device();
+  it('answers from memory while nothing changed, and reloads once per change', async () => {
+    const { org, top, device: id } = await device();
     await ctx.sql`insert into org_unit_merkmale (org_unit_id, merkmal, state) values (${top}, 'qgis', 'present')`;
     const queries: string[] = [];
     const counted = postgres(ctx.db.url, { max: 1, onnotice: () => {}, debug: (_c, query) => void queries.push(query) });
@@ -140,6 +141,14 @@ describe('a warm cache in another client', () => {
       const states = await loadCatalogStates(counted, id);
       expect(queries).toHaveLength(2); // the device's statement, then the organization's reload
       expect(states!.find((s) => s.merkmal === 'qgis')!.state).toBe('absent');
+      // After the next change, ten concurrent callers that read the new counter share one reload.
+      await ctx.sql`update org_unit_merkmale set state = 'present' where org_unit_id = ${top}`;
+      const version = await versionOf(org);
+      queries.length = 0;
+      const all = await Promise.all(Array.from({ length: 10 }, () => orgOverrides(counted, org, version)));
+      expect(queries).toHaveLength(1);
+      for (const o of all) expect(o).toBe(all[0]);
+      expect(all[0]!.version).toBe(version);
     } finally {
       await counted.end({ timeout: 5 });
     }
