@@ -114,22 +114,22 @@ function renderError(err: Error, c: Context<AppEnv>) {
     const message = err.status === 415 ? 'the request body must be application/json' : 'the request body is not valid JSON';
     return c.json(errorBody('invalid_request', message), 400);
   }
-  c.var.deps.log.error('unhandled error', {
-    request_id: c.var.requestId,
+  c.get('deps').log.error('unhandled error', {
+    request_id: c.get('requestId'),
     method: c.req.method,
     path: c.req.path,
     error: err.name,
     detail: err.message,
   });
-  return c.json(errorBody('internal_error', `an unexpected error occurred (request id ${c.var.requestId})`), 500);
+  return c.json(errorBody('internal_error', `an unexpected error occurred (request id ${c.get('requestId')})`), 500);
 }
 
 /** One line per request: never the query string, headers or body, which can carry secrets. */
 async function accessLog(c: Context<AppEnv>, next: () => Promise<void>) {
   const started = performance.now();
   await next();
-  c.var.deps.log.debug('request', {
-    request_id: c.var.requestId,
+  c.get('deps').log.debug('request', {
+    request_id: c.get('requestId'),
     method: c.req.method,
     path: c.req.path,
     status: c.res.status,

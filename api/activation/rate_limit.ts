@@ -74,7 +74,7 @@ export async function recordFailure(db: Db, clientKey: string, limit: FailureLim
  * credential and are not counted, nor are successes.
  */
 export const activationRateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get('deps');
   const clientKey = clientAddress(c, config.activation.trustProxy);
   const retryAfter = await retryAfterSeconds(sql, clientKey, config.activation);
   if (retryAfter !== null) {

@@ -69,12 +69,12 @@ const resolveRoute = defineRoute({
 export function activationRoutes() {
   return newRouter()
     .openapi(activateRoute, async (c) => {
-      const result = await service.activate(c.var.deps.sql, c.req.valid('json'));
+      const result = await service.activate(c.get('deps').sql, c.req.valid('json'));
       return c.json(result, 200);
     })
     .openapi(resolveRoute, async (c) => {
       const { id } = c.req.valid('param');
-      const { sql, config } = c.var.deps;
+      const { sql, config } = c.get('deps');
       const blueprint = await service.resolve(sql, id, c.req.valid('json'), config.publicBaseUrl);
       return c.json(blueprint, 200);
     });

@@ -93,7 +93,7 @@ export function agentRoutes() {
   router.openapi(bootstrap, async (c) => {
     const body = c.req.valid('json');
     const { secret, hash } = issueAgentSecret();
-    await repo.bootstrap(c.var.deps.sql, {
+    await repo.bootstrap(c.get('deps').sql, {
       deviceId: body.device_id,
       tokenHash: hashSecret(body.bootstrap_token),
       secretHash: hash,
@@ -106,9 +106,9 @@ export function agentRoutes() {
   // for the OpenAPI document with the same schema that validates it.
   router.openAPIRegistry.registerPath(checkin);
   router.post('/agent/checkin', agentSecret, async (c) => {
-    const { sql, config } = c.var.deps;
+    const { sql, config } = c.get('deps');
     const body = await readCheckinBody(c);
-    const result = await repo.checkin(sql, c.var.agentSecretHash, body.hardware);
+    const result = await repo.checkin(sql, c.get('agentSecretHash'), body.hardware);
     if (!result.live) {
       requireLiveDevice(result.device); // 401 or 403
       throw invalidAgentSecret(); // not reached: a secret that missed a live device finds none
@@ -126,9 +126,9 @@ export function agentRoutes() {
   });
 
   router.openapi({ ...report, middleware: [agentSecret] as const }, async (c) => {
-    const { sql } = c.var.deps;
+    const { sql } = c.get('deps');
     const { entries } = c.req.valid('json');
-    const device = requireLiveDevice(await repo.findAgentDevice(sql, c.var.agentSecretHash));
+    const device = requireLiveDevice(await repo.findAgentDevice(sql, c.get('agentSecretHash')));
     const badTypes = entries.flatMap((e, i) => (agentEvents.has(e.event) ? [] : [{ path: ['entries', String(i), 'event'], message: `not an agent event type: ${e.event}` }]));
     if (badTypes.length > 0) {
       throw new ApiError(

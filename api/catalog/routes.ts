@@ -126,7 +126,7 @@ export function catalogRoutes() {
   const router = newRouter()
     .openapi(getDeviceCatalog, async (c) => {
       const { id } = c.req.valid('param');
-      const items = await loadCatalogStates(c.var.deps.sql, id);
+      const items = await loadCatalogStates(c.get('deps').sql, id);
       if (items === null) throw notFound('device', id);
       return c.json({
         items: items.map(({ merkmal, name, kategorie, state, origin, optionen }) => ({ merkmal, name, kategorie, state, origin, optionen })),
@@ -134,11 +134,11 @@ export function catalogRoutes() {
     })
     .openapi(listOrgUnitOverrides, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json({ items: await repo.listOverrides(c.var.deps.sql, 'org-units', id) }, 200);
+      return c.json({ items: await repo.listOverrides(c.get('deps').sql, 'org-units', id) }, 200);
     })
     .openapi(listGroupOverrides, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json({ items: await repo.listOverrides(c.var.deps.sql, 'groups', id) }, 200);
+      return c.json({ items: await repo.listOverrides(c.get('deps').sql, 'groups', id) }, 200);
     });
 
   for (const s of scopes) {
@@ -147,13 +147,13 @@ export function catalogRoutes() {
         const { id, merkmal } = c.req.valid('param');
         const { optionen = {} } = c.req.valid('json') as z.infer<typeof SelectionBody>;
         const state = verb === 'select' ? 'present' : 'absent';
-        const override = await repo.changeOverride(c.var.deps.sql, s.scope, id, merkmal, { kind: 'set', state, optionen });
+        const override = await repo.changeOverride(c.get('deps').sql, s.scope, id, merkmal, { kind: 'set', state, optionen });
         return c.json(override!, 200);
       });
     }
     router.openapi(unsetRoute(s), async (c) => {
       const { id, merkmal } = c.req.valid('param');
-      await repo.changeOverride(c.var.deps.sql, s.scope, id, merkmal, { kind: 'unset' });
+      await repo.changeOverride(c.get('deps').sql, s.scope, id, merkmal, { kind: 'unset' });
       return c.body(null, 204);
     });
   }

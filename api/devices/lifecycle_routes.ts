@@ -136,13 +136,13 @@ async function deviceBody(sql: Sql, id: string) {
 export function deviceLifecycleRoutes() {
   return newRouter()
     .openapi(deprovision, async (c) => {
-      const { sql } = c.var.deps;
+      const { sql } = c.get('deps');
       const { id } = c.req.valid('param');
       if (!(await lifecycle.deprovision(sql, id))) throw notFound('device', id);
       return c.json(await deviceBody(sql, id), 200);
     })
     .openapi(reprovision, async (c) => {
-      const { sql } = c.var.deps;
+      const { sql } = c.get('deps');
       const { id } = c.req.valid('param');
       const outcome = await lifecycle.reprovision(sql, id);
       if (outcome === 'not_found') throw notFound('device', id);
@@ -150,19 +150,19 @@ export function deviceLifecycleRoutes() {
       return c.json(await deviceBody(sql, id), 200);
     })
     .openapi(archive, async (c) => {
-      const { sql } = c.var.deps;
+      const { sql } = c.get('deps');
       const { id } = c.req.valid('param');
       if (!(await lifecycle.archive(sql, id))) throw notFound('device', id);
       return c.json(await deviceBody(sql, id), 200);
     })
     .openapi(getHardware, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await lifecycle.getHardware(c.var.deps.sql, id);
+      const row = await lifecycle.getHardware(c.get('deps').sql, id);
       if (!row) throw notFound('device', id);
       return c.json({ device_id: row.device_id, hardware: row.hardware, reported_at: iso(row.reported_at) }, 200);
     })
     .openapi(listEvents, async (c) => {
-      const { sql } = c.var.deps;
+      const { sql } = c.get('deps');
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
       const before = decodeSeqCursor(cursor);

@@ -67,18 +67,18 @@ export function deviceRoutes() {
     .openapi(listDevices, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor, oe_id, group_id } = c.req.valid('query');
-      const rows = await listOrganizationDevices(c.var.deps.sql, id, { oe_id, group_id }, decodeCursor(cursor), limit);
+      const rows = await listOrganizationDevices(c.get('deps').sql, id, { oe_id, group_id }, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, serializeDevice), 200);
     })
     .openapi(getDeviceRoute, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await getDevice(c.var.deps.sql, id);
+      const row = await getDevice(c.get('deps').sql, id);
       if (!row) throw notFound('device', id);
       return c.json(serializeDevice(row), 200);
     })
     .openapi(moveDeviceRoute, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await moveDevice(c.var.deps.sql, id, c.req.valid('json').oe_id);
+      const row = await moveDevice(c.get('deps').sql, id, c.req.valid('json').oe_id);
       return c.json(serializeDevice(row), 200);
     });
 }

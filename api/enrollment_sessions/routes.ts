@@ -81,7 +81,7 @@ export function enrollmentSessionRoutes() {
     .openapi(createSession, async (c) => {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { sql } = c.var.deps;
+      const { sql } = c.get('deps');
       await requireOrganization(sql, id);
       if (!(await getTemplate(sql, body.template_id))) throw notFound('template', body.template_id);
       const row = await repo.createEnrollmentSession(sql, id, body);
@@ -90,20 +90,20 @@ export function enrollmentSessionRoutes() {
     .openapi(listSessions, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const { sql } = c.var.deps;
+      const { sql } = c.get('deps');
       await requireOrganization(sql, id);
       const rows = await repo.listEnrollmentSessions(sql, id, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, serializeSession), 200);
     })
     .openapi(getSession, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.getEnrollmentSession(c.var.deps.sql, id);
+      const row = await repo.getEnrollmentSession(c.get('deps').sql, id);
       if (!row) throw notFound('enrollment session', id);
       return c.json(serializeSession(row), 200);
     })
     .openapi(revokeSession, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.revokeEnrollmentSession(c.var.deps.sql, id);
+      const row = await repo.revokeEnrollmentSession(c.get('deps').sql, id);
       if (!row) throw notFound('enrollment session', id);
       return c.json(serializeSession(row), 200);
     });

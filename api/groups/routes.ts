@@ -118,47 +118,47 @@ export function groupRoutes() {
   return newRouter()
     .openapi(createGroup, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.createGroup(c.var.deps.sql, id, c.req.valid('json'));
+      const row = await repo.createGroup(c.get('deps').sql, id, c.req.valid('json'));
       return c.json(repo.serializeGroup(row), 201);
     })
     .openapi(listGroups, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const sql = c.var.deps.sql;
+      const sql = c.get('deps').sql;
       await requireOrganization(sql, id);
       const rows = await repo.listGroups(sql, id, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, repo.serializeGroup), 200);
     })
     .openapi(getGroup, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json(repo.serializeGroup(await repo.requireGroup(c.var.deps.sql, id)), 200);
+      return c.json(repo.serializeGroup(await repo.requireGroup(c.get('deps').sql, id)), 200);
     })
     .openapi(patchGroup, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.updateGroup(c.var.deps.sql, id, c.req.valid('json'));
+      const row = await repo.updateGroup(c.get('deps').sql, id, c.req.valid('json'));
       return c.json(repo.serializeGroup(row), 200);
     })
     .openapi(deleteGroup, async (c) => {
       const { id } = c.req.valid('param');
-      await repo.deleteGroup(c.var.deps.sql, id);
+      await repo.deleteGroup(c.get('deps').sql, id);
       return c.body(null, 204);
     })
     .openapi(listGroupDevices, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const sql = c.var.deps.sql;
+      const sql = c.get('deps').sql;
       await repo.requireGroup(sql, id);
       const rows = await repo.listGroupDevices(sql, id, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, serializeDevice), 200);
     })
     .openapi(addMember, async (c) => {
       const { id, device_id } = c.req.valid('param');
-      await repo.addMember(c.var.deps.sql, id, device_id);
+      await repo.addMember(c.get('deps').sql, id, device_id);
       return c.body(null, 204);
     })
     .openapi(removeMember, async (c) => {
       const { id, device_id } = c.req.valid('param');
-      await repo.removeMember(c.var.deps.sql, id, device_id);
+      await repo.removeMember(c.get('deps').sql, id, device_id);
       return c.body(null, 204);
     });
 }

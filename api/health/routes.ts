@@ -21,7 +21,7 @@ const health = defineRoute({
 export function healthRoutes() {
   return newRouter().openapi(health, async (c) => {
     try {
-      await c.var.deps.sql`select 1`;
+      await c.get('deps').sql`select 1`;
       return c.json({ status: 'ok' as const, database: 'ok' as const }, 200);
     } catch {
       return c.json({ status: 'degraded' as const, database: 'unreachable' as const }, 503);

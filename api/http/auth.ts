@@ -34,7 +34,7 @@ export function bearerToken(header: string | undefined): string | null {
 export const adminAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (isPublicRoute(c.req.method, c.req.path)) return next();
   const token = bearerToken(c.req.header('authorization'));
-  if (token === null || !secretsEqual(token, c.var.deps.config.adminToken)) {
+  if (token === null || !secretsEqual(token, c.get('deps').config.adminToken)) {
     throw new ApiError('unauthorized', 'a valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)', {
       headers: { 'WWW-Authenticate': 'Bearer' },
     });

@@ -1,4 +1,7 @@
-/** The dependencies every handler reaches through `c.var.deps`, and the Hono env type. */
+/**
+ * The dependencies every handler reaches through `c.get('deps')`, and the Hono env type.
+ * (`c.get`, not `c.var`: Hono builds a new object of all variables on every `c.var` read.)
+ */
 import type { AppConfig } from '../config.ts';
 import type { Sql } from '../db/client.ts';
 import type { Logger } from '../log.ts';

@@ -104,29 +104,29 @@ export function isoBuildRoutes() {
     .openapi(createIsoBuild, async (c) => {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { sql, config } = c.var.deps;
+      const { sql, config } = c.get('deps');
       const row = await repo.createIsoBuild(sql, { organizationId: id, wlan: body.wlan, wlanKey: config.wlanKey });
-      c.var.deps.log.info('iso build queued', { build_id: row.id, organization_id: id, wlan: body.wlan !== undefined });
+      c.get('deps').log.info('iso build queued', { build_id: row.id, organization_id: id, wlan: body.wlan !== undefined });
       return c.json(repo.serializeIsoBuild(row), 202);
     })
     .openapi(listIsoBuilds, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const { sql } = c.var.deps;
+      const { sql } = c.get('deps');
       await requireOrganization(sql, id);
       const rows = await repo.listIsoBuilds(sql, id, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, repo.serializeIsoBuild), 200);
     })
     .openapi(getIsoBuild, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.getIsoBuild(c.var.deps.sql, id);
+      const row = await repo.getIsoBuild(c.get('deps').sql, id);
       if (!row) throw notFound('ISO build', id);
       return c.json(repo.serializeIsoBuild(row), 200);
     })
     .openapi(downloadIsoBuild, async (c) => {
       const { id } = c.req.valid('param');
       const { range, 'if-range': ifRange } = c.req.valid('header');
-      const { sql, config, log } = c.var.deps;
+      const { sql, config, log } = c.get('deps');
       const row = await repo.getIsoBuild(sql, id);
       if (!row) throw notFound('ISO build', id);
       if (row.status !== 'completed' || !row.file_name || !row.sha256) {

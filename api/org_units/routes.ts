@@ -81,30 +81,30 @@ export function orgUnitRoutes() {
   return newRouter()
     .openapi(createOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.createOrgUnit(c.var.deps.sql, id, c.req.valid('json'));
+      const row = await repo.createOrgUnit(c.get('deps').sql, id, c.req.valid('json'));
       return c.json(repo.serializeOrgUnit(row), 201);
     })
     .openapi(listOrgUnits, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const sql = c.var.deps.sql;
+      const sql = c.get('deps').sql;
       await requireOrganization(sql, id);
       const rows = await repo.listOrgUnits(sql, id, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, repo.serializeOrgUnit), 200);
     })
     .openapi(getOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.requireOrgUnit(c.var.deps.sql, id);
+      const row = await repo.requireOrgUnit(c.get('deps').sql, id);
       return c.json(repo.serializeOrgUnit(row), 200);
     })
     .openapi(patchOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.updateOrgUnit(c.var.deps.sql, id, c.req.valid('json'));
+      const row = await repo.updateOrgUnit(c.get('deps').sql, id, c.req.valid('json'));
       return c.json(repo.serializeOrgUnit(row), 200);
     })
     .openapi(deleteOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      await repo.deleteOrgUnit(c.var.deps.sql, id);
+      await repo.deleteOrgUnit(c.get('deps').sql, id);
       return c.body(null, 204);
     });
 }

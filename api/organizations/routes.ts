@@ -90,35 +90,35 @@ const rotateActivationCode = defineRoute({
 export function organizationRoutes() {
   return newRouter()
     .openapi(createOrganization, async (c) => {
-      const row = await repo.createOrganization(c.var.deps.sql, c.req.valid('json'));
+      const row = await repo.createOrganization(c.get('deps').sql, c.req.valid('json'));
       return c.json(serializeOrganization(row), 201);
     })
     .openapi(listOrganizations, async (c) => {
       const { limit, cursor } = c.req.valid('query');
-      const rows = await repo.listOrganizations(c.var.deps.sql, decodeCursor(cursor), limit);
+      const rows = await repo.listOrganizations(c.get('deps').sql, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, serializeOrganization), 200);
     })
     .openapi(getOrganization, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.getOrganization(c.var.deps.sql, id);
+      const row = await repo.getOrganization(c.get('deps').sql, id);
       if (!row) throw notFound('organization', id);
       return c.json(serializeOrganization(row), 200);
     })
     .openapi(patchOrganization, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.updateOrganization(c.var.deps.sql, id, c.req.valid('json'));
+      const row = await repo.updateOrganization(c.get('deps').sql, id, c.req.valid('json'));
       if (!row) throw notFound('organization', id);
       return c.json(serializeOrganization(row), 200);
     })
     .openapi(getActivationCode, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.getActivationCode(c.var.deps.sql, id);
+      const row = await repo.getActivationCode(c.get('deps').sql, id);
       if (!row) throw notFound('organization', id);
       return c.json(serializeCode(row), 200);
     })
     .openapi(rotateActivationCode, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.rotateActivationCode(c.var.deps.sql, id);
+      const row = await repo.rotateActivationCode(c.get('deps').sql, id);
       if (!row) throw notFound('organization', id);
       return c.json(serializeCode(row), 200);
     });

@@ -34,12 +34,12 @@ export function templateRoutes() {
   return newRouter()
     .openapi(listTemplates, async (c) => {
       const { limit, cursor } = c.req.valid('query');
-      const rows = await repo.listTemplates(c.var.deps.sql, decodeCursor(cursor), limit);
+      const rows = await repo.listTemplates(c.get('deps').sql, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, repo.serializeTemplate), 200);
     })
     .openapi(getTemplate, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.getTemplate(c.var.deps.sql, id);
+      const row = await repo.getTemplate(c.get('deps').sql, id);
       if (!row) throw notFound('template', id);
       return c.json(repo.serializeTemplate(row), 200);
     });
