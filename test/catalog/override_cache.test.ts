@@ -153,4 +153,23 @@ describe('a warm cache in another client', () => {
       await counted.end({ timeout: 5 });
     }
   });
+
+  it('does not keep a failed load: the next caller loads again', async () => {
+    const { org, top } = await device();
+    await ctx.sql`insert into org_unit_merkmale (org_unit_id, merkmal, state) values (${top}, 'qgis', 'present')`;
+    const version = await versionOf(org);
+    const impatient = postgres(ctx.db.url, { max: 1, onnotice: () => {}, connection: { statement_timeout: 300 } });
+    try {
+      // Another transaction holds org_units exclusively: the load times out.
+      await ctx.sql.begin(async (tx) => {
+        await tx`lock table org_units in access exclusive mode`;
+        await expect(orgOverrides(impatient, org, version)).rejects.toThrow(/statement timeout/);
+      });
+      const loaded = await orgOverrides(impatient, org, version);
+      expect(loaded.version).toBe(version);
+      expect([...loaded.units.values()].flatMap((u) => u.overrides.map((o) => o.merkmal))).toEqual(['qgis']);
+    } finally {
+      await impatient.end({ timeout: 5 });
+    }
+  });
 });
