@@ -119,14 +119,27 @@ export function chainOverrides(org: OrgOverrides, orgUnitId: string): readonly O
 
 function walkChain(org: OrgOverrides, orgUnitId: string): OrgUnitOverride[] {
   const result: OrgUnitOverride[] = [];
-  let id: string | null = orgUnitId;
-  for (let depth = 0; id !== null && depth <= MAX_ORG_UNIT_DEPTH; depth++) {
-    const unit = org.units.get(id);
-    if (unit === undefined) break;
+  for (const [id, unit, depth] of upTheTree(org.units, orgUnitId)) {
     for (const o of unit.overrides) result.push({ ...o, orgUnitId: id, depth });
-    id = unit.parentId;
   }
   return result;
+}
+
+/**
+ * The org units from `orgUnitId` up to its root, with their depth (0: the unit itself).
+ * Stops at a unit the map lacks, and after MAX_ORG_UNIT_DEPTH steps (corrupt data).
+ */
+export function* upTheTree<T extends { parentId: string | null }>(
+  units: ReadonlyMap<string, T>,
+  orgUnitId: string,
+): Generator<[id: string, unit: T, depth: number]> {
+  let id: string | null = orgUnitId;
+  for (let depth = 0; id !== null && depth <= MAX_ORG_UNIT_DEPTH; depth++) {
+    const unit = units.get(id);
+    if (unit === undefined) return;
+    yield [id, unit, depth];
+    id = unit.parentId;
+  }
 }
 
 /** The overrides of the given groups. */

@@ -15,7 +15,7 @@ import { ApiError, notFound } from '../http/errors.ts';
 import { lockOrganization } from '../org_units/lock.ts';
 import type { CatalogOverrideType } from './schemas.ts';
 import { resolveOne, type GroupOverride, type Optionen, type Override, type OverrideState } from './resolution.ts';
-import { MAX_ORG_UNIT_DEPTH } from './org_overrides.ts';
+import { upTheTree } from './org_overrides.ts';
 
 export type Scope = 'devices' | 'org-units' | 'groups';
 
@@ -270,15 +270,11 @@ function applyChange(before: Affected, scope: Scope, id: string, merkmal: string
 /** The nearest override of the device's org-unit chain (walked in memory), then the rule. */
 function resolveFor(inputs: Affected, device: DeviceInputs, merkmal: string) {
   let orgUnit: Override | undefined;
-  let unitId: string | null = device.oeId;
-  for (let depth = 0; unitId !== null && depth <= MAX_ORG_UNIT_DEPTH; depth++) {
-    const unit = inputs.units.get(unitId);
-    if (!unit) break;
+  for (const [, unit] of upTheTree(inputs.units, device.oeId)) {
     if (unit.override) {
       orgUnit = unit.override;
       break;
     }
-    unitId = unit.parentId;
   }
   return resolveOne({ merkmal, inWorkspace: device.inWorkspace }, orgUnit, device.groups, device.device);
 }
