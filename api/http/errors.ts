@@ -27,7 +27,11 @@ export const errorCodes = [
   'invalid_event_type',
   'organization_mismatch',
   'too_many_requests',
+  'forbidden',
+  'method_not_allowed',
+  'device_already_enrolled',
   'internal_error',
+  'service_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -47,6 +51,7 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'invalid_activation_code':
     case 'template_not_allowed':
     case 'device_deprovisioned':
+    case 'forbidden':
       return [403];
     case 'device_archived':
       return [403, 409];
@@ -57,7 +62,10 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'org_unit_not_empty':
     case 'org_unit_cycle':
     case 'iso_not_ready':
+    case 'device_already_enrolled':
       return [409];
+    case 'method_not_allowed':
+      return [405];
     case 'payload_too_large':
       return [413];
     case 'range_not_satisfiable':
@@ -71,6 +79,8 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
       return [429];
     case 'internal_error':
       return [500];
+    case 'service_unavailable':
+      return [503];
   }
 }
 
