@@ -6,8 +6,11 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import type { Context } from 'hono';
+import { accessMiddleware, denyUndeclaredRoutes } from './access/middleware.ts';
 import { activationRoutes } from './activation/routes.ts';
 import { agentRoutes } from './agent/routes.ts';
+import { apiKeyRoutes } from './api_keys/routes.ts';
+import { auditRoutes } from './audit/routes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
 import { isPgError, pgError } from './db/client.ts';
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
@@ -16,7 +19,6 @@ import { docsRoutes } from './docs/routes.ts';
 import { enrollmentSessionRoutes } from './enrollment_sessions/routes.ts';
 import { groupRoutes } from './groups/routes.ts';
 import { healthRoutes } from './health/routes.ts';
-import { adminAuth } from './http/auth.ts';
 import { limitBodySize } from './http/body.ts';
 import type { AppDeps, AppEnv } from './http/context.ts';
 import { ApiError, errorBody } from './http/errors.ts';
@@ -43,7 +45,7 @@ export function createApp(deps: AppDeps) {
   });
   // GET and HEAD carry no body; skipping them spares building a body stream per read.
   app.use('/api/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
-  app.use('/api/v1/*', adminAuth);
+  app.use('/api/v1/*', denyUndeclaredRoutes);
 
   const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   for (const routes of [
@@ -60,6 +62,8 @@ export function createApp(deps: AppDeps) {
     catalogRoutes(),
     agentRoutes(),
     isoBuildRoutes(),
+    apiKeyRoutes(),
+    auditRoutes(),
     docsRoutes(),
   ]) {
     v1.route('/', routes);
@@ -69,14 +73,19 @@ export function createApp(deps: AppDeps) {
   app.openAPIRegistry.registerComponent('securitySchemes', 'AdminToken', {
     type: 'http',
     scheme: 'bearer',
-    description: 'The admin token (ADMIN_TOKEN, or the file named at start-up).',
+    description: 'The operator token (ADMIN_TOKEN, or the file named at start-up): every organization.',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'OrganizationKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An organization API key (`fpk_...`): its own organization only, within its role (`admin` or `viewer`).',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'AgentSecret', {
     type: 'http',
     scheme: 'bearer',
     description: 'The agent secret issued once by POST /api/v1/agent/bootstrap.',
   });
-  app.doc31('/api/v1/openapi.json', {
+  const document = {
     openapi: '3.1.0',
     info: {
       title: 'Fleet provisioning API',
@@ -84,10 +93,15 @@ export function createApp(deps: AppDeps) {
       description:
         'Device provisioning and fleet management for Linux desktop fleets: organizations, activation, ' +
         'provisioning templates, the agent protocol, the order catalog, org units, groups and ISO builds. ' +
-        'Admin endpoints take `Authorization: Bearer <ADMIN_TOKEN>`.',
+        'Operator and organization calls take `Authorization: Bearer <token>`: the operator token (every ' +
+        'organization) or an organization API key (its own organization, within its role). Each operation ' +
+        'lists its callers in `x-callers`.',
     },
     servers: [{ url: '/' }],
-  });
+  };
+  app.get('/api/v1/openapi.json', accessMiddleware({ method: 'get', access: 'public' }), (c) =>
+    c.json(app.getOpenAPI31Document(document)),
+  );
 
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   app.onError((err, c) => renderError(err, c));

@@ -75,6 +75,7 @@ const agentOperations = new Set(['POST /api/v1/agent/checkin', 'POST /api/v1/age
 type Operation = {
   operationId?: string;
   security?: Array<Record<string, unknown>>;
+  'x-callers'?: string[];
   responses: Record<string, { description: string; content?: Record<string, { schema?: unknown }> }>;
   parameters?: Array<{ in: string; name: string }>;
 };
@@ -136,7 +137,8 @@ describe('GET /api/v1/openapi.json', () => {
         expect(op.security, key).toEqual([{ AgentSecret: [] }]);
         expect(op.responses['401']?.description, key).toContain('invalid_agent_secret');
       } else {
-        expect(op.security, key).toEqual([{ AdminToken: [] }]);
+        const operatorOnly = op['x-callers']?.length === 1;
+        expect(op.security, key).toEqual(operatorOnly ? [{ AdminToken: [] }] : [{ AdminToken: [] }, { OrganizationKey: [] }]);
         expect(op.responses['401']?.description, key).toContain('unauthorized');
       }
       if (op.parameters?.some((p) => p.in === 'path')) {
@@ -173,8 +175,8 @@ describe('unknown routes and errors', () => {
     expect(res.body).toMatchObject({ error: 'not_found' });
   });
 
-  it('requires the admin token even for unknown paths under /api/v1', async () => {
-    const res = await ctx.request('GET', '/api/v1/nothing-here', { token: null });
-    expect(res.status).toBe(401);
+  it('requires the operator token or an organization key even for unknown paths under /api/v1', async () => {
+    expect((await ctx.request('GET', '/api/v1/nothing-here', { token: null })).status).toBe(401);
+    expect((await ctx.request('GET', '/api/v1/nothing-here', { token: 'fpk_not-a-key' })).status).toBe(401);
   });
 });

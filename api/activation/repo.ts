@@ -67,11 +67,12 @@ export async function checkCredential(db: Db, code: string): Promise<Credential 
  * the protected org unit "Neue Geräte" either way. One statement on the partial unique
  * index `devices_live_serial`, so two installers racing on one serial get one device.
  * A hostname or session given now replaces the stored one; absent ones keep it.
+ * A device that holds an agent secret is under management and is left as it is: null.
  */
 export async function upsertActivatedDevice(
   db: Db,
   input: { organizationId: string; serial: string; hostname: string | null; sessionId: string | null },
-): Promise<string> {
+): Promise<string | null> {
   const [row] = await db<{ id: string }[]>`
     insert into devices (organization_id, serial, hostname, oe_id, enrollment_session_id)
     values (
@@ -82,8 +83,9 @@ export async function upsertActivatedDevice(
     set oe_id = excluded.oe_id,
         hostname = coalesce(excluded.hostname, devices.hostname),
         enrollment_session_id = coalesce(excluded.enrollment_session_id, devices.enrollment_session_id)
+    where devices.agent_secret_hash is null
     returning id`;
-  return row!.id;
+  return row?.id ?? null;
 }
 
 /** Replaces the stored hardware of the device. */
@@ -101,16 +103,26 @@ export async function allTemplates(db: Db): Promise<TemplateRow[]> {
     from templates order by created_at, id`;
 }
 
-/** Records the assignment; null when the device is not a live device of the organization. */
+/**
+ * Records the assignment of a device that is not under management. `not_found`: no live
+ * device of the organization; `enrolled`: it holds an agent secret, and nothing changed.
+ */
 export async function assignTemplate(
   db: Db,
   input: { deviceId: string; organizationId: string; templateId: string },
-): Promise<string | null> {
-  const [row] = await db<{ id: string }[]>`
-    update devices set template_id = ${input.templateId}
-    where id = ${input.deviceId} and organization_id = ${input.organizationId} and archived_at is null
-    returning id`;
-  return row?.id ?? null;
+): Promise<'assigned' | 'not_found' | 'enrolled'> {
+  const [row] = await db<{ enrolled: boolean }[]>`
+    with device as (
+      select id, agent_secret_hash is not null as enrolled from devices
+      where id = ${input.deviceId} and organization_id = ${input.organizationId} and archived_at is null
+      for update
+    ), assigned as (
+      update devices set template_id = ${input.templateId}
+      from device where devices.id = device.id and not device.enrolled
+      returning devices.id
+    )
+    select enrolled from device`;
+  return row === undefined ? 'not_found' : row.enrolled ? 'enrolled' : 'assigned';
 }
 
 export const BOOTSTRAP_TOKEN_DAYS = 7;

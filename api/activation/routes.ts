@@ -39,9 +39,9 @@ const activateRoute = defineRoute({
     'quota (also of a device it activated before), and never beyond it however many activations race. ' +
     'Unknown code, or a revoked, expired or used-up session: 403 `invalid_activation_code`, nothing written, ' +
     'and the failure counts towards the rate limit of the client address.',
-  auth: 'credential',
+  access: 'installer',
   middleware: [activationRateLimit] as const,
-  errors: ['invalid_activation_code'],
+  errors: ['invalid_activation_code', 'device_already_enrolled'],
   request: { body: jsonBody(ActivateBody) },
   responses: { 200: json(Activation, 'The device and the templates the installer may offer'), ...tooManyRequests },
 });
@@ -59,9 +59,9 @@ const resolveRoute = defineRoute({
     'enrollment session allows only its own template (403 `template_not_allowed`); an unknown template is ' +
     '404 `not_found`. Records the assignment (the device\'s `template_id` and `backend`) and issues a fresh ' +
     'one-time `bootstrap_token`, valid 7 days, that voids every earlier one of the device.',
-  auth: 'credential',
+  access: 'installer',
   middleware: [activationRateLimit] as const,
-  errors: ['invalid_activation_code', 'template_not_allowed', 'not_found'],
+  errors: ['invalid_activation_code', 'template_not_allowed', 'not_found', 'device_already_enrolled'],
   request: { params: IdParams, body: jsonBody(ResolveBody) },
   responses: { 200: json(RuntimeBlueprint, 'The Runtime Blueprint of the device'), ...tooManyRequests },
 });

@@ -9,6 +9,17 @@ import { getPreferredDefaultTemplate, getTemplate, serializeTemplate } from '../
 import * as repo from './repo.ts';
 import type { ActivateInput, ActivationType, ResolveInput, RuntimeBlueprintType } from './schemas.ts';
 
+/**
+ * A managed device is re-imaged only after an admin's reprovision: the organization's
+ * code (printed into every image) must never be enough to move or re-assign it.
+ */
+function deviceAlreadyEnrolled(): ApiError {
+  return new ApiError(
+    'device_already_enrolled',
+    'this device is under management (it holds an agent secret); an admin must reprovision it before it is installed again',
+  );
+}
+
 /** One message for every refusal: it must not tell a guesser what exists. */
 function invalidActivationCode(): ApiError {
   return new ApiError(
@@ -27,6 +38,8 @@ export async function activate(sql: Sql, input: ActivateInput): Promise<Activati
       hostname: input.hostname ?? null,
       sessionId: credential.kind === 'session' ? credential.sessionId : null,
     });
+    // Throwing rolls back the session's quota claim too.
+    if (deviceId === null) throw deviceAlreadyEnrolled();
     if (input.hardware) await repo.storeHardware(tx, deviceId, input.hardware);
     return { credential, deviceId };
   });
@@ -66,12 +79,14 @@ export async function resolve(sql: Sql, templateId: string, input: ResolveInput,
     if (credential.kind === 'session' && credential.templateId !== template.id) {
       throw new ApiError('template_not_allowed', `the enrollment session only offers template ${credential.templateId}`);
     }
-    const deviceId = await repo.assignTemplate(tx, {
+    const assignment = await repo.assignTemplate(tx, {
       deviceId: input.device_id,
       organizationId: credential.organizationId,
       templateId: template.id,
     });
-    if (deviceId === null) throw notFound('device', input.device_id);
+    if (assignment === 'not_found') throw notFound('device', input.device_id);
+    if (assignment === 'enrolled') throw deviceAlreadyEnrolled();
+    const deviceId = input.device_id;
     const bootstrapToken = await repo.issueBootstrapToken(tx, deviceId);
     const [context, blueprints] = await Promise.all([
       repo.templateContext(tx, template),

@@ -8,6 +8,7 @@
  */
 import type { Context } from 'hono';
 import { readBodyText } from '../http/body.ts';
+import { accessMiddleware } from '../access/middleware.ts';
 import { ApiError } from '../http/errors.ts';
 import { hashSecret } from '../http/crypto.ts';
 import type { AppEnv } from '../http/context.ts';
@@ -40,7 +41,7 @@ const bootstrap = defineRoute({
     'expired token is 401 `invalid_bootstrap_token` whether or not the device exists, and only a caller with a ' +
     "live token of the device learns its state (403 archived or deprovisioned, 409 when it already holds a secret: " +
     'an admin must reprovision it). A rejected bootstrap leaves the token unused.',
-  auth: 'credential',
+  access: 'bootstrap',
   errors: ['invalid_bootstrap_token', 'device_deprovisioned', 'device_archived', 'agent_already_bootstrapped'],
   request: { body: jsonBody(BootstrapRequest) },
   responses: { 201: json(BootstrapResponse, 'The agent secret, shown only this once') },
@@ -62,7 +63,7 @@ const checkin = defineRoute({
     'Sets `agent_last_checkin` every time and replaces the stored hardware when `hardware` is sent. Answers the ' +
     "blueprints of the device's template, the role repository, the poll interval and the full order state " +
     '(`auftraege`).',
-  auth: 'agent',
+  access: 'agent',
   errors: ['invalid_agent_secret', 'device_deprovisioned', 'device_archived'],
   request: { body: checkinBody },
   responses: { 200: json(CheckinResponse, 'What the agent should apply') },
@@ -79,7 +80,8 @@ const report = defineRoute({
     'Merkmal events with `payload: { detail }` (`{}` without detail). One bad entry (unknown Merkmal: 422 ' +
     '`unknown_merkmal`; any other event type, `selected` and `deselected` included: 422 `invalid_event_type`) ' +
     'rejects the whole report and nothing is written.',
-  auth: 'agent',
+  access: 'agent',
+  middleware: [agentSecret] as const,
   errors: ['invalid_agent_secret', 'device_deprovisioned', 'device_archived', 'unknown_merkmal', 'invalid_event_type'],
   request: { body: jsonBody(ReportRequest) },
   responses: { 200: json(ReportResponse, 'How many events were stored') },
@@ -105,7 +107,7 @@ export function agentRoutes() {
   // Check-in reads its optional body itself (see readCheckinBody); the route is registered
   // for the OpenAPI document with the same schema that validates it.
   router.openAPIRegistry.registerPath(checkin);
-  router.post('/agent/checkin', agentSecret, async (c) => {
+  router.post('/agent/checkin', accessMiddleware({ method: 'post', access: 'agent' }), agentSecret, async (c) => {
     const { sql, config } = c.get('deps');
     const body = await readCheckinBody(c);
     const result = await repo.checkin(sql, c.get('agentSecretHash'), body.hardware);
@@ -125,7 +127,7 @@ export function agentRoutes() {
     return c.json(response, 200);
   });
 
-  router.openapi({ ...report, middleware: [agentSecret] as const }, async (c) => {
+  router.openapi(report, async (c) => {
     const { sql } = c.get('deps');
     const { entries } = c.req.valid('json');
     const device = requireLiveDevice(await repo.findAgentDevice(sql, c.get('agentSecretHash')));

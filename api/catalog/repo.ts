@@ -9,8 +9,8 @@
  * with their group and device overrides); the pure rule gives the state before and after
  * the change; one insert writes the events. No query per device.
  */
-import type { Db, Sql } from '../db/client.ts';
-import { isPgError, pgError } from '../db/client.ts';
+import type { Actor } from '../audit/repo.ts';
+import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { lockOrganization } from '../org_units/lock.ts';
 import type { CatalogOverrideType } from './schemas.ts';
@@ -75,11 +75,19 @@ export async function listOverrides(db: Db, scope: 'org-units' | 'groups', id: s
 
 /**
  * Sets (select / deselect) or removes (unset) the override of `merkmal` at a scope and
- * writes the events. Returns the override now set, or null after an unset.
+ * writes the events, which name the actor. Returns the override now set (null after an
+ * unset) and the organization it belongs to.
  */
-export async function changeOverride(sql: Sql, scope: Scope, id: string, merkmal: string, change: Change): Promise<CatalogOverrideType | null> {
+export async function changeOverride(
+  sql: Db,
+  scope: Scope,
+  id: string,
+  merkmal: string,
+  change: Change,
+  actor: Actor,
+): Promise<{ override: CatalogOverrideType | null; organizationId: string }> {
   try {
-    return await sql.begin(async (tx) => {
+    return await transaction(sql, async (tx) => {
       const owner = await requireOwner(tx, scope, id);
       await requireCatalogMerkmal(tx, merkmal, owner.backend);
       await lockOrganization(tx, owner.organizationId);
@@ -99,14 +107,15 @@ export async function changeOverride(sql: Sql, scope: Scope, id: string, merkmal
       }
       if (events.length > 0) {
         const payload = change.kind === 'set'
-          ? { origin: originOf[scope], source_id: id, optionen: change.optionen }
-          : { origin: originOf[scope], source_id: id, unset: true };
+          ? { origin: originOf[scope], source_id: id, optionen: change.optionen, actor }
+          : { origin: originOf[scope], source_id: id, unset: true, actor };
         await tx`
           insert into device_merkmal_events (device_id, merkmal, type, payload)
           select e.device_id, ${merkmal}, e.type, ${tx.json(payload as Parameters<typeof tx.json>[0])}::jsonb
           from unnest(${events.map((e) => e.deviceId)}::uuid[], ${events.map((e) => e.type)}::text[]) as e (device_id, type)`;
       }
-      return written === null ? null : { merkmal, state: written.state, optionen: written.optionen };
+      const override = written === null ? null : { merkmal, state: written.state, optionen: written.optionen };
+      return { override, organizationId: owner.organizationId };
     });
   } catch (err) {
     // The owner was deleted between our read and the write.

@@ -4,6 +4,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
+import { actorOf, recordAudit } from '../access/middleware.ts';
 import type { AppEnv } from '../http/context.ts';
 import { notFound } from '../http/errors.ts';
 import { defineRoute, IdParams, json, newRouter, Uuid } from '../http/openapi.ts';
@@ -21,9 +22,9 @@ const MerkmalParams = z.object({
 const selectionErrors = ['not_found', 'unknown_merkmal', 'not_in_catalog'] as const;
 
 const scopes = [
-  { scope: 'devices', op: 'Device', what: 'a device', reach: 'Writes a `selected` / `deselected` event for the device every time, with `payload: { origin: "geraet", source_id, optionen }`. Archived devices can be changed too.' },
-  { scope: 'org-units', op: 'OrgUnit', what: 'an org unit', reach: 'Reaches every device of the unit\'s subtree. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived device whose effective state changes, with `payload: { origin: "oe", source_id, optionen }`.' },
-  { scope: 'groups', op: 'Group', what: 'a group', reach: 'Reaches the group\'s members. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived member whose effective state changes, with `payload: { origin: "gruppe", source_id, optionen }`.' },
+  { scope: 'devices', kind: 'device', op: 'Device', what: 'a device', reach: 'Writes a `selected` / `deselected` event for the device every time, with `payload: { origin: "geraet", source_id, optionen }`. Archived devices can be changed too.' },
+  { scope: 'org-units', kind: 'org_unit', op: 'OrgUnit', what: 'an org unit', reach: 'Reaches every device of the unit\'s subtree. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived device whose effective state changes, with `payload: { origin: "oe", source_id, optionen }`.' },
+  { scope: 'groups', kind: 'group', op: 'Group', what: 'a group', reach: 'Reaches the group\'s members. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived member whose effective state changes, with `payload: { origin: "gruppe", source_id, optionen }`.' },
 ] as const;
 
 const catalogNote = 'A Merkmal key that does not exist is 422 `unknown_merkmal`. A Merkmal that is not selectable is 422 `not_in_catalog`: '
@@ -55,7 +56,9 @@ function selectionRoute(s: (typeof scopes)[number], verb: 'select' | 'deselect')
     description: `Sets the override of the Merkmal at this scope to \`${state}\`, replacing any earlier one. `
       + 'The body is optional; `optionen` (a JSON object, else 400) become the options of the order when this override decides it. '
       + `${s.reach} ${catalogNote}`,
-    auth: 'admin',
+    access: 'org_admin',
+    tenant: { param: { id: s.kind, merkmal: null } },
+    audit: `catalog.${verb}`,
     errors: selectionErrors,
     middleware: [emptyBodyIsNoBody] as const,
     request: {
@@ -75,7 +78,9 @@ function unsetRoute(s: (typeof scopes)[number]) {
     summary: `Unset a catalog Merkmal for ${s.what} (remove the override: inherit)`,
     description: `Idempotent: 204 also when no override was set. Writes a \`selected\` / \`deselected\` event with \`payload: { origin, source_id, unset: true }\` `
       + `for each non-archived device whose effective state changes${s.scope === 'devices' ? ' (the device itself, archived or not)' : ''}. ${catalogNote}`,
-    auth: 'admin',
+    access: 'org_admin',
+    tenant: { param: { id: s.kind, merkmal: null } },
+    audit: 'catalog.unset',
     errors: selectionErrors,
     request: { params: MerkmalParams },
     responses: { 204: { description: 'No override of the Merkmal at this scope' } },
@@ -92,7 +97,8 @@ const getDeviceCatalog = defineRoute({
     + 'effective `state`, its `origin` and `optionen`, by the override resolution of CONTRACT §9: workspace default; the nearest '
     + 'org unit with an override; a strict majority of the device\'s groups with an override (optionen from the most recently '
     + 'changed override on the winning side); the device\'s own override always wins. The same rule gives the agent\'s `auftraege`.',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'device' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(DeviceCatalog, 'The effective catalog') },
@@ -104,7 +110,8 @@ const listOrgUnitOverrides = defineRoute({
   operationId: 'listOrgUnitCatalog',
   tags,
   summary: 'The Merkmal overrides set at an org unit (not inherited ones)',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'org_unit' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(CatalogOverrideList, 'The overrides of the org unit') },
@@ -116,7 +123,8 @@ const listGroupOverrides = defineRoute({
   operationId: 'listGroupCatalog',
   tags,
   summary: 'The Merkmal overrides set at a group',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'group' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(CatalogOverrideList, 'The overrides of the group') },
@@ -126,7 +134,7 @@ export function catalogRoutes() {
   const router = newRouter()
     .openapi(getDeviceCatalog, async (c) => {
       const { id } = c.req.valid('param');
-      const items = await loadCatalogStates(c.get('deps').sql, id);
+      const items = await loadCatalogStates(c.get('db'), id);
       if (items === null) throw notFound('device', id);
       return c.json({
         items: items.map(({ merkmal, name, kategorie, state, origin, optionen }) => ({ merkmal, name, kategorie, state, origin, optionen })),
@@ -134,11 +142,11 @@ export function catalogRoutes() {
     })
     .openapi(listOrgUnitOverrides, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json({ items: await repo.listOverrides(c.get('deps').sql, 'org-units', id) }, 200);
+      return c.json({ items: await repo.listOverrides(c.get('db'), 'org-units', id) }, 200);
     })
     .openapi(listGroupOverrides, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json({ items: await repo.listOverrides(c.get('deps').sql, 'groups', id) }, 200);
+      return c.json({ items: await repo.listOverrides(c.get('db'), 'groups', id) }, 200);
     });
 
   for (const s of scopes) {
@@ -147,13 +155,16 @@ export function catalogRoutes() {
         const { id, merkmal } = c.req.valid('param');
         const { optionen = {} } = c.req.valid('json') as z.infer<typeof SelectionBody>;
         const state = verb === 'select' ? 'present' : 'absent';
-        const override = await repo.changeOverride(c.get('deps').sql, s.scope, id, merkmal, { kind: 'set', state, optionen });
+        const change = { kind: 'set', state, optionen } as const;
+        const { override, organizationId } = await repo.changeOverride(c.get('db'), s.scope, id, merkmal, change, actorOf(c.get('caller')));
+        recordAudit(c, { organizationId, targetType: s.kind, targetId: id, details: { merkmal, state, optionen } });
         return c.json(override!, 200);
       });
     }
     router.openapi(unsetRoute(s), async (c) => {
       const { id, merkmal } = c.req.valid('param');
-      await repo.changeOverride(c.get('deps').sql, s.scope, id, merkmal, { kind: 'unset' });
+      const { organizationId } = await repo.changeOverride(c.get('db'), s.scope, id, merkmal, { kind: 'unset' }, actorOf(c.get('caller')));
+      recordAudit(c, { organizationId, targetType: s.kind, targetId: id, details: { merkmal } });
       return c.body(null, 204);
     });
   }

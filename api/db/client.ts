@@ -31,3 +31,11 @@ export const pgError = {
 export function isPgError(err: unknown, code: string): err is postgres.PostgresError {
   return err instanceof postgres.PostgresError && err.code === code;
 }
+
+/**
+ * Runs `fn` in a transaction: a new one on the client, a savepoint inside one that is
+ * already open (an audited write runs its handler in the access middleware's transaction).
+ */
+export function transaction<T>(db: Db, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  return ('savepoint' in db ? db.savepoint(fn) : db.begin(fn)) as Promise<T>;
+}

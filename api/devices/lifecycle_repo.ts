@@ -3,7 +3,7 @@
  * event reads. Each transition is one statement, so concurrent calls settle in the
  * database; idempotent ones keep the first timestamp with `coalesce`.
  */
-import type { Db, Sql } from '../db/client.ts';
+import { type Db, transaction } from '../db/client.ts';
 
 /** Sets deprovisioned_at once; the agent secret stays, so the agent can be told 403. False: no such device. */
 export async function deprovision(db: Db, id: string): Promise<boolean> {
@@ -29,8 +29,8 @@ export async function archive(db: Db, id: string): Promise<boolean> {
  * obtained while the device was still managed must not become usable now. Archived devices
  * are left alone. The result says which case applied.
  */
-export async function reprovision(sql: Sql, id: string): Promise<'reprovisioned' | 'archived' | 'not_found'> {
-  return sql.begin(async (tx) => {
+export async function reprovision(sql: Db, id: string): Promise<'reprovisioned' | 'archived' | 'not_found'> {
+  return transaction(sql, async (tx) => {
     const [row] = await tx<Array<{ archived: boolean }>>`
       select archived_at is not null as archived from devices where id = ${id} for update`;
     if (!row) return 'not_found';

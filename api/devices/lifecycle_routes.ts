@@ -8,12 +8,15 @@
  * needs a new resolve and bootstrap. Archiving is final.
  */
 import { z } from '@hono/zod-openapi';
-import type { Sql } from '../db/client.ts';
+import type { Context } from 'hono';
+import { recordAudit } from '../access/middleware.ts';
+import type { Db } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { defineRoute, IdParams, iso, json, newRouter, Timestamp, Uuid } from '../http/openapi.ts';
 import { collectionOf, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import * as lifecycle from './lifecycle_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
+import type { AppEnv } from '../http/context.ts';
 import { Device } from './schemas.ts';
 
 const tags = ['Devices'];
@@ -48,7 +51,9 @@ const deprovision = defineRoute({
   description:
     "Sets `deprovisioned_at`; the device stays in lists. The agent's check-in and report answer 403 " +
     '`device_deprovisioned` from now on. Idempotent: a second call keeps the first timestamp.',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'device' } },
+  audit: 'device.deprovision',
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Device, 'The device') },
@@ -64,7 +69,9 @@ const reprovision = defineRoute({
     'Clears `deprovisioned_at` and the agent secret (`agent_secret_issued_at` becomes null) and voids any bootstrap ' +
     'token issued before, so the next resolve and bootstrap issue a new secret; the old secret stops working at ' +
     'once. Allowed on any device that is not archived (409 `device_archived`).',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'device' } },
+  audit: 'device.reprovision',
   errors: ['not_found', ['device_archived', 409]],
   request: { params: IdParams },
   responses: { 200: json(Device, 'The device, ready for a new bootstrap') },
@@ -80,7 +87,9 @@ const archive = defineRoute({
     "Sets `archived_at`: the device leaves device lists (GET /devices/{id} still shows it), the agent's calls answer " +
     '403 `device_archived`, and its serial is free for a new device. Final; idempotent (a second call keeps the ' +
     'first timestamp).',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'device' } },
+  audit: 'device.archive',
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Device, 'The archived device') },
@@ -92,7 +101,8 @@ const getHardware = defineRoute({
   operationId: 'getDeviceHardware',
   tags,
   summary: 'The hardware the device last reported',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'device' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(DeviceHardware, 'The last hardware report, or nulls') },
@@ -108,7 +118,8 @@ const listEvents = defineRoute({
     'Selections (`selected`, `deselected`) and agent reports (`applied`, `apply_failed`, `removed`, `remove_failed`), ' +
     'newest first in the order they were written, also within one millisecond: the entries of one report list ' +
     'last entry first.',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'device' } },
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(DeviceEvent, 'DeviceEventList'), 'A page of events, newest first') },
@@ -127,42 +138,48 @@ function serializeEvent(row: lifecycle.EventRow): z.infer<typeof DeviceEvent> {
 }
 
 /** The Device after a transition (404 if its organization was deleted in the meantime). */
-async function deviceBody(sql: Sql, id: string) {
+async function deviceBody(sql: Db, id: string) {
   const row = await getDevice(sql, id);
   if (!row) throw notFound('device', id);
   return serializeDevice(row);
 }
 
+/** A lifecycle transition is audited on the device it changed. */
+function audited(c: Context<AppEnv>, device: ReturnType<typeof serializeDevice>) {
+  recordAudit(c, { organizationId: device.organization_id, targetType: 'device', targetId: device.id });
+  return device;
+}
+
 export function deviceLifecycleRoutes() {
   return newRouter()
     .openapi(deprovision, async (c) => {
-      const { sql } = c.get('deps');
+      const sql = c.get('db');
       const { id } = c.req.valid('param');
       if (!(await lifecycle.deprovision(sql, id))) throw notFound('device', id);
-      return c.json(await deviceBody(sql, id), 200);
+      return c.json(await audited(c, await deviceBody(sql, id)), 200);
     })
     .openapi(reprovision, async (c) => {
-      const { sql } = c.get('deps');
+      const sql = c.get('db');
       const { id } = c.req.valid('param');
       const outcome = await lifecycle.reprovision(sql, id);
       if (outcome === 'not_found') throw notFound('device', id);
       if (outcome === 'archived') throw new ApiError('device_archived', 'an archived device cannot be reprovisioned', { status: 409 });
-      return c.json(await deviceBody(sql, id), 200);
+      return c.json(await audited(c, await deviceBody(sql, id)), 200);
     })
     .openapi(archive, async (c) => {
-      const { sql } = c.get('deps');
+      const sql = c.get('db');
       const { id } = c.req.valid('param');
       if (!(await lifecycle.archive(sql, id))) throw notFound('device', id);
-      return c.json(await deviceBody(sql, id), 200);
+      return c.json(await audited(c, await deviceBody(sql, id)), 200);
     })
     .openapi(getHardware, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await lifecycle.getHardware(c.get('deps').sql, id);
+      const row = await lifecycle.getHardware(c.get('db'), id);
       if (!row) throw notFound('device', id);
       return c.json({ device_id: row.device_id, hardware: row.hardware, reported_at: iso(row.reported_at) }, 200);
     })
     .openapi(listEvents, async (c) => {
-      const { sql } = c.get('deps');
+      const sql = c.get('db');
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
       const before = decodeSeqCursor(cursor);

@@ -4,6 +4,7 @@
  * The lifecycle (deprovision, reprovision, archive, hardware, events) is in lifecycle_routes.ts.
  */
 import { z } from '@hono/zod-openapi';
+import { recordAudit } from '../access/middleware.ts';
 import { notFound } from '../http/errors.ts';
 import { defineRoute, IdParams, json, jsonBody, newRouter, Uuid } from '../http/openapi.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
@@ -30,7 +31,8 @@ const listDevices = defineRoute({
   summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
   description: 'In creation order. `oe_id` and `group_id` combine (both must hold). A filter naming an unknown '
     + 'org unit or group is 404, one of another organization 422 `organization_mismatch`.',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'organization' }, query: { oe_id: 'org_unit', group_id: 'group' } },
   errors: ['not_found', 'organization_mismatch'],
   request: { params: IdParams, query: DeviceListQuery },
   responses: { 200: json(collectionOf(Device, 'DeviceList'), 'A page of devices') },
@@ -42,7 +44,8 @@ const getDeviceRoute = defineRoute({
   operationId: 'getDevice',
   tags,
   summary: 'Read a device (archived ones too)',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'device' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Device, 'The device') },
@@ -56,7 +59,9 @@ const moveDeviceRoute = defineRoute({
   summary: 'Move a device to an org unit',
   description: 'An unknown org unit is 404, one of another organization 422 `organization_mismatch`; '
     + 'an archived device cannot be moved (409 `device_archived`).',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'device' }, json: { oe_id: 'org_unit' } },
+  audit: 'device.move',
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: IdParams, body: jsonBody(DeviceOrgUnitBody) },
   responses: { 200: json(Device, 'The device in its new org unit') },
@@ -67,18 +72,20 @@ export function deviceRoutes() {
     .openapi(listDevices, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor, oe_id, group_id } = c.req.valid('query');
-      const rows = await listOrganizationDevices(c.get('deps').sql, id, { oe_id, group_id }, decodeCursor(cursor), limit);
+      const rows = await listOrganizationDevices(c.get('db'), id, { oe_id, group_id }, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, serializeDevice), 200);
     })
     .openapi(getDeviceRoute, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await getDevice(c.get('deps').sql, id);
+      const row = await getDevice(c.get('db'), id);
       if (!row) throw notFound('device', id);
       return c.json(serializeDevice(row), 200);
     })
     .openapi(moveDeviceRoute, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await moveDevice(c.get('deps').sql, id, c.req.valid('json').oe_id);
+      const { oe_id } = c.req.valid('json');
+      const row = await moveDevice(c.get('db'), id, oe_id);
+      recordAudit(c, { organizationId: row.organization_id, targetType: 'device', targetId: id, details: { oe_id } });
       return c.json(serializeDevice(row), 200);
     });
 }

@@ -1,10 +1,11 @@
 /**
  * GET /api/v1/docs: interactive docs (Swagger UI) of /api/v1/openapi.json, served from the
  * swagger-ui-dist package so they work without any outside network. "Authorize" takes the
- * admin token; it is kept in the browser only.
+ * operator token or an organization API key; it is kept in the browser only.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { accessMiddleware } from '../access/middleware.ts';
 import { newRouter } from '../http/openapi.ts';
 
 const assets: Record<string, string> = {
@@ -50,10 +51,11 @@ async function asset(name: string): Promise<string> {
 }
 
 export function docsRoutes() {
+  const anyone = accessMiddleware({ method: 'get', access: 'public' });
   return newRouter()
-    .get('/docs', (c) => c.html(page))
-    .get('/docs/init.js', (c) => c.body(init, 200, { 'content-type': 'text/javascript; charset=utf-8' }))
-    .get('/docs/:asset', async (c) => {
+    .get('/docs', anyone, (c) => c.html(page))
+    .get('/docs/init.js', anyone, (c) => c.body(init, 200, { 'content-type': 'text/javascript; charset=utf-8' }))
+    .get('/docs/:asset', anyone, async (c) => {
       const name = c.req.param('asset');
       const type = assets[name];
       if (!type) return c.notFound();

@@ -4,6 +4,7 @@
  * id is the installer's credential at activation.
  */
 import { z } from '@hono/zod-openapi';
+import { recordAudit } from '../access/middleware.ts';
 import { notFound } from '../http/errors.ts';
 import { defineRoute, IdParams, iso, json, jsonBody, newRouter } from '../http/openapi.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
@@ -33,7 +34,9 @@ const createSession = defineRoute({
     '`expires_at` must lie in the future and `max_devices` be at least 1 (else 400 `invalid_request`). An ' +
     'unknown organization or an unknown `template_id` is 404 `not_found`: the template must exist in this ' +
     'installation, like the organization in the path.',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' } },
+  audit: 'enrollment_session.create',
   errors: ['not_found'],
   request: { params: IdParams, body: jsonBody(EnrollmentSessionCreate) },
   responses: { 201: json(EnrollmentSession, 'The new session; its id is the credential for installers') },
@@ -45,7 +48,8 @@ const listSessions = defineRoute({
   operationId: 'listEnrollmentSessions',
   tags,
   summary: "List the organization's enrollment sessions (revoked and expired ones included), oldest first",
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'organization' } },
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(EnrollmentSession, 'EnrollmentSessionList'), 'A page of enrollment sessions') },
@@ -57,7 +61,8 @@ const getSession = defineRoute({
   operationId: 'getEnrollmentSession',
   tags,
   summary: 'Read one enrollment session',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'enrollment_session' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(EnrollmentSession, 'The enrollment session') },
@@ -70,7 +75,9 @@ const revokeSession = defineRoute({
   tags,
   summary: 'Revoke an enrollment session (idempotent: a second call keeps the first revoked_at)',
   description: 'From then on, activate and resolve with the session answer 403 `invalid_activation_code`.',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'enrollment_session' } },
+  audit: 'enrollment_session.revoke',
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(EnrollmentSession, 'The session with revoked_at set') },
@@ -81,30 +88,37 @@ export function enrollmentSessionRoutes() {
     .openapi(createSession, async (c) => {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { sql } = c.get('deps');
+      const sql = c.get('db');
       await requireOrganization(sql, id);
       if (!(await getTemplate(sql, body.template_id))) throw notFound('template', body.template_id);
       const row = await repo.createEnrollmentSession(sql, id, body);
+      recordAudit(c, {
+        organizationId: id,
+        targetType: 'enrollment_session',
+        targetId: row.id,
+        details: { template_id: row.template_id, expires_at: iso(row.expires_at), max_devices: row.max_devices },
+      });
       return c.json(serializeSession(row), 201);
     })
     .openapi(listSessions, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const { sql } = c.get('deps');
+      const sql = c.get('db');
       await requireOrganization(sql, id);
       const rows = await repo.listEnrollmentSessions(sql, id, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, serializeSession), 200);
     })
     .openapi(getSession, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.getEnrollmentSession(c.get('deps').sql, id);
+      const row = await repo.getEnrollmentSession(c.get('db'), id);
       if (!row) throw notFound('enrollment session', id);
       return c.json(serializeSession(row), 200);
     })
     .openapi(revokeSession, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.revokeEnrollmentSession(c.get('deps').sql, id);
+      const row = await repo.revokeEnrollmentSession(c.get('db'), id);
       if (!row) throw notFound('enrollment session', id);
+      recordAudit(c, { organizationId: row.organization_id, targetType: 'enrollment_session', targetId: id });
       return c.json(serializeSession(row), 200);
     });
 }

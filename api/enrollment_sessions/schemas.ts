@@ -1,11 +1,8 @@
 /** The EnrollmentSession object and its create body (CONTRACT §6). */
 import { z } from '@hono/zod-openapi';
-import { Timestamp, Uuid } from '../http/openapi.ts';
+import { FutureTimestamp, Timestamp, Uuid } from '../http/openapi.ts';
 
 export const MAX_SESSION_DEVICES = 100_000;
-
-/** 10000-01-01T00:00:00Z: the first instant a 4-digit ISO 8601 year cannot show. */
-const LATEST_EXPIRY = Date.UTC(10000, 0, 1);
 
 export const EnrollmentSession = z
   .object({
@@ -25,12 +22,7 @@ export type EnrollmentSessionType = z.infer<typeof EnrollmentSession>;
 export const EnrollmentSessionCreate = z
   .strictObject({
     template_id: Uuid.openapi({ description: 'An existing template (404 `not_found` otherwise).' }),
-    expires_at: z.iso
-      .datetime({ offset: true })
-      .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
-      // An offset can push 9999-12-31 into year 10000 (UTC), which no ISO 8601 response could show.
-      .refine((value) => Date.parse(value) < LATEST_EXPIRY, 'must be before the year 10000 (UTC)')
-      .openapi({ description: 'When the session stops working; must be in the future (and before the year 10000, UTC).', example: '2026-12-31T23:59:59.000Z' }),
+    expires_at: FutureTimestamp.openapi({ description: 'When the session stops working; must be in the future (and before the year 10000, UTC).', example: '2026-12-31T23:59:59.000Z' }),
     max_devices: z
       .number()
       .int()

@@ -61,10 +61,11 @@ export async function updateGroup(db: Db, id: string, patch: GroupPatchInput): P
   return row;
 }
 
-/** Deletes the group; its memberships and overrides go with it (on delete cascade). */
-export async function deleteGroup(db: Db, id: string): Promise<void> {
-  const rows = await db`delete from groups where id = ${id} returning id`;
-  if (rows.length === 0) throw notFound('group', id);
+/** Deletes the group; its memberships and overrides go with it (on delete cascade). Returns its organization. */
+export async function deleteGroup(db: Db, id: string): Promise<string> {
+  const [row] = await db<{ organization_id: string }[]>`delete from groups where id = ${id} returning organization_id`;
+  if (!row) throw notFound('group', id);
+  return row.organization_id;
 }
 
 interface MemberCheck {
@@ -84,8 +85,8 @@ async function requireMembershipPair(db: Db, groupId: string, deviceId: string):
   return { group, device };
 }
 
-/** Adds the device to the group; a second call changes nothing. Archived devices cannot join. */
-export async function addMember(db: Db, groupId: string, deviceId: string): Promise<void> {
+/** Adds the device to the group; a second call changes nothing. Archived devices cannot join. Returns the organization. */
+export async function addMember(db: Db, groupId: string, deviceId: string): Promise<string> {
   const { group, device } = await requireMembershipPair(db, groupId, deviceId);
   if (device.archived_at !== null) {
     throw new ApiError('device_archived', `device ${deviceId} is archived and cannot join a group`, { status: 409 });
@@ -95,6 +96,7 @@ export async function addMember(db: Db, groupId: string, deviceId: string): Prom
       insert into group_members (group_id, device_id, organization_id)
       values (${groupId}, ${deviceId}, ${group.organization_id})
       on conflict (group_id, device_id) do nothing`;
+    return group.organization_id;
   } catch (err) {
     // The group or the device was deleted meanwhile.
     if (isPgError(err, pgError.foreignKeyViolation)) throw notFound('group or device', `${groupId}/${deviceId}`);
@@ -102,10 +104,11 @@ export async function addMember(db: Db, groupId: string, deviceId: string): Prom
   }
 }
 
-/** Removes the device from the group; removing a non-member is fine (idempotent). */
-export async function removeMember(db: Db, groupId: string, deviceId: string): Promise<void> {
-  await requireMembershipPair(db, groupId, deviceId);
+/** Removes the device from the group; removing a non-member is fine (idempotent). Returns the organization. */
+export async function removeMember(db: Db, groupId: string, deviceId: string): Promise<string> {
+  const { group } = await requireMembershipPair(db, groupId, deviceId);
   await db`delete from group_members where group_id = ${groupId} and device_id = ${deviceId}`;
+  return group.organization_id;
 }
 
 /** The group's devices (archived ones omitted), in device creation order. */

@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { serializeDevice } from '../devices/repo.ts';
 import { Device } from '../devices/schemas.ts';
+import { recordAudit } from '../access/middleware.ts';
 import { defineRoute, IdParams, json, jsonBody, newRouter, Uuid } from '../http/openapi.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
@@ -21,7 +22,9 @@ const createGroup = defineRoute({
   operationId: 'createGroup',
   tags,
   summary: 'Create a group',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' } },
+  audit: 'group.create',
   errors: ['not_found'],
   request: { params: IdParams, body: jsonBody(GroupCreate) },
   responses: { 201: json(Group, 'The new group') },
@@ -33,7 +36,8 @@ const listGroups = defineRoute({
   operationId: 'listGroups',
   tags,
   summary: "List the organization's groups (creation order)",
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'organization' } },
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(Group, 'GroupList'), 'A page of groups') },
@@ -45,7 +49,8 @@ const getGroup = defineRoute({
   operationId: 'getGroup',
   tags,
   summary: 'Read a group',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'group' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Group, 'The group') },
@@ -57,7 +62,9 @@ const patchGroup = defineRoute({
   operationId: 'updateGroup',
   tags,
   summary: 'Rename a group',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'group' } },
+  audit: 'group.update',
   errors: ['not_found'],
   request: { params: IdParams, body: jsonBody(GroupPatch) },
   responses: { 200: json(Group, 'The updated group') },
@@ -70,7 +77,9 @@ const deleteGroup = defineRoute({
   tags,
   summary: 'Delete a group',
   description: 'Its memberships and Merkmal overrides go with it (no selection events are written for that).',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'group' } },
+  audit: 'group.delete',
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 204: { description: 'Deleted' } },
@@ -82,7 +91,8 @@ const listGroupDevices = defineRoute({
   operationId: 'listGroupDevices',
   tags,
   summary: "List the group's devices (archived ones omitted, deprovisioned ones included)",
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'group' } },
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(Device, 'GroupDeviceList'), 'A page of devices') },
@@ -96,7 +106,9 @@ const addMember = defineRoute({
   summary: 'Add a device to the group (idempotent)',
   description: 'A device can be in many groups. The device must belong to the group\'s organization '
     + '(422 `organization_mismatch`); an archived device cannot join (409 `device_archived`).',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'group', device_id: 'device' } },
+  audit: 'group.add_device',
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: MemberParams },
   responses: { 204: { description: 'The device is a member' } },
@@ -108,7 +120,9 @@ const removeMember = defineRoute({
   operationId: 'removeGroupMember',
   tags,
   summary: 'Remove a device from the group (idempotent: removing a non-member is 204 too)',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'group', device_id: 'device' } },
+  audit: 'group.remove_device',
   errors: ['not_found', 'organization_mismatch'],
   request: { params: MemberParams },
   responses: { 204: { description: 'The device is not a member' } },
@@ -118,47 +132,53 @@ export function groupRoutes() {
   return newRouter()
     .openapi(createGroup, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.createGroup(c.get('deps').sql, id, c.req.valid('json'));
+      const row = await repo.createGroup(c.get('db'), id, c.req.valid('json'));
+      recordAudit(c, { organizationId: id, targetType: 'group', targetId: row.id, details: { name: row.name } });
       return c.json(repo.serializeGroup(row), 201);
     })
     .openapi(listGroups, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const sql = c.get('deps').sql;
+      const sql = c.get('db');
       await requireOrganization(sql, id);
       const rows = await repo.listGroups(sql, id, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, repo.serializeGroup), 200);
     })
     .openapi(getGroup, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json(repo.serializeGroup(await repo.requireGroup(c.get('deps').sql, id)), 200);
+      return c.json(repo.serializeGroup(await repo.requireGroup(c.get('db'), id)), 200);
     })
     .openapi(patchGroup, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.updateGroup(c.get('deps').sql, id, c.req.valid('json'));
+      const patch = c.req.valid('json');
+      const row = await repo.updateGroup(c.get('db'), id, patch);
+      recordAudit(c, { organizationId: row.organization_id, targetType: 'group', targetId: id, details: patch });
       return c.json(repo.serializeGroup(row), 200);
     })
     .openapi(deleteGroup, async (c) => {
       const { id } = c.req.valid('param');
-      await repo.deleteGroup(c.get('deps').sql, id);
+      const organizationId = await repo.deleteGroup(c.get('db'), id);
+      recordAudit(c, { organizationId, targetType: 'group', targetId: id });
       return c.body(null, 204);
     })
     .openapi(listGroupDevices, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const sql = c.get('deps').sql;
+      const sql = c.get('db');
       await repo.requireGroup(sql, id);
       const rows = await repo.listGroupDevices(sql, id, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, serializeDevice), 200);
     })
     .openapi(addMember, async (c) => {
       const { id, device_id } = c.req.valid('param');
-      await repo.addMember(c.get('deps').sql, id, device_id);
+      const organizationId = await repo.addMember(c.get('db'), id, device_id);
+      recordAudit(c, { organizationId, targetType: 'group', targetId: id, details: { device_id } });
       return c.body(null, 204);
     })
     .openapi(removeMember, async (c) => {
       const { id, device_id } = c.req.valid('param');
-      await repo.removeMember(c.get('deps').sql, id, device_id);
+      const organizationId = await repo.removeMember(c.get('db'), id, device_id);
+      recordAudit(c, { organizationId, targetType: 'group', targetId: id, details: { device_id } });
       return c.body(null, 204);
     });
 }

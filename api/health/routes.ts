@@ -11,7 +11,7 @@ const health = defineRoute({
   operationId: 'health',
   tags: ['Operations'],
   summary: 'Liveness and database reachability',
-  auth: 'public',
+  access: 'public',
   responses: {
     200: json(Health, 'The service and its database are up'),
     503: json(Unhealthy, 'The database is unreachable'),

@@ -3,7 +3,9 @@
  * (`c.get`, not `c.var`: Hono builds a new object of all variables on every `c.var` read.)
  */
 import type { AppConfig } from '../config.ts';
-import type { Sql } from '../db/client.ts';
+import type { Caller } from '../access/middleware.ts';
+import type { AuditEntry } from '../audit/repo.ts';
+import type { Db, Sql } from '../db/client.ts';
 import type { Logger } from '../log.ts';
 
 export interface AppDeps {
@@ -16,5 +18,11 @@ export interface AppEnv {
   Variables: {
     deps: AppDeps;
     requestId: string;
+    /** The database for this request: the client, or the transaction of an audited write. */
+    db: Db;
+    /** The operator or organization key that made an operator or organization call. */
+    caller: Caller;
+    /** What an audited write changed, for the access middleware to record. */
+    audit: AuditEntry;
   };
 }

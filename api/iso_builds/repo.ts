@@ -1,5 +1,5 @@
 /** SQL of ISO builds on the API side: trigger (row and job in one transaction) and reads. */
-import type { Db, Sql } from '../db/client.ts';
+import { type Db, transaction } from '../db/client.ts';
 import { notFound } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';
 import { afterCursor, type Cursor } from '../http/pagination.ts';
@@ -51,7 +51,7 @@ export function serializeIsoBuild(row: IsoBuildRow): IsoBuildType {
  * sealed with the build id, which is therefore chosen here.
  */
 export async function createIsoBuild(
-  sql: Sql,
+  sql: Db,
   input: { organizationId: string; wlan: WlanCredentials | undefined; wlanKey: Uint8Array },
 ): Promise<IsoBuildRow> {
   const id = crypto.randomUUID();
@@ -59,7 +59,7 @@ export async function createIsoBuild(
     build_id: id,
     wlan: input.wlan ? await sealWlan(input.wlanKey, id, input.wlan) : null,
   };
-  return sql.begin(async (tx) => {
+  return transaction(sql, async (tx) => {
     // Lock the organization against a concurrent delete, and answer 404 when it is unknown.
     const [org] = await tx`select id from organizations where id = ${input.organizationId} for key share`;
     if (!org) throw notFound('organization', input.organizationId);

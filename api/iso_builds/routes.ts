@@ -4,6 +4,7 @@
  */
 import { basename, join } from 'node:path';
 import { z } from '@hono/zod-openapi';
+import { recordAudit } from '../access/middleware.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { defineRoute, IdParams, json, newRouter } from '../http/openapi.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
@@ -27,7 +28,9 @@ const createIsoBuild = defineRoute({
     "The image carries the organization's activation code (as current when the build runs), the service's " +
     'base URL and, when given, a NetworkManager WLAN profile. When a newer build completes, older completed ' +
     'builds of the organization are deleted. The body may be omitted.',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' } },
+  audit: 'iso_build.create',
   errors: ['not_found'],
   request: {
     params: IdParams,
@@ -42,7 +45,8 @@ const listIsoBuilds = defineRoute({
   operationId: 'listIsoBuilds',
   tags,
   summary: "List the organization's ISO builds, newest first",
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'organization' } },
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(IsoBuild, 'IsoBuildList'), 'A page of builds, newest first') },
@@ -54,7 +58,8 @@ const getIsoBuild = defineRoute({
   operationId: 'getIsoBuild',
   tags,
   summary: 'Poll one ISO build',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'iso_build' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(IsoBuild, 'The build') },
@@ -80,7 +85,8 @@ const downloadIsoBuild = defineRoute({
     'several ranges, another unit or a malformed range are ignored (200, whole file). `If-Range` with the ETag ' +
     'makes a resumed download safe: any other value sends the whole file. 409 `iso_not_ready` unless the build is ' +
     '`completed`; 404 once it is deleted (replaced by a newer build, or expired).',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'iso_build' } },
   errors: ['not_found', 'iso_not_ready', 'range_not_satisfiable'],
   request: {
     params: IdParams,
@@ -104,29 +110,33 @@ export function isoBuildRoutes() {
     .openapi(createIsoBuild, async (c) => {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { sql, config } = c.get('deps');
+      const sql = c.get('db');
+      const { config } = c.get('deps');
       const row = await repo.createIsoBuild(sql, { organizationId: id, wlan: body.wlan, wlanKey: config.wlanKey });
       c.get('deps').log.info('iso build queued', { build_id: row.id, organization_id: id, wlan: body.wlan !== undefined });
+      // Whether a WLAN profile was given, never its SSID or key.
+      recordAudit(c, { organizationId: id, targetType: 'iso_build', targetId: row.id, details: { wlan: body.wlan !== undefined } });
       return c.json(repo.serializeIsoBuild(row), 202);
     })
     .openapi(listIsoBuilds, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const { sql } = c.get('deps');
+      const sql = c.get('db');
       await requireOrganization(sql, id);
       const rows = await repo.listIsoBuilds(sql, id, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, repo.serializeIsoBuild), 200);
     })
     .openapi(getIsoBuild, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.getIsoBuild(c.get('deps').sql, id);
+      const row = await repo.getIsoBuild(c.get('db'), id);
       if (!row) throw notFound('ISO build', id);
       return c.json(repo.serializeIsoBuild(row), 200);
     })
     .openapi(downloadIsoBuild, async (c) => {
       const { id } = c.req.valid('param');
       const { range, 'if-range': ifRange } = c.req.valid('header');
-      const { sql, config, log } = c.get('deps');
+      const sql = c.get('db');
+      const { config, log } = c.get('deps');
       const row = await repo.getIsoBuild(sql, id);
       if (!row) throw notFound('ISO build', id);
       if (row.status !== 'completed' || !row.file_name || !row.sha256) {

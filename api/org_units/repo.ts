@@ -3,8 +3,7 @@
  * no cycles, only empty units are deleted, no mixing of organizations) are checked here
  * under the organization's write lock, so concurrent moves and deletes cannot break them.
  */
-import type { Db, Sql } from '../db/client.ts';
-import { isPgError, pgError } from '../db/client.ts';
+import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';
 import { afterCursor, type Cursor } from '../http/pagination.ts';
@@ -61,8 +60,8 @@ export async function listOrgUnits(db: Db, organizationId: string, cursor: Curso
     limit ${limit + 1}`;
 }
 
-export async function createOrgUnit(sql: Sql, organizationId: string, input: OrgUnitCreateInput): Promise<OrgUnitRow> {
-  return sql.begin(async (tx) => {
+export async function createOrgUnit(sql: Db, organizationId: string, input: OrgUnitCreateInput): Promise<OrgUnitRow> {
+  return transaction(sql, async (tx) => {
     await requireOrganization(tx, organizationId);
     await lockOrganization(tx, organizationId);
     const parentId = input.parent_id ?? null;
@@ -76,8 +75,8 @@ export async function createOrgUnit(sql: Sql, organizationId: string, input: Org
 }
 
 /** Renames and/or moves a unit. */
-export async function updateOrgUnit(sql: Sql, id: string, patch: OrgUnitPatchInput): Promise<OrgUnitRow> {
-  return sql.begin(async (tx) => {
+export async function updateOrgUnit(sql: Db, id: string, patch: OrgUnitPatchInput): Promise<OrgUnitRow> {
+  return transaction(sql, async (tx) => {
     const found = await requireOrgUnit(tx, id);
     await lockOrganization(tx, found.organization_id);
     const unit = await requireOrgUnit(tx, id); // as it is now that we hold the lock
@@ -119,9 +118,9 @@ async function isSelfOrAncestor(db: Db, unitId: string, candidate: string): Prom
  * unit alive (they are out of every list and cannot be moved by hand); they are moved to
  * the organization's "Neue Geräte". The unit's overrides go with it.
  */
-export async function deleteOrgUnit(sql: Sql, id: string): Promise<void> {
+export async function deleteOrgUnit(sql: Db, id: string): Promise<OrgUnitRow> {
   try {
-    await sql.begin(async (tx) => {
+    return await transaction(sql, async (tx) => {
       const found = await requireOrgUnit(tx, id);
       await lockOrganization(tx, found.organization_id);
       const unit = await requireOrgUnit(tx, id);
@@ -137,6 +136,7 @@ export async function deleteOrgUnit(sql: Sql, id: string): Promise<void> {
           select ou.id from org_units ou where ou.organization_id = ${unit.organization_id} and ou.protected)
         where oe_id = ${id} and archived_at is not null`;
       await tx`delete from org_units where id = ${id}`;
+      return unit;
     });
   } catch (err) {
     // A device moved in by a transaction that does not take the lock.

@@ -1,4 +1,5 @@
 /** Org units (CONTRACT §9): one tree per organization; create, list, read, rename, move, delete. */
+import { recordAudit } from '../access/middleware.ts';
 import { defineRoute, IdParams, json, jsonBody, newRouter } from '../http/openapi.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
@@ -15,7 +16,9 @@ const createOrgUnit = defineRoute({
   summary: 'Create an org unit',
   description: 'Creates a unit at the top level (`parent_id` absent or `null`) or under a unit of the same organization. '
     + 'A `parent_id` that does not exist is 404, one of another organization 422 `organization_mismatch`.',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' }, json: { parent_id: 'org_unit' } },
+  audit: 'org_unit.create',
   errors: ['not_found', 'organization_mismatch'],
   request: { params: IdParams, body: jsonBody(OrgUnitCreate) },
   responses: { 201: json(OrgUnit, 'The new org unit') },
@@ -28,7 +31,8 @@ const listOrgUnits = defineRoute({
   tags,
   summary: "List the organization's org units (the whole tree, flat, in creation order)",
   description: 'Rebuild the tree from `parent_id`. Includes the protected unit "Neue Geräte".',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'organization' } },
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(OrgUnit, 'OrgUnitList'), 'A page of org units') },
@@ -40,7 +44,8 @@ const getOrgUnit = defineRoute({
   operationId: 'getOrgUnit',
   tags,
   summary: 'Read an org unit',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'org_unit' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(OrgUnit, 'The org unit') },
@@ -56,7 +61,9 @@ const patchOrgUnit = defineRoute({
     + 'The protected unit "Neue Geräte" cannot be renamed or moved (409 `protected_org_unit`, even to the same values). '
     + 'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; '
     + 'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404.',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'org_unit' }, json: { parent_id: 'org_unit' } },
+  audit: 'org_unit.update',
   errors: ['not_found', 'protected_org_unit', 'org_unit_cycle', 'organization_mismatch'],
   request: { params: IdParams, body: jsonBody(OrgUnitPatch) },
   responses: { 200: json(OrgUnit, 'The updated org unit') },
@@ -71,7 +78,9 @@ const deleteOrgUnit = defineRoute({
   description: 'Only a unit without child units and without (non-archived) devices can be deleted (else 409 `org_unit_not_empty`); '
     + 'archived devices still filed under it are moved to "Neue Geräte". Its Merkmal overrides go with it '
     + '(no events are written for that). "Neue Geräte" cannot be deleted (409 `protected_org_unit`).',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'org_unit' } },
+  audit: 'org_unit.delete',
   errors: ['not_found', 'protected_org_unit', 'org_unit_not_empty'],
   request: { params: IdParams },
   responses: { 204: { description: 'Deleted' } },
@@ -81,30 +90,35 @@ export function orgUnitRoutes() {
   return newRouter()
     .openapi(createOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.createOrgUnit(c.get('deps').sql, id, c.req.valid('json'));
+      const body = c.req.valid('json');
+      const row = await repo.createOrgUnit(c.get('db'), id, body);
+      recordAudit(c, { organizationId: id, targetType: 'org_unit', targetId: row.id, details: { name: row.name, parent_id: row.parent_id } });
       return c.json(repo.serializeOrgUnit(row), 201);
     })
     .openapi(listOrgUnits, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
-      const sql = c.get('deps').sql;
+      const sql = c.get('db');
       await requireOrganization(sql, id);
       const rows = await repo.listOrgUnits(sql, id, decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, repo.serializeOrgUnit), 200);
     })
     .openapi(getOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.requireOrgUnit(c.get('deps').sql, id);
+      const row = await repo.requireOrgUnit(c.get('db'), id);
       return c.json(repo.serializeOrgUnit(row), 200);
     })
     .openapi(patchOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.updateOrgUnit(c.get('deps').sql, id, c.req.valid('json'));
+      const patch = c.req.valid('json');
+      const row = await repo.updateOrgUnit(c.get('db'), id, patch);
+      recordAudit(c, { organizationId: row.organization_id, targetType: 'org_unit', targetId: id, details: patch });
       return c.json(repo.serializeOrgUnit(row), 200);
     })
     .openapi(deleteOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      await repo.deleteOrgUnit(c.get('deps').sql, id);
+      const unit = await repo.deleteOrgUnit(c.get('db'), id);
+      recordAudit(c, { organizationId: unit.organization_id, targetType: 'org_unit', targetId: id, details: { name: unit.name } });
       return c.body(null, 204);
     });
 }

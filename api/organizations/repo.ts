@@ -1,5 +1,5 @@
 /** SQL of organizations, their default org unit and their classic activation code. */
-import type { Db, Sql } from '../db/client.ts';
+import { type Db, transaction } from '../db/client.ts';
 import { notFound } from '../http/errors.ts';
 import { afterCursor, type Cursor } from '../http/pagination.ts';
 import { generateActivationCode } from './activation_code.ts';
@@ -30,8 +30,8 @@ function selectOrganizations(db: Db) {
 }
 
 /** Creates the organization with its protected org unit and activation code, atomically. */
-export async function createOrganization(sql: Sql, input: OrganizationCreateInput): Promise<OrganizationRow> {
-  return sql.begin(async (tx) => {
+export async function createOrganization(sql: Db, input: OrganizationCreateInput): Promise<OrganizationRow> {
+  return transaction(sql, async (tx) => {
     const values = {
       name: input.name,
       kontakt_name: input.kontakt_name ?? null,
@@ -64,10 +64,11 @@ export async function requireOrganization(db: Db, id: string): Promise<void> {
   if (!row) throw notFound('organization', id);
 }
 
-export async function listOrganizations(db: Db, cursor: Cursor | null, limit: number): Promise<OrganizationRow[]> {
+/** A page of organizations; `only` restricts it to one (an organization key sees just its own). */
+export async function listOrganizations(db: Db, cursor: Cursor | null, limit: number, only: string | null = null): Promise<OrganizationRow[]> {
   return db<OrganizationRow[]>`
     ${selectOrganizations(db)}
-    where ${afterCursor(db, cursor, 'asc', 'o')}
+    where ${afterCursor(db, cursor, 'asc', 'o')} and ${only === null ? db`true` : db`o.id = ${only}`}
     order by o.created_at, o.id
     limit ${limit + 1}`;
 }

@@ -1,5 +1,6 @@
 /** Organizations (CONTRACT §3): create, list, read, patch, and the classic activation code. */
 import { z } from '@hono/zod-openapi';
+import { recordAudit } from '../access/middleware.ts';
 import { notFound } from '../http/errors.ts';
 import { defineRoute, IdParams, iso, json, jsonBody, newRouter } from '../http/openapi.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
@@ -23,7 +24,8 @@ const createOrganization = defineRoute({
   tags,
   summary: 'Create an organization',
   description: 'Also creates its protected org unit "Neue Geräte" and a classic activation code.',
-  auth: 'admin',
+  access: 'operator',
+  audit: 'organization.create',
   request: { body: jsonBody(OrganizationCreate) },
   responses: { 201: json(Organization, 'The new organization') },
 });
@@ -34,7 +36,7 @@ const listOrganizations = defineRoute({
   operationId: 'listOrganizations',
   tags,
   summary: 'List organizations (admin area, contact fields included)',
-  auth: 'admin',
+  access: 'org_viewer',
   request: { query: PageQuery },
   responses: { 200: json(collectionOf(Organization, 'OrganizationList'), 'A page of organizations') },
 });
@@ -45,7 +47,8 @@ const getOrganization = defineRoute({
   operationId: 'getOrganization',
   tags,
   summary: 'Read one organization (self-service, the same fields as the list)',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: 'organization' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Organization, 'The organization') },
@@ -57,7 +60,9 @@ const patchOrganization = defineRoute({
   operationId: 'updateOrganization',
   tags,
   summary: 'Update name and contact fields',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' } },
+  audit: 'organization.update',
   errors: ['not_found'],
   request: { params: IdParams, body: jsonBody(OrganizationPatch) },
   responses: { 200: json(Organization, 'The updated organization') },
@@ -69,7 +74,8 @@ const getActivationCode = defineRoute({
   operationId: 'getActivationCode',
   tags,
   summary: "Read the organization's classic activation code",
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(ActivationCode, 'The current activation code') },
@@ -81,7 +87,9 @@ const rotateActivationCode = defineRoute({
   operationId: 'rotateActivationCode',
   tags,
   summary: 'Replace the activation code; the old one stops working at once',
-  auth: 'admin',
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' } },
+  audit: 'activation_code.rotate',
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(ActivationCode, 'The new activation code') },
@@ -90,36 +98,42 @@ const rotateActivationCode = defineRoute({
 export function organizationRoutes() {
   return newRouter()
     .openapi(createOrganization, async (c) => {
-      const row = await repo.createOrganization(c.get('deps').sql, c.req.valid('json'));
+      const row = await repo.createOrganization(c.get('db'), c.req.valid('json'));
+      recordAudit(c, { organizationId: row.id, targetType: 'organization', targetId: row.id, details: { name: row.name } });
       return c.json(serializeOrganization(row), 201);
     })
     .openapi(listOrganizations, async (c) => {
       const { limit, cursor } = c.req.valid('query');
-      const rows = await repo.listOrganizations(c.get('deps').sql, decodeCursor(cursor), limit);
+      const caller = c.get('caller');
+      const only = caller.type === 'api_key' ? caller.organizationId : null;
+      const rows = await repo.listOrganizations(c.get('db'), decodeCursor(cursor), limit, only);
       return c.json(toPage(rows, limit, serializeOrganization), 200);
     })
     .openapi(getOrganization, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.getOrganization(c.get('deps').sql, id);
+      const row = await repo.getOrganization(c.get('db'), id);
       if (!row) throw notFound('organization', id);
       return c.json(serializeOrganization(row), 200);
     })
     .openapi(patchOrganization, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.updateOrganization(c.get('deps').sql, id, c.req.valid('json'));
+      const patch = c.req.valid('json');
+      const row = await repo.updateOrganization(c.get('db'), id, patch);
       if (!row) throw notFound('organization', id);
+      recordAudit(c, { organizationId: id, targetType: 'organization', targetId: id, details: patch });
       return c.json(serializeOrganization(row), 200);
     })
     .openapi(getActivationCode, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.getActivationCode(c.get('deps').sql, id);
+      const row = await repo.getActivationCode(c.get('db'), id);
       if (!row) throw notFound('organization', id);
       return c.json(serializeCode(row), 200);
     })
     .openapi(rotateActivationCode, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.rotateActivationCode(c.get('deps').sql, id);
+      const row = await repo.rotateActivationCode(c.get('db'), id);
       if (!row) throw notFound('organization', id);
+      recordAudit(c, { organizationId: id, targetType: 'organization', targetId: id });
       return c.json(serializeCode(row), 200);
     });
 }

@@ -34,19 +34,19 @@ const Merkmal = z
 const list = <T extends z.ZodType>(item: T, name: string) => z.object({ items: z.array(item) }).openapi(name);
 
 const listBackends = defineRoute({
-  method: 'get', path: '/backends', operationId: 'listBackends', tags, auth: 'admin',
+  method: 'get', path: '/backends', operationId: 'listBackends', tags, access: 'org_viewer',
   summary: 'List backends (distributions)',
   responses: { 200: json(list(Backend, 'BackendList'), 'All backends') },
 });
 
 const listWorkspaces = defineRoute({
-  method: 'get', path: '/workspaces', operationId: 'listWorkspaces', tags, auth: 'admin',
+  method: 'get', path: '/workspaces', operationId: 'listWorkspaces', tags, access: 'org_viewer',
   summary: 'List workspaces with their default Merkmale',
   responses: { 200: json(list(Workspace, 'WorkspaceList'), 'All workspaces') },
 });
 
 const listMerkmale = defineRoute({
-  method: 'get', path: '/merkmale', operationId: 'listMerkmale', tags, auth: 'admin',
+  method: 'get', path: '/merkmale', operationId: 'listMerkmale', tags, access: 'org_viewer',
   summary: 'List Merkmale with their Ansible role per backend',
   responses: { 200: json(list(Merkmal, 'MerkmalList'), 'All Merkmale') },
 });
@@ -54,12 +54,12 @@ const listMerkmale = defineRoute({
 export function referenceDataRoutes() {
   return newRouter()
     .openapi(listBackends, async (c) => {
-      const items = await c.get('deps').sql<z.infer<typeof Backend>[]>`
+      const items = await c.get('db')<z.infer<typeof Backend>[]>`
         select key, name, distribution, preferred from backends order by preferred desc, key`;
       return c.json({ items }, 200);
     })
     .openapi(listWorkspaces, async (c) => {
-      const items = await c.get('deps').sql<z.infer<typeof Workspace>[]>`
+      const items = await c.get('db')<z.infer<typeof Workspace>[]>`
         select w.key, w.name,
                coalesce(array_agg(wm.merkmal order by wm.merkmal) filter (where wm.merkmal is not null), '{}') as workspace_merkmale
         from workspaces w left join workspace_merkmale wm on wm.workspace = w.key
@@ -67,7 +67,7 @@ export function referenceDataRoutes() {
       return c.json({ items }, 200);
     })
     .openapi(listMerkmale, async (c) => {
-      const items = await c.get('deps').sql<z.infer<typeof Merkmal>[]>`
+      const items = await c.get('db')<z.infer<typeof Merkmal>[]>`
         select m.key, m.name, m.kategorie, m.im_auftragskatalog,
                coalesce(jsonb_agg(jsonb_build_object('backend', b.backend, 'ansible_role', b.ansible_role)
                         order by b.backend) filter (where b.backend is not null), '[]') as blueprints

@@ -13,7 +13,7 @@ const listTemplates = defineRoute({
   operationId: 'listTemplates',
   tags,
   summary: 'List provisioning templates (Bereitstellungsvorlagen)',
-  auth: 'admin',
+  access: 'org_viewer',
   request: { query: PageQuery },
   responses: { 200: json(collectionOf(Template, 'TemplateList'), 'A page of templates') },
 });
@@ -24,7 +24,8 @@ const getTemplate = defineRoute({
   operationId: 'getTemplate',
   tags,
   summary: 'Read one template',
-  auth: 'admin',
+  access: 'org_viewer',
+  tenant: { param: { id: null } },
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Template, 'The template') },
@@ -34,12 +35,12 @@ export function templateRoutes() {
   return newRouter()
     .openapi(listTemplates, async (c) => {
       const { limit, cursor } = c.req.valid('query');
-      const rows = await repo.listTemplates(c.get('deps').sql, decodeCursor(cursor), limit);
+      const rows = await repo.listTemplates(c.get('db'), decodeCursor(cursor), limit);
       return c.json(toPage(rows, limit, repo.serializeTemplate), 200);
     })
     .openapi(getTemplate, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.getTemplate(c.get('deps').sql, id);
+      const row = await repo.getTemplate(c.get('db'), id);
       if (!row) throw notFound('template', id);
       return c.json(repo.serializeTemplate(row), 200);
     });

@@ -68,8 +68,9 @@ describe('POST /api/v1/agent/bootstrap', () => {
   it('answers 409 agent_already_bootstrapped to a fresh token while the device holds a secret, and writes nothing', async () => {
     const agent = await enrollAgent(ctx);
     const before = await secretState(agent.device_id);
-    const blueprint = await resolveDevice(ctx, { code: agent.code, device_id: agent.device_id });
-    const res = await bootstrap({ device_id: agent.device_id, bootstrap_token: blueprint.agent.bootstrap_token });
+    // A resolve of a managed device is refused (409), so the token is issued directly.
+    const token = await insertBootstrapToken(ctx, agent.device_id, new Date(Date.now() + 86_400_000));
+    const res = await bootstrap({ device_id: agent.device_id, bootstrap_token: token });
     expect(res.status).toBe(409);
     expect(res.body.error).toBe('agent_already_bootstrapped');
     expect(JSON.stringify(res.body)).not.toContain(agent.secret);
@@ -82,7 +83,7 @@ describe('POST /api/v1/agent/bootstrap', () => {
 
   it('lets a reprovisioned device bootstrap again after a new resolve; the old secret stops working', async () => {
     const agent = await enrollAgent(ctx);
-    const staleToken = (await resolveDevice(ctx, { code: agent.code, device_id: agent.device_id })).agent.bootstrap_token;
+    const staleToken = await insertBootstrapToken(ctx, agent.device_id, new Date(Date.now() + 86_400_000));
     expect((await ctx.request('POST', `/api/v1/devices/${agent.device_id}/reprovision`)).status).toBe(200);
 
     // A token issued before the reprovision is void: only a resolve after it counts.

@@ -40,6 +40,9 @@ const select = (scope: string, id: string, merkmal: string, optionen?: Record<st
 const deselect = (scope: string, id: string, merkmal: string) => call('POST', `/${scope}/${id}/catalog/${merkmal}/deselect`);
 const unset = (scope: string, id: string, merkmal: string) => call('DELETE', `/${scope}/${id}/catalog/${merkmal}`);
 
+/** Selection events name who made the change (CONTRACT §13); these tests use the operator token. */
+const operator = { type: 'operator' };
+
 async function events(deviceId: string) {
   return ctx.sql<{ merkmal: string; type: string; payload: Record<string, unknown> }[]>`
     select merkmal, type, payload from device_merkmal_events where device_id = ${deviceId}
@@ -334,13 +337,13 @@ describe('selection events', () => {
     await deselect('devices', d.id, 'firefox');
     await unset('devices', d.id, 'qgis'); // no override, no change: no event
     expect(await events(d.id)).toEqual([
-      { merkmal: 'libreoffice', type: 'selected', payload: { origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' } } },
-      { merkmal: 'libreoffice', type: 'selected', payload: { origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' } } },
-      { merkmal: 'firefox', type: 'deselected', payload: { origin: 'geraet', source_id: d.id, optionen: {} } },
+      { merkmal: 'libreoffice', type: 'selected', payload: { origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' }, actor: operator } },
+      { merkmal: 'libreoffice', type: 'selected', payload: { origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' }, actor: operator } },
+      { merkmal: 'firefox', type: 'deselected', payload: { origin: 'geraet', source_id: d.id, optionen: {}, actor: operator } },
     ]);
     // Unsetting a device override that decided writes the change back to the inherited state.
     await unset('devices', d.id, 'firefox');
-    expect((await events(d.id)).at(-1)).toEqual({ merkmal: 'firefox', type: 'selected', payload: { origin: 'geraet', source_id: d.id, unset: true } });
+    expect((await events(d.id)).at(-1)).toEqual({ merkmal: 'firefox', type: 'selected', payload: { origin: 'geraet', source_id: d.id, unset: true, actor: operator } });
     expect(await events(other.id)).toEqual([]);
   });
 
@@ -364,7 +367,7 @@ describe('selection events', () => {
     await deselect('org-units', unitOfOwn, 'libreoffice');
 
     await select('org-units', top!, 'libreoffice', { v: 1 });
-    const payload = { origin: 'oe', source_id: top, optionen: { v: 1 } };
+    const payload = { origin: 'oe', source_id: top, optionen: { v: 1 }, actor: operator };
     expect(await events(inTop.id)).toEqual([{ merkmal: 'libreoffice', type: 'selected', payload }]);
     expect(await events(inGrandchild.id)).toEqual([{ merkmal: 'libreoffice', type: 'selected', payload }]);
     for (const d of [deviceOverride, groupMajority, ownUnitOverride, archived, outside]) expect(await events(d.id)).toEqual([]);
@@ -375,10 +378,10 @@ describe('selection events', () => {
     // A nearer unit taking it away again: only the devices under it.
     await deselect('org-units', grandchild!, 'libreoffice');
     expect(await events(inTop.id)).toHaveLength(1);
-    expect((await events(inGrandchild.id)).at(-1)).toEqual({ merkmal: 'libreoffice', type: 'deselected', payload: { origin: 'oe', source_id: grandchild, optionen: {} } });
+    expect((await events(inGrandchild.id)).at(-1)).toEqual({ merkmal: 'libreoffice', type: 'deselected', payload: { origin: 'oe', source_id: grandchild, optionen: {}, actor: operator } });
     // Unset at the top: back to the workspace default for the top's own device.
     await unset('org-units', top!, 'libreoffice');
-    expect((await events(inTop.id)).at(-1)).toEqual({ merkmal: 'libreoffice', type: 'deselected', payload: { origin: 'oe', source_id: top, unset: true } });
+    expect((await events(inTop.id)).at(-1)).toEqual({ merkmal: 'libreoffice', type: 'deselected', payload: { origin: 'oe', source_id: top, unset: true, actor: operator } });
     expect(await events(inGrandchild.id)).toHaveLength(2);
   });
 
@@ -395,7 +398,7 @@ describe('selection events', () => {
     for (const d of [onlyG1, both, nonMember, ubuntuMember]) expect(await events(d.id)).toEqual([]);
 
     await select('groups', g1!, 'qgis');
-    const payload = { origin: 'gruppe', source_id: g1, optionen: {} };
+    const payload = { origin: 'gruppe', source_id: g1, optionen: {}, actor: operator };
     expect(await events(onlyG1.id)).toEqual([{ merkmal: 'qgis', type: 'selected', payload }]);
     expect(await events(ubuntuMember.id)).toEqual([{ merkmal: 'qgis', type: 'selected', payload }]);
     expect(await events(both.id)).toEqual([]); // 1:1 split: the workspace default stands
@@ -407,6 +410,6 @@ describe('selection events', () => {
     expect((await events(ubuntuMember.id)).map((e) => e.merkmal)).toEqual(['qgis', 'nur-ubuntu']);
 
     await unset('groups', g2!, 'qgis'); // now 1:0 for `both`
-    expect(await events(both.id)).toEqual([{ merkmal: 'qgis', type: 'selected', payload: { origin: 'gruppe', source_id: g2, unset: true } }]);
+    expect(await events(both.id)).toEqual([{ merkmal: 'qgis', type: 'selected', payload: { origin: 'gruppe', source_id: g2, unset: true, actor: operator } }]);
   });
 });

@@ -39,7 +39,7 @@ describe('OpenAPI document', () => {
     const op = res.body.paths?.[path]?.[method];
     expect(op, `${method} ${path}`).toBeDefined();
     expect(op.operationId).toBeTruthy();
-    expect(op.security).toEqual([{ AdminToken: [] }]);
+    expect(op.security).toEqual([{ AdminToken: [] }, { OrganizationKey: [] }]);
     expect(Object.keys(op.responses)).toContain(String(success));
     const descriptions = Object.entries(op.responses as Record<string, { description: string }>)
       .filter(([status]) => Number(status) >= 400)

@@ -329,7 +329,7 @@ describe('OpenAPI document', () => {
     expect(paths['/api/v1/organizations/{id}/iso-builds'].get.operationId).toBe('listIsoBuilds');
     expect(paths['/api/v1/iso-builds/{id}'].get.operationId).toBe('getIsoBuild');
     const download = paths['/api/v1/iso-builds/{id}/download'].get;
-    expect(Object.keys(download.responses).sort()).toEqual(['200', '206', '400', '401', '404', '409', '416', '500']);
+    expect(Object.keys(download.responses).sort()).toEqual(['200', '206', '400', '401', '403', '404', '409', '416', '500']);
     expect(download.responses['200'].content).toHaveProperty('application/x-iso9660-image');
     expect(download.responses['409'].description).toContain('iso_not_ready');
     expect(download.responses['416'].description).toContain('range_not_satisfiable');

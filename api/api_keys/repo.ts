@@ -1,0 +1,96 @@
+/**
+ * Organization API keys (CONTRACT §12): created with a random secret shown once, stored
+ * only as its SHA-256 hash, looked up by that hash, revoked for good.
+ */
+import type { Db } from '../db/client.ts';
+import { hashSecret, randomToken } from '../http/crypto.ts';
+import { afterCursor, type Cursor } from '../http/pagination.ts';
+
+export const API_KEY_PREFIX = 'fpk_';
+/** How much of a key a list shows: enough to recognise it, far too little to use it. */
+const SHOWN_PREFIX_LENGTH = 12;
+
+export type ApiKeyRole = 'admin' | 'viewer';
+
+export interface ApiKeyRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  role: ApiKeyRole;
+  prefix: string;
+  created_at: Date;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+/** A new key: 160 random bits after the `fpk_` prefix. Returns the row and the key, once. */
+export async function createApiKey(
+  db: Db,
+  input: { organizationId: string; name: string; role: ApiKeyRole; expiresAt: Date | null },
+): Promise<{ row: ApiKeyRow; key: string }> {
+  const key = API_KEY_PREFIX + randomToken(20);
+  const [row] = await db<ApiKeyRow[]>`
+    insert into api_keys (organization_id, name, role, prefix, key_hash, expires_at)
+    values (${input.organizationId}, ${input.name}, ${input.role}, ${key.slice(0, SHOWN_PREFIX_LENGTH)},
+            ${hashSecret(key)}, ${input.expiresAt})
+    returning id, organization_id, name, role, prefix, created_at, expires_at, last_used_at, revoked_at`;
+  return { row: row!, key };
+}
+
+export async function listApiKeys(db: Db, organizationId: string, cursor: Cursor | null, limit: number) {
+  return db<ApiKeyRow[]>`
+    select id, organization_id, name, role, prefix, created_at, expires_at, last_used_at, revoked_at
+    from api_keys
+    where organization_id = ${organizationId} and ${afterCursor(db, cursor)}
+    order by created_at, id
+    limit ${limit + 1}`;
+}
+
+/** Sets `revoked_at` once; a second revoke keeps the first time. Null: no such key. */
+export async function revokeApiKey(db: Db, id: string): Promise<ApiKeyRow | null> {
+  const [row] = await db<ApiKeyRow[]>`
+    update api_keys set revoked_at = coalesce(revoked_at, now())
+    where id = ${id}
+    returning id, organization_id, name, role, prefix, created_at, expires_at, last_used_at, revoked_at`;
+  return row ?? null;
+}
+
+export interface UsableKey {
+  id: string;
+  organization_id: string;
+  name: string;
+  role: ApiKeyRole;
+  key_hash: Uint8Array;
+  /** Whether `last_used_at` is a minute old or more (or unset), so this use should move it. */
+  stale_use: boolean;
+}
+
+/**
+ * The key with this hash if it is neither revoked nor expired. `lock` share-locks the row
+ * for the rest of the transaction, so a revoke that has returned is seen by every write
+ * that starts after it, and a revoke waits for the writes already under way.
+ */
+export async function findUsableKey(db: Db, key: string, lock: boolean): Promise<UsableKey | null> {
+  const hash = hashSecret(key);
+  const [row] = lock
+    ? await db<UsableKey[]>`
+        select id, organization_id, name, role, key_hash,
+               coalesce(last_used_at <= now() - interval '1 minute', true) as stale_use
+        from api_keys
+        where key_hash = ${hash} and revoked_at is null and (expires_at is null or expires_at > now())
+        for share`
+    : await db<UsableKey[]>`
+        select id, organization_id, name, role, key_hash,
+               coalesce(last_used_at <= now() - interval '1 minute', true) as stale_use
+        from api_keys
+        where key_hash = ${hash} and revoked_at is null and (expires_at is null or expires_at > now())`;
+  return row ?? null;
+}
+
+/** Moves `last_used_at`, at most once a minute per key whichever process asks. */
+export async function touchApiKey(db: Db, id: string): Promise<void> {
+  await db`
+    update api_keys set last_used_at = now()
+    where id = ${id} and (last_used_at is null or last_used_at <= now() - interval '1 minute')`;
+}

@@ -1,0 +1,106 @@
+/**
+ * Organization API keys (CONTRACT §12): the operator or an organization's admins create,
+ * list and revoke the keys with which a customer's portal and scripts call the API.
+ */
+import type { z } from '@hono/zod-openapi';
+import { recordAudit } from '../access/middleware.ts';
+import { notFound } from '../http/errors.ts';
+import { defineRoute, IdParams, iso, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
+import { requireOrganization } from '../organizations/repo.ts';
+import * as repo from './repo.ts';
+import { ApiKey, ApiKeyCreate, CreatedApiKey } from './schemas.ts';
+
+const tags = ['API keys'];
+
+function serializeApiKey(row: repo.ApiKeyRow): z.infer<typeof ApiKey> {
+  return {
+    ...row,
+    created_at: iso(row.created_at),
+    expires_at: iso(row.expires_at),
+    last_used_at: iso(row.last_used_at),
+    revoked_at: iso(row.revoked_at),
+  };
+}
+
+const createApiKey = defineRoute({
+  method: 'post',
+  path: '/organizations/{id}/api-keys',
+  operationId: 'createApiKey',
+  tags,
+  summary: 'Create an organization API key (the key is shown once)',
+  description: 'The answer carries `key` this once; the service keeps only its SHA-256 hash. Use it as '
+    + '`Authorization: Bearer <key>`. A revoked or expired key is 401 `unauthorized`, like a wrong one.',
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' } },
+  audit: 'api_key.create',
+  errors: ['not_found'],
+  request: { params: IdParams, body: jsonBody(ApiKeyCreate) },
+  responses: { 201: json(CreatedApiKey, 'The new key, with the key itself') },
+});
+
+const listApiKeys = defineRoute({
+  method: 'get',
+  path: '/organizations/{id}/api-keys',
+  operationId: 'listApiKeys',
+  tags,
+  summary: "List the organization's API keys (never the keys themselves)",
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' } },
+  errors: ['not_found'],
+  request: { params: IdParams, query: PageQuery },
+  responses: { 200: json(collectionOf(ApiKey, 'ApiKeyList'), 'A page of API keys, oldest first') },
+});
+
+const revokeApiKey = defineRoute({
+  method: 'post',
+  path: '/api-keys/{id}/revoke',
+  operationId: 'revokeApiKey',
+  tags,
+  summary: 'Revoke an API key for good (idempotent)',
+  description: 'Every request that starts after this call returned is refused with the key.',
+  access: 'org_admin',
+  tenant: { param: { id: 'api_key' } },
+  audit: 'api_key.revoke',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 200: json(ApiKey, 'The key with revoked_at set') },
+});
+
+export function apiKeyRoutes() {
+  return newRouter()
+    .openapi(createApiKey, async (c) => {
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const db = c.get('db');
+      await requireOrganization(db, id);
+      const { row, key } = await repo.createApiKey(db, {
+        organizationId: id,
+        name: body.name,
+        role: body.role,
+        expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
+      });
+      recordAudit(c, {
+        organizationId: id,
+        targetType: 'api_key',
+        targetId: row.id,
+        details: { name: row.name, role: row.role, prefix: row.prefix, expires_at: iso(row.expires_at) },
+      });
+      return c.json({ ...serializeApiKey(row), key }, 201);
+    })
+    .openapi(listApiKeys, async (c) => {
+      const { id } = c.req.valid('param');
+      const { limit, cursor } = c.req.valid('query');
+      const db = c.get('db');
+      await requireOrganization(db, id);
+      const rows = await repo.listApiKeys(db, id, decodeCursor(cursor), limit);
+      return c.json(toPage(rows, limit, serializeApiKey), 200);
+    })
+    .openapi(revokeApiKey, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.revokeApiKey(c.get('db'), id);
+      if (!row) throw notFound('API key', id);
+      recordAudit(c, { organizationId: row.organization_id, targetType: 'api_key', targetId: id, details: { name: row.name } });
+      return c.json(serializeApiKey(row), 200);
+    });
+}
