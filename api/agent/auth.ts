@@ -10,6 +10,8 @@
  * the work done are the same; no per-device comparison happens in TypeScript.
  */
 import type { MiddlewareHandler } from 'hono';
+import type { Db } from '../db/client.ts';
+import type { AppDeps } from '../http/context.ts';
 import { bearerToken } from '../http/auth.ts';
 import { hashSecret, randomToken } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
@@ -44,6 +46,20 @@ export const agentSecret: MiddlewareHandler<AgentSecretEnv> = async (c, next) =>
   c.set('agentSecretHash', hashSecret(secret));
   await next();
 };
+
+/**
+ * For calls that look the device up anyway (the report): the secret is checked against the
+ * database before the body is validated, so an unknown secret is 401 whatever the body.
+ */
+export function liveAgentDevice(find: (db: Db, hash: Uint8Array) => Promise<AgentDeviceState | undefined>) {
+  const middleware: MiddlewareHandler<{ Variables: { agentDevice: AgentDeviceState; deps: AppDeps } }> = async (c, next) => {
+    const secret = bearerToken(c.req.header('authorization'));
+    if (secret === null || !agentSecretShape.test(secret)) throw invalidAgentSecret();
+    c.set('agentDevice', requireLiveDevice(await find(c.get('deps').sql, hashSecret(secret))));
+    await next();
+  };
+  return middleware;
+}
 
 /** What the agent's calls need to know about the device behind a secret. */
 export interface AgentDeviceState {

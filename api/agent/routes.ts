@@ -13,7 +13,7 @@ import { ApiError } from '../http/errors.ts';
 import { hashSecret } from '../http/crypto.ts';
 import type { AppEnv } from '../http/context.ts';
 import { defineRoute, json, jsonBody, newRouter, validationHook } from '../http/openapi.ts';
-import { agentSecret, invalidAgentSecret, issueAgentSecret, requireLiveDevice, type AgentSecretEnv } from './auth.ts';
+import { agentSecret, invalidAgentSecret, issueAgentSecret, liveAgentDevice, requireLiveDevice, type AgentSecretEnv } from './auth.ts';
 import * as repo from './repo.ts';
 import {
   agentEventTypes,
@@ -81,7 +81,7 @@ const report = defineRoute({
     '`unknown_merkmal`; any other event type, `selected` and `deselected` included: 422 `invalid_event_type`) ' +
     'rejects the whole report and nothing is written.',
   access: 'agent',
-  middleware: [agentSecret] as const,
+  middleware: [liveAgentDevice(repo.findAgentDevice)] as const,
   errors: ['invalid_agent_secret', 'device_deprovisioned', 'device_archived', 'unknown_merkmal', 'invalid_event_type'],
   request: { body: jsonBody(ReportRequest) },
   responses: { 200: json(ReportResponse, 'How many events were stored') },
@@ -130,7 +130,7 @@ export function agentRoutes() {
   router.openapi(report, async (c) => {
     const { sql } = c.get('deps');
     const { entries } = c.req.valid('json');
-    const device = requireLiveDevice(await repo.findAgentDevice(sql, c.get('agentSecretHash')));
+    const device = c.get('agentDevice');
     const badTypes = entries.flatMap((e, i) => (agentEvents.has(e.event) ? [] : [{ path: ['entries', String(i), 'event'], message: `not an agent event type: ${e.event}` }]));
     if (badTypes.length > 0) {
       throw new ApiError(

@@ -1,0 +1,191 @@
+/**
+ * Builders for access tests, and the auth matrix: every operation of the OpenAPI document
+ * called with every kind of credential, the expected answer derived from the operation's
+ * declared callers (`x-callers`). A new route is covered the day it exists.
+ */
+import { expect } from 'vitest';
+import type { Sql } from '../../api/db/client.ts';
+import type { TestContext, TestResponse } from './app.ts';
+import { TEMPLATES } from './activation.ts';
+import { enrollAgent } from './agent.ts';
+
+export async function createApiKey(
+  ctx: TestContext,
+  organizationId: string,
+  role: 'admin' | 'viewer',
+  options: { token?: string; name?: string; expires_at?: string } = {},
+): Promise<{ id: string; key: string; prefix: string }> {
+  const res = await ctx.request('POST', `/api/v1/organizations/${organizationId}/api-keys`, {
+    token: options.token,
+    body: { name: options.name ?? `${role} key`, role, ...(options.expires_at ? { expires_at: options.expires_at } : {}) },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+/** One organization with one resource of every kind, and the keys to call it with. */
+export interface TenantFixture {
+  organizationId: string;
+  deviceId: string;
+  agentSecret: string;
+  orgUnitId: string;
+  groupId: string;
+  sessionId: string;
+  isoBuildId: string;
+  /** A key the matrix may revoke, so the caller's own keys stay usable. */
+  spareKeyId: string;
+  adminKey: string;
+  viewerKey: string;
+}
+
+export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
+  const agent = await enrollAgent(ctx);
+  const organizationId = agent.organization_id;
+  const ok = (res: TestResponse, status: number) => {
+    expect(res.status, JSON.stringify(res.body)).toBe(status);
+    return res.body;
+  };
+  const orgUnit = ok(await ctx.request('POST', `/api/v1/organizations/${organizationId}/org-units`, { body: { name: 'Schule' } }), 201);
+  const group = ok(await ctx.request('POST', `/api/v1/organizations/${organizationId}/groups`, { body: { name: 'Lehrer' } }), 201);
+  ok(await ctx.request('PUT', `/api/v1/groups/${group.id}/devices/${agent.device_id}`), 204);
+  const session = ok(
+    await ctx.request('POST', `/api/v1/organizations/${organizationId}/enrollment-sessions`, {
+      body: { template_id: TEMPLATES.debianStandard, expires_at: new Date(Date.now() + 86_400_000).toISOString(), max_devices: 5 },
+    }),
+    201,
+  );
+  const build = ok(await ctx.request('POST', `/api/v1/organizations/${organizationId}/iso-builds`, { body: {} }), 202);
+  const spare = await createApiKey(ctx, organizationId, 'viewer', { name: 'spare' });
+  const admin = await createApiKey(ctx, organizationId, 'admin');
+  const viewer = await createApiKey(ctx, organizationId, 'viewer');
+  return {
+    organizationId,
+    deviceId: agent.device_id,
+    agentSecret: agent.secret,
+    orgUnitId: orgUnit.id,
+    groupId: group.id,
+    sessionId: session.id,
+    isoBuildId: build.id,
+    spareKeyId: spare.id,
+    adminKey: admin.key,
+    viewerKey: viewer.key,
+  };
+}
+
+/**
+ * A fingerprint of every row of every table (and the job queue): equal before and after
+ * a call proves the call changed nothing.
+ */
+export async function databaseFingerprint(sql: Sql): Promise<string> {
+  const tables = await sql<{ name: string }[]>`
+    select table_name as name from information_schema.tables
+    where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`;
+  const parts = await Promise.all(
+    tables.map(async ({ name }) => {
+      const [row] = await sql.unsafe<{ h: string }[]>(
+        `select count(*) || ':' || coalesce(md5(string_agg(t::text, ',' order by t::text)), '') as h from "${name}" t`,
+      );
+      return `${name}=${row!.h}`;
+    }),
+  );
+  const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs`;
+  return `${parts.join(';')};jobs=${jobs!.n}`;
+}
+
+export type CredentialName = 'none' | 'wrong' | 'agent' | 'viewer' | 'admin' | 'other_admin' | 'operator';
+
+export const credentialNames: CredentialName[] = ['none', 'wrong', 'agent', 'viewer', 'admin', 'other_admin', 'operator'];
+
+export interface Operation {
+  method: string;
+  /** The path template, e.g. `/api/v1/devices/{id}`. */
+  path: string;
+  callers: string[];
+}
+
+export async function documentedOperations(ctx: TestContext): Promise<Operation[]> {
+  const res = await ctx.request('GET', '/api/v1/openapi.json', { token: null });
+  expect(res.status).toBe(200);
+  const operations: Operation[] = [];
+  for (const [path, item] of Object.entries(res.body.paths as Record<string, Record<string, { 'x-callers'?: string[] }>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      operations.push({ method, path, callers: op['x-callers'] ?? [] });
+    }
+  }
+  return operations;
+}
+
+/** The organization resource a path parameter names, by the path segment before it. */
+const kindOfSegment: Record<string, keyof TenantFixture | 'template' | 'merkmal'> = {
+  organizations: 'organizationId',
+  devices: 'deviceId',
+  'org-units': 'orgUnitId',
+  groups: 'groupId',
+  'enrollment-sessions': 'sessionId',
+  'iso-builds': 'isoBuildId',
+  'api-keys': 'spareKeyId',
+  templates: 'template',
+};
+
+/** The operation's path with the fixture's ids; whether any of them belongs to an organization. */
+export function fillPath(op: Operation, f: TenantFixture): { url: string; orgScoped: boolean } {
+  const segments = op.path.split('/');
+  let orgScoped = false;
+  const filled = segments.map((segment, i) => {
+    const param = segment.match(/^\{(.+)\}$/)?.[1];
+    if (!param) return segment;
+    if (param === 'merkmal') return 'libreoffice';
+    const kind = param === 'device_id' ? 'deviceId' : kindOfSegment[segments[i - 1]!];
+    if (kind === undefined) throw new Error(`the auth matrix does not know the parameter ${param} of ${op.path}`);
+    if (kind === 'template') return TEMPLATES.debianStandard;
+    orgScoped = true;
+    return String(f[kind as keyof TenantFixture]);
+  });
+  return { url: filled.join('/'), orgScoped };
+}
+
+export function tokenOf(name: CredentialName, f: TenantFixture, other: TenantFixture, adminToken: string): string | null {
+  switch (name) {
+    case 'none':
+      return null;
+    case 'wrong':
+      return 'fpk_this-is-not-a-key-of-anybody-0123456789';
+    case 'agent':
+      return f.agentSecret;
+    case 'viewer':
+      return f.viewerKey;
+    case 'admin':
+      return f.adminKey;
+    case 'other_admin':
+      return other.adminKey;
+    case 'operator':
+      return adminToken;
+  }
+}
+
+/** What the declaration implies: a status and error code, or `allowed` (past authorization). */
+export type Expectation = { status: number; error: string } | 'allowed' | 'credential_ignored';
+
+export function expectationFor(op: Operation, credential: CredentialName, orgScoped: boolean): Expectation {
+  const callers = new Set(op.callers);
+  if (callers.has('anyone') || callers.has('installer')) return 'credential_ignored';
+  if (callers.has('agent')) {
+    return credential === 'agent' ? 'allowed' : { status: 401, error: 'invalid_agent_secret' };
+  }
+  if (!callers.has('operator')) throw new Error(`${op.method} ${op.path} declares no callers`);
+  switch (credential) {
+    case 'none':
+    case 'wrong':
+    case 'agent':
+      return { status: 401, error: 'unauthorized' };
+    case 'operator':
+      return 'allowed';
+    case 'viewer':
+      return callers.has('viewer') ? 'allowed' : { status: 403, error: 'forbidden' };
+    case 'admin':
+      return callers.has('admin') ? 'allowed' : { status: 403, error: 'forbidden' };
+    case 'other_admin':
+      if (!callers.has('admin')) return { status: 403, error: 'forbidden' };
+      return orgScoped ? { status: 404, error: 'not_found' } : 'allowed';
+  }
+}
