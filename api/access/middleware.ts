@@ -7,6 +7,7 @@
  * the database.
  */
 import type { Context, MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import { findUsableKey, touchApiKey, API_KEY_PREFIX } from '../api_keys/repo.ts';
 import type { Db } from '../db/client.ts';
 import { bearerToken } from '../http/auth.ts';
@@ -60,7 +61,7 @@ export function accessMiddleware(route: RouteAccess): MiddlewareHandler<AppEnv> 
  * so the API does not tell strangers which paths exist.
  */
 export const denyUndeclaredRoutes: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const routes = c.req.matchedRoutes;
+  const routes = matchedRoutes(c);
   if (routes.some((r) => accessMiddlewares.has(r.handler))) return next();
   if (routes.some((r) => r.method !== 'ALL')) {
     throw new ApiError('unauthorized', 'this route declares no callers, so nobody may call it');
