@@ -76,8 +76,9 @@ if command -v curl >/dev/null 2>&1; then
 elif command -v wget >/dev/null 2>&1; then
   client=wget
   wget_extra=
-  # GNU wget keeps the body of an error answer only when asked; busybox wget never does.
-  wget --help 2>&1 | grep -q -- '--content-on-error' && wget_extra=--content-on-error
+  # GNU wget keeps the body of an error answer only when asked; busybox wget never does, and
+  # its builds may lack a timeout option (Debian's 1.35 crashes on -T).
+  wget --help 2>&1 | grep -q -- '--content-on-error' && wget_extra='--content-on-error --timeout=30'
 else
   die 1 "neither curl nor wget is available"
 fi
@@ -94,7 +95,7 @@ post_once() {
       -H 'Content-Type: application/json' --data-binary "@$2" "$1" 2>"$work/err") || status=000
   else
     # shellcheck disable=SC2086
-    wget -q -S -T 30 -O "$work/body" $wget_extra --header 'Content-Type: application/json' \
+    wget -S -O "$work/body" $wget_extra --header 'Content-Type: application/json' \
       --post-file "$2" "$1" 2>"$work/err"
     status=$(sed -n -E 's/.*HTTP\/[0-9.]+ ([0-9][0-9][0-9]).*/\1/p' "$work/err" | tail -n 1)
     [ -n "$status" ] || status=000
