@@ -122,7 +122,8 @@ async function bindingOf(
     if (templateId !== null && templateId !== session.template_id) {
       throw new ApiError(
         'template_not_allowed',
-        `enrollment session ${input.enrollmentSessionId} only offers template ${session.template_id}, not ${templateId}`,
+        `enrollment session ${input.enrollmentSessionId} only offers template ${session.template_id}, ` +
+          `not ${templateId}`,
         { status: 422 },
       );
     }

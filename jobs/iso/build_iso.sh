@@ -59,7 +59,8 @@ run_xorriso() {
 if [[ -z $base ]]; then
   : "${FLEET_ISO_DEV_BASE:?}"
   base=$FLEET_ISO_DEV_BASE
-  echo "WARNING ISO_BASE_IMAGE is not set (nor ISO_BASE_IMAGE_${backend^^}): using a development $backend base image (valid ISO 9660, not bootable)"
+  echo "WARNING ISO_BASE_IMAGE is not set (nor ISO_BASE_IMAGE_${backend^^}):" \
+    "using a development $backend base image (valid ISO 9660, not bootable)"
   if ! is_iso9660 "$base"; then
     # Built beside the cache under a temporary name and renamed, so concurrent builds
     # never read a half-written base image.

@@ -118,7 +118,9 @@ async function buildImage(
   let credential = claim.activation_code;
   if (claim.enrollment_session_id) {
     const why = await helpers.withPgClient((db) => sessionUnusable(db, claim.enrollment_session_id!));
-    if (why) throw new BuildFailure(`the enrollment session of this build is ${why}: an image bound to it could not activate any device`);
+    if (why) {
+      throw new BuildFailure(`the enrollment session of this build is ${why}: an image bound to it could not activate any device`);
+    }
     credential = claim.enrollment_session_id;
   }
   if (!credential) throw new BuildFailure('the organization has no activation code to write into the image');

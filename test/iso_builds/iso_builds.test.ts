@@ -30,7 +30,10 @@ afterAll(async () => {
   await rm(dirname(isoDir), { recursive: true, force: true });
 });
 
-const isoBuildKeys = ['id', 'organization_id', 'status', 'progress', 'created_at', 'started_at', 'finished_at', 'expires_at', 'size_bytes', 'sha256', 'error', 'template_id', 'enrollment_session_id'];
+const isoBuildKeys = [
+  ...['id', 'organization_id', 'status', 'progress', 'created_at', 'started_at', 'finished_at', 'expires_at'],
+  ...['size_bytes', 'sha256', 'error', 'template_id', 'enrollment_session_id'],
+];
 
 async function jobCount(): Promise<number> {
   const [row] = await ctx.sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs`;
@@ -161,7 +164,8 @@ describe('POST .../iso-builds bound to a template or an enrollment session', () 
     const session = await createEnrollmentSession(ctx, org.id, { template_id: TEMPLATES.debianEncrypted });
     const build = await triggerBuild(ctx, org.id, { enrollment_session_id: session.id });
     expect(build).toMatchObject({ template_id: TEMPLATES.debianEncrypted, enrollment_session_id: session.id });
-    const again = await triggerBuild(ctx, org.id, { enrollment_session_id: session.id, template_id: TEMPLATES.debianEncrypted });
+    const same = { enrollment_session_id: session.id, template_id: TEMPLATES.debianEncrypted };
+    const again = await triggerBuild(ctx, org.id, same);
     expect(again.template_id).toBe(TEMPLATES.debianEncrypted);
     const listed = await ctx.request('GET', `/api/v1/organizations/${org.id}/iso-builds`);
     expect(listed.body.items[0]).toMatchObject({ id: again.id, enrollment_session_id: session.id });
@@ -170,7 +174,8 @@ describe('POST .../iso-builds bound to a template or an enrollment session', () 
   it('answers 422 template_not_allowed for a template other than the session\'s, writing nothing', async () => {
     const org = await createOrganization(ctx);
     const session = await createEnrollmentSession(ctx, org.id);
-    const body = await refused(org.id, { enrollment_session_id: session.id, template_id: TEMPLATES.ubuntuStandard }, 422, 'template_not_allowed');
+    const other = { enrollment_session_id: session.id, template_id: TEMPLATES.ubuntuStandard };
+    const body = await refused(org.id, other, 422, 'template_not_allowed');
     expect(body.message).toContain(TEMPLATES.debianStandard);
   });
 
@@ -178,11 +183,13 @@ describe('POST .../iso-builds bound to a template or an enrollment session', () 
     ['revoked', 'revoked'],
     ['expired', 'expired'],
     ['used up', 'used up (1 of 1 devices)'],
-  ])('answers 422 invalid_activation_code for a %s session, with a clear message, writing nothing', async (state, words) => {
+  ])('answers 422 invalid_activation_code for a %s session, with a clear message, nothing written', async (state, words) => {
     const org = await createOrganization(ctx);
     const session = await createEnrollmentSession(ctx, org.id, { max_devices: 1 });
     if (state === 'revoked') await ctx.request('POST', `/api/v1/enrollment-sessions/${session.id}/revoke`);
-    if (state === 'expired') await ctx.sql`update enrollment_sessions set expires_at = now() - interval '1 second' where id = ${session.id}`;
+    if (state === 'expired') {
+      await ctx.sql`update enrollment_sessions set expires_at = now() - interval '1 second' where id = ${session.id}`;
+    }
     if (state === 'used up') await ctx.sql`update enrollment_sessions set devices_used = 1 where id = ${session.id}`;
     const body = await refused(org.id, { enrollment_session_id: session.id }, 422, 'invalid_activation_code');
     expect(body.message).toContain(`enrollment session ${session.id} is ${words}`);

@@ -365,7 +365,8 @@ describe('build_iso', () => {
     const newer = await triggerBuild(ctx, org.id);
     // The newer build runs first: hold the older one's job back until then.
     const [olderJob] = await jobsOf(older.id);
-    await ctx.sql`select from graphile_worker.reschedule_jobs(array[${olderJob!.id}]::bigint[], run_at => now() + interval '1 hour')`;
+    await ctx.sql`
+      select from graphile_worker.reschedule_jobs(array[${olderJob!.id}]::bigint[], run_at => now() + interval '1 hour')`;
     await runJobs(ctx, workerDeps(ctx));
     expect((await getBuild(ctx, newer.id)).body.status).toBe('completed');
     expect((await getBuild(ctx, older.id)).body.status).toBe('pending');
@@ -417,7 +418,8 @@ describe('build_iso', () => {
     try {
       await waitForStatus(ctx, queued.id, ['running']);
       const work = join(isoDir, `.work-${queued.id}`);
-      await expect.poll(() => existsSync(join(work, 'root', 'fleet', 'wlan.nmconnection')), { timeout: 15_000 }).toBe(true);
+      const profile = join(work, 'root', 'fleet', 'wlan.nmconnection');
+      await expect.poll(() => existsSync(profile), { timeout: 15_000 }).toBe(true);
       expect((await stat(work)).mode & 0o777).toBe(0o700);
       expect((await stat(join(work, 'root'))).mode & 0o777).toBe(0o700);
       expect((await stat(join(work, 'root', 'fleet', 'wlan.nmconnection'))).mode & 0o777).toBe(0o600);

@@ -165,7 +165,10 @@ describe('sweep_iso_builds', () => {
     expect(names).toContain(`fleet-installer-${done.id}.iso`);
     expect(names).toContain('.dev-base-debian.iso');
     for (const kept of [files.workOfRunning, files.newDevBaseTemp, files.foreign]) expect(existsSync(kept), kept).toBe(true);
-    for (const gone of [files.orphanImage, files.orphanWork, files.leftoverWorkOfCompleted, files.workOfFailed, files.oldDevBaseTemp, files.oldUbuntuDevBaseTemp]) {
+    for (const gone of [
+      ...[files.orphanImage, files.orphanWork, files.leftoverWorkOfCompleted, files.workOfFailed],
+      ...[files.oldDevBaseTemp, files.oldUbuntuDevBaseTemp],
+    ]) {
       expect(existsSync(gone), gone).toBe(false);
     }
     expect((await getBuild(ctx, done.id)).body.status).toBe('completed');
