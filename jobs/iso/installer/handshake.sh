@@ -83,7 +83,10 @@ else
   die 1 "neither curl nor wget is available"
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/fleet-handshake.XXXXXX") || die 1 "cannot create a temporary folder"
+# Not every installer's busybox has mktemp.
+work=$(mktemp -d "${TMPDIR:-/tmp}/fleet-handshake.XXXXXX" 2>/dev/null) ||
+  { work=${TMPDIR:-/tmp}/fleet-handshake.$$ && rm -rf "$work" && mkdir "$work"; } ||
+  die 1 "cannot create a temporary folder"
 trap 'rm -rf "$work"' EXIT
 chmod 700 "$work"
 
