@@ -149,7 +149,8 @@ function grubCfg(entries: Array<{ title: string; args: string }>, backend: Backe
     'set timeout=5',
     ...entries.flatMap((e) => [
       `menuentry '${e.title}' {`,
-      '  set gfxpayload=keep',
+      // As the installers' own menus do: Ubuntu keeps the firmware's video mode, Debian sets a black background.
+      backend === 'ubuntu' ? '  set gfxpayload=keep' : '  set background_color=black',
       `  linux ${kernel} ${e.args}`,
       `  initrd ${initrd}`,
       '}',
