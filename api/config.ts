@@ -29,6 +29,8 @@ const EnvSchema = z.object({
   ROLE_REPOSITORY_URL: url.default('https://roles.example.invalid/fleet/ansible-roles.git'),
   AGENT_POLL_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).default(300),
   ISO_BASE_IMAGE: z.string().min(1).optional(),
+  ISO_BASE_IMAGE_DEBIAN: z.string().min(1).optional(),
+  ISO_BASE_IMAGE_UBUNTU: z.string().min(1).optional(),
   /** base64 of 32 bytes: the AES-256-GCM key for WLAN credentials in queued ISO jobs. */
   ISO_ENCRYPTION_KEY: z
     .string()

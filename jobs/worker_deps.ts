@@ -4,8 +4,10 @@ import type { Logger } from '../api/log.ts';
 export interface WorkerConfig {
   /** Folder of the finished ISO files (shared with the API when on one host). */
   isoDir: string;
-  /** The installer image to personalize; unset: a development base image is made. */
+  /** The installer image to personalize (ISO_BASE_IMAGE); unset: a development base image is made. */
   isoBaseImage: string | undefined;
+  /** Per backend (ISO_BASE_IMAGE_DEBIAN, ISO_BASE_IMAGE_UBUNTU), ahead of isoBaseImage. */
+  isoBaseImages?: { debian?: string | undefined; ubuntu?: string | undefined };
   /** AES-256-GCM key for WLAN credentials in job payloads. */
   wlanKey: Uint8Array;
   publicBaseUrl: string;

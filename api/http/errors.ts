@@ -37,8 +37,10 @@ export const errorCodes = [
 export type ErrorCode = (typeof errorCodes)[number];
 
 /**
- * The statuses a code may carry; the first is its default. Only `device_archived` has
- * two: 403 for the agent's calls, 409 for admin operations on an archived device.
+ * The statuses a code may carry; the first is its default. `device_archived` has two: 403
+ * for the agent's calls, 409 for admin operations on an archived device; so have
+ * `invalid_activation_code` and `template_not_allowed`: 403 for the installer, 422 for an
+ * ISO build bound to a session or template that cannot be used.
  */
 export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...ContentfulStatusCode[]] {
   switch (code) {
@@ -50,6 +52,8 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
       return [401];
     case 'invalid_activation_code':
     case 'template_not_allowed':
+      // 422 when an admin binds an ISO build to a session or template that cannot be used (§10).
+      return [403, 422];
     case 'device_deprovisioned':
     case 'forbidden':
       return [403];

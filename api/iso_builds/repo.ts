@@ -1,6 +1,6 @@
 /** SQL of ISO builds on the API side: trigger (row and job in one transaction) and reads. */
 import { type Db, transaction } from '../db/client.ts';
-import { notFound } from '../http/errors.ts';
+import { ApiError, notFound } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';
 import { afterCursor, type Cursor } from '../http/pagination.ts';
 import { BUILD_ISO_MAX_ATTEMPTS, BUILD_ISO_TASK, buildIsoJobKey, type BuildIsoPayloadType } from './job.ts';
@@ -20,12 +20,14 @@ export interface IsoBuildRow {
   sha256: string | null;
   error: string | null;
   file_name: string | null;
+  template_id: string | null;
+  enrollment_session_id: string | null;
 }
 
 function selectBuilds(db: Db) {
   return db`
     select id, organization_id, status, progress, created_at, started_at, finished_at,
-           expires_at, size_bytes, sha256, error, file_name
+           expires_at, size_bytes, sha256, error, file_name, template_id, enrollment_session_id
     from iso_builds`;
 }
 
@@ -42,6 +44,8 @@ export function serializeIsoBuild(row: IsoBuildRow): IsoBuildType {
     size_bytes: row.size_bytes,
     sha256: row.sha256,
     error: row.error,
+    template_id: row.template_id,
+    enrollment_session_id: row.enrollment_session_id,
   };
 }
 
@@ -52,7 +56,13 @@ export function serializeIsoBuild(row: IsoBuildRow): IsoBuildType {
  */
 export async function createIsoBuild(
   sql: Db,
-  input: { organizationId: string; wlan: WlanCredentials | undefined; wlanKey: Uint8Array },
+  input: {
+    organizationId: string;
+    wlan: WlanCredentials | undefined;
+    wlanKey: Uint8Array;
+    templateId?: string | undefined;
+    enrollmentSessionId?: string | undefined;
+  },
 ): Promise<IsoBuildRow> {
   const id = crypto.randomUUID();
   const payload: BuildIsoPayloadType = {
@@ -63,11 +73,12 @@ export async function createIsoBuild(
     // Lock the organization against a concurrent delete, and answer 404 when it is unknown.
     const [org] = await tx`select id from organizations where id = ${input.organizationId} for key share`;
     if (!org) throw notFound('organization', input.organizationId);
+    const templateId = await bindingOf(tx, input);
     const [row] = await tx<IsoBuildRow[]>`
-      insert into iso_builds (id, organization_id, status)
-      values (${id}, ${input.organizationId}, 'pending')
+      insert into iso_builds (id, organization_id, status, template_id, enrollment_session_id)
+      values (${id}, ${input.organizationId}, 'pending', ${templateId}, ${input.enrollmentSessionId ?? null})
       returning id, organization_id, status, progress, created_at, started_at, finished_at,
-                expires_at, size_bytes, sha256, error, file_name`;
+                expires_at, size_bytes, sha256, error, file_name, template_id, enrollment_session_id`;
     // ::text first: a bare ::json parameter would be sent JSON-encoded a second time.
     await tx`
       select from graphile_worker.add_job(
@@ -77,6 +88,52 @@ export async function createIsoBuild(
         job_key => ${buildIsoJobKey(id)})`;
     return row!;
   });
+}
+
+/**
+ * The template the build installs, checked: a session of the organization that an
+ * installer could still use (share-locked against a concurrent revoke), and a template
+ * that exists and, with a session, is the session's own.
+ */
+async function bindingOf(
+  tx: Db,
+  input: { organizationId: string; templateId?: string | undefined; enrollmentSessionId?: string | undefined },
+): Promise<string | null> {
+  let templateId = input.templateId ?? null;
+  if (input.enrollmentSessionId !== undefined) {
+    const [session] = await tx<{ template_id: string; usable: boolean; why: string }[]>`
+      select template_id,
+             revoked_at is null and expires_at > now() and devices_used < max_devices as usable,
+             case when revoked_at is not null then 'revoked'
+                  when expires_at <= now() then 'expired'
+                  else 'used up (' || devices_used || ' of ' || max_devices || ' devices)' end as why
+      from enrollment_sessions
+      where id = ${input.enrollmentSessionId} and organization_id = ${input.organizationId}
+      for share`;
+    if (!session) throw notFound('enrollment session', input.enrollmentSessionId);
+    if (!session.usable) {
+      throw new ApiError(
+        'invalid_activation_code',
+        `enrollment session ${input.enrollmentSessionId} is ${session.why}: an image bound to it could not ` +
+          'activate any device; create a new session or build without one',
+        { status: 422 },
+      );
+    }
+    if (templateId !== null && templateId !== session.template_id) {
+      throw new ApiError(
+        'template_not_allowed',
+        `enrollment session ${input.enrollmentSessionId} only offers template ${session.template_id}, ` +
+          `not ${templateId}`,
+        { status: 422 },
+      );
+    }
+    templateId = session.template_id;
+  }
+  if (templateId !== null) {
+    const [template] = await tx`select 1 from templates where id = ${templateId}`;
+    if (!template) throw notFound('template', templateId);
+  }
+  return templateId;
 }
 
 export async function getIsoBuild(db: Db, id: string): Promise<IsoBuildRow | null> {

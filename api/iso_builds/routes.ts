@@ -27,11 +27,17 @@ const createIsoBuild = defineRoute({
     'Queues the build and answers at once with the `pending` build; poll it until `completed` or `failed`. ' +
     "The image carries the organization's activation code (as current when the build runs), the service's " +
     'base URL and, when given, a NetworkManager WLAN profile. When a newer build completes, older completed ' +
-    'builds of the organization are deleted. The body may be omitted.',
+    'builds of the organization are deleted. The body may be omitted.\n\n' +
+    'With `enrollment_session_id` the image carries the session id as its credential instead of the code ' +
+    '(a lost image is worth no more than the session) and installs the session\'s template; with ' +
+    '`template_id` it installs that template. The template\'s backend picks the base image and the ' +
+    'installer\'s unattended setup (Debian preseed or Ubuntu autoinstall). Unknown template or session, or ' +
+    'a session of another organization: 404 `not_found`. A session that is revoked, expired or used up: ' +
+    '422 `invalid_activation_code`; a `template_id` other than the session\'s: 422 `template_not_allowed`.',
   access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
+  tenant: { param: { id: 'organization' }, json: { enrollment_session_id: 'enrollment_session' } },
   audit: 'iso_build.create',
-  errors: ['not_found'],
+  errors: ['not_found', ['invalid_activation_code', 422], ['template_not_allowed', 422]],
   request: {
     params: IdParams,
     body: { required: false, content: { 'application/json': { schema: IsoBuildCreate } } },
@@ -112,10 +118,27 @@ export function isoBuildRoutes() {
       const body = c.req.valid('json');
       const sql = c.get('db');
       const { config } = c.get('deps');
-      const row = await repo.createIsoBuild(sql, { organizationId: id, wlan: body.wlan, wlanKey: config.wlanKey });
-      c.get('deps').log.info('iso build queued', { build_id: row.id, organization_id: id, wlan: body.wlan !== undefined });
-      // Whether a WLAN profile was given, never its SSID or key.
-      recordAudit(c, { organizationId: id, targetType: 'iso_build', targetId: row.id, details: { wlan: body.wlan !== undefined } });
+      const row = await repo.createIsoBuild(sql, {
+        organizationId: id,
+        wlan: body?.wlan,
+        wlanKey: config.wlanKey,
+        templateId: body?.template_id,
+        enrollmentSessionId: body?.enrollment_session_id,
+      });
+      c.get('deps').log.info('iso build queued', {
+        build_id: row.id,
+        organization_id: id,
+        wlan: body?.wlan !== undefined,
+        template_id: row.template_id,
+        enrollment_session: row.enrollment_session_id !== null,
+      });
+      recordAudit(c, {
+        organizationId: id,
+        targetType: 'iso_build',
+        targetId: row.id,
+        // Whether a WLAN profile was given, never its SSID or key.
+        details: { wlan: body?.wlan !== undefined, template_id: row.template_id, enrollment_session_id: row.enrollment_session_id },
+      });
       return c.json(repo.serializeIsoBuild(row), 202);
     })
     .openapi(listIsoBuilds, async (c) => {

@@ -25,6 +25,17 @@ export const IsoBuildCreate = z
         'WLAN the installed devices join. Written into the image as a NetworkManager profile; ' +
         'kept only encrypted in the job queue until the build ends, never in the build record or logs.',
     }),
+    template_id: Uuid.optional().openapi({
+      description:
+        'Template the image installs (its backend picks the base image). Default: the enrollment session\'s ' +
+        'template, else none: the installer takes the default template the activation offers.',
+    }),
+    enrollment_session_id: Uuid.optional().openapi({
+      description:
+        'Enrollment session of the organization whose id the image carries as its credential instead of the ' +
+        'organization\'s activation code; fixes the template to the session\'s own. Must be usable now ' +
+        '(not revoked, not expired, quota left).',
+    }),
   })
   .openapi('IsoBuildCreate');
 
@@ -45,6 +56,13 @@ export const IsoBuild = z
     size_bytes: z.number().int().nullable().openapi({ example: 681574400 }),
     sha256: z.string().nullable().openapi({ description: 'Hex SHA-256 of the image; also the download ETag.', example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }),
     error: z.string().nullable().openapi({ description: 'Why the build failed (status `failed`).' }),
+    template_id: Uuid.nullable().openapi({
+      description: 'The template the image installs; null: the default one offered.',
+    }),
+    enrollment_session_id: Uuid.nullable().openapi({
+      description:
+        'The enrollment session whose id is the image\'s credential; null: the organization\'s activation code.',
+    }),
   })
   .openapi('IsoBuild');
 

@@ -62,6 +62,7 @@ function workerDeps(rt: Runtime) {
     config: {
       isoDir: rt.config.isoDir,
       isoBaseImage: rt.env.ISO_BASE_IMAGE,
+      isoBaseImages: { debian: rt.env.ISO_BASE_IMAGE_DEBIAN, ubuntu: rt.env.ISO_BASE_IMAGE_UBUNTU },
       wlanKey: rt.config.wlanKey,
       publicBaseUrl: rt.config.publicBaseUrl,
     },

@@ -5,8 +5,10 @@
 # Input, from the environment only (no secrets: the personalized files already sit in a
 # private staging folder, so no credential reaches a command line or this environment):
 #   FLEET_ISO_BASE       the base installer image; empty: the development base image
+#   FLEET_ISO_BACKEND    debian or ubuntu: which installer the image is (default debian)
+#   FLEET_ISO_BOOT_FILES paths the boot entries start (kernel, initrd): must be in the base
 #   FLEET_ISO_DEV_BASE   where the development base image is cached (made when missing)
-#   FLEET_ISO_STAGING    folder whose content becomes /fleet in the image
+#   FLEET_ISO_STAGING    folder laid over the image's root: /fleet, the answer file, boot entries
 #   FLEET_ISO_OUTPUT     the image to write; must not exist yet
 #
 # Output protocol, one item a line on stdout: "PROGRESS <0-100>", "WARNING <text>".
@@ -25,6 +27,8 @@ progress() { echo "PROGRESS $1"; }
 
 : "${FLEET_ISO_STAGING:?}" "${FLEET_ISO_OUTPUT:?}"
 base=${FLEET_ISO_BASE:-}
+backend=${FLEET_ISO_BACKEND:-debian}
+read -r -a boot_files <<<"${FLEET_ISO_BOOT_FILES:-}"
 [[ -d $FLEET_ISO_STAGING ]] || fail 2 "staging folder $FLEET_ISO_STAGING does not exist"
 [[ -e $FLEET_ISO_OUTPUT ]] && fail 2 "output $FLEET_ISO_OUTPUT exists already"
 
@@ -55,19 +59,33 @@ run_xorriso() {
 if [[ -z $base ]]; then
   : "${FLEET_ISO_DEV_BASE:?}"
   base=$FLEET_ISO_DEV_BASE
-  echo "WARNING ISO_BASE_IMAGE is not set: using a development base image (valid ISO 9660, not bootable)"
+  echo "WARNING ISO_BASE_IMAGE is not set (nor ISO_BASE_IMAGE_${backend^^}):" \
+    "using a development $backend base image (valid ISO 9660, not bootable)"
   if ! is_iso9660 "$base"; then
     # Built beside the cache under a temporary name and renamed, so concurrent builds
     # never read a half-written base image.
     tree=$(mktemp -d "${FLEET_ISO_DEV_BASE}.tree.XXXXXX")
     trap 'rm -rf "$tree" "$base.$$.tmp"' EXIT
-    cat >"$tree/README.TXT" <<'EOF'
-Fleet development base image.
+    cat >"$tree/README.TXT" <<EOF
+Fleet development base image ($backend).
 
-This is NOT an installer: it stands in for ISO_BASE_IMAGE on development hosts so that
-personalized builds work end to end. It is a valid ISO 9660 image and not bootable.
+This is NOT an installer: it stands in for the $backend installer image on development hosts
+so that personalized builds work end to end. It is a valid ISO 9660 image and not bootable;
+its kernel and initrd are placeholders at the paths of the real installer, so that the boot
+entries the build writes can be checked.
 EOF
-    run_xorriso 10 20 -outdev "$base.$$.tmp" -volid FLEET_DEV_BASE -joliet on -map "$tree" / -commit ||
+    mkdir -p "$tree/.disk" "$tree/boot/grub"
+    echo "Fleet development base image ($backend)" >"$tree/.disk/info"
+    echo "# the installer's own boot menu (replaced by the build)" >"$tree/boot/grub/grub.cfg"
+    if [[ $backend == debian ]]; then
+      mkdir -p "$tree/isolinux"
+      echo "# the installer's own boot menu (replaced by the build)" >"$tree/isolinux/isolinux.cfg"
+    fi
+    for f in "${boot_files[@]}"; do
+      mkdir -p "$tree$(dirname "$f")"
+      echo "placeholder for $f" >"$tree$f"
+    done
+    run_xorriso 10 20 -outdev "$base.$$.tmp" -volid "FLEET_DEV_${backend^^}" -joliet on -map "$tree" / -commit ||
       fail 5 "xorriso could not create the development base image"
     mv -f "$base.$$.tmp" "$base"
     rm -rf "$tree"
@@ -78,14 +96,21 @@ fi
 [[ -f $base ]] || fail 4 "base image $base does not exist or is not a regular file"
 [[ -r $base ]] || fail 4 "base image $base is not readable"
 is_iso9660 "$base" || fail 4 "base image $base is not an ISO 9660 image"
+# The boot entries written by the build start these: a base without them is another installer.
+if ((${#boot_files[@]} > 0)); then
+  found=$(xorriso -indev "$base" -find / -type f 2>/dev/null) || fail 4 "base image $base cannot be read"
+  for f in "${boot_files[@]}"; do
+    grep -qxF "'$f'" <<<"$found" || fail 4 "base image $base is not a $backend installer image: it has no $f"
+  done
+fi
 progress 20
 
-# A new image from the base's tree plus /fleet. "-boot_image any replay" carries the
+# A new image from the base's tree with the staging folder laid over its root. "-boot_image any replay" carries the
 # base's boot equipment (El Torito, hybrid MBR/GPT) over, so an installer stays bootable.
 run_xorriso 25 90 \
   -indev "$base" -outdev "$FLEET_ISO_OUTPUT" \
   -boot_image any replay \
-  -map "$FLEET_ISO_STAGING" /fleet \
+  -map "$FLEET_ISO_STAGING" / \
   -commit ||
   fail 5 "xorriso could not write the personalized image"
 progress 92

@@ -1,9 +1,11 @@
 /**
  * The layout of the ISO folder (isoDir), shared by the build and the sweep:
  *   fleet-installer-<build id>.iso   a finished image (the row's file_name)
- *   .work-<build id>/                a build in progress: staging files and the partial image
- *   .dev-base.iso                    the cached development base image (no ISO_BASE_IMAGE)
- *   .dev-base.iso.*                  its temporaries while being made
+ *   .work-<build id>/                a build in progress: root/ (the files laid over the base
+ *                                    image's root) and the partial image
+ *   .dev-base-<backend>.iso          the cached development base image of a backend (no base
+ *                                    image configured); .dev-base.iso: of earlier versions
+ *   .dev-base*.iso.*                 their temporaries while being made
  * Every per-build name carries the build id, so concurrent builds never share a path and
  * the sweep can tell an orphan from a live build by asking for the row.
  */
@@ -11,7 +13,9 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 
-export const DEV_BASE_NAME = '.dev-base.iso';
+export function devBaseName(backend: string): string {
+  return `.dev-base-${backend}.iso`;
+}
 
 export function finalFileName(buildId: string): string {
   return `fleet-installer-${buildId}.iso`;
@@ -23,7 +27,7 @@ export function workDirName(buildId: string): string {
 
 export function workPaths(isoDir: string, buildId: string) {
   const dir = join(isoDir, workDirName(buildId));
-  return { dir, staging: join(dir, 'fleet'), partial: join(dir, 'image.iso.partial') };
+  return { dir, staging: join(dir, 'root'), partial: join(dir, 'image.iso.partial') };
 }
 
 const perBuildName = /^(?:fleet-installer-|\.work-)([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\.iso)?$/;
@@ -34,7 +38,7 @@ export function buildIdOf(name: string): string | null {
 }
 
 export function isDevBaseTemporary(name: string): boolean {
-  return name.startsWith(`${DEV_BASE_NAME}.`);
+  return /^\.dev-base(?:-[a-z]+)?\.iso\./.test(name);
 }
 
 /** Size and hex SHA-256 of a file, streamed (images can be gigabytes). */

@@ -8,6 +8,15 @@ import type { PoolClient } from 'pg';
 export interface ClaimedBuild {
   organization_id: string;
   activation_code: string | null;
+  template_id: string | null;
+  enrollment_session_id: string | null;
+}
+
+export interface BuildTemplate {
+  id: string;
+  backend: string;
+  partitioning: { scheme: string; root_filesystem: string };
+  installation: Record<string, unknown>;
 }
 
 /**
@@ -20,11 +29,38 @@ export async function claimBuild(db: PoolClient, buildId: string): Promise<Claim
     `update iso_builds b
         set status = 'running', started_at = now_ms(), progress = 0
       where b.id = $1 and b.status in ('pending', 'running')
-      returning b.organization_id,
+      returning b.organization_id, b.template_id, b.enrollment_session_id,
                 (select a.code from activation_codes a where a.organization_id = b.organization_id) as activation_code`,
     [buildId],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * The template the image installs: its own, else the default template of the preferred
+ * backend, which is what an activation with the organization's code offers as default.
+ */
+export async function buildTemplate(db: PoolClient, templateId: string | null): Promise<BuildTemplate> {
+  const { rows } = await db.query<BuildTemplate>(
+    `select t.id, t.backend, t.partitioning, t.installation from templates t
+      where t.id = coalesce($1::uuid, (select d.id from templates d join backends b on b.key = d.backend
+                                        where b.preferred and d.is_default))`,
+    [templateId],
+  );
+  if (!rows[0]) throw new Error(`template ${templateId ?? '(preferred default)'} not found`);
+  return rows[0];
+}
+
+/** Why an installer could not use the session now, or null when it can. */
+export async function sessionUnusable(db: PoolClient, sessionId: string): Promise<string | null> {
+  const { rows } = await db.query<{ why: string | null }>(
+    `select case when revoked_at is not null then 'revoked'
+                 when expires_at <= now() then 'expired'
+                 when devices_used >= max_devices then 'used up' end as why
+       from enrollment_sessions where id = $1`,
+    [sessionId],
+  );
+  return rows[0] ? rows[0].why : 'gone';
 }
 
 /** Progress only ever grows, and only while running. */
@@ -54,9 +90,11 @@ export interface Completion {
 }
 
 /**
- * running → completed, and the organization's older completed builds (by trigger order)
- * deleted, in one transaction. Completions of one organization are serialized by a lock
- * on its row, so two builds finishing together still leave only the newer one.
+ * running → completed, and every other completed build of the organization deleted, in
+ * one transaction: whatever order builds were triggered or finish in, exactly one
+ * completed build remains, the one that completed last. Completions of one organization
+ * are serialized by a lock on its row, so two builds finishing together cannot both keep
+ * the other.
  */
 export async function completeBuild(
   db: PoolClient,
@@ -65,24 +103,22 @@ export async function completeBuild(
   await db.query('begin');
   try {
     await db.query(`select 1 from organizations where id = $1 for no key update`, [input.organizationId]);
-    const { rows } = await db.query<{ created_at: Date }>(
+    const { rowCount } = await db.query(
       `update iso_builds
           set status = 'completed', progress = 100, finished_at = now_ms(),
               expires_at = now_ms() + interval '7 days', size_bytes = $2, sha256 = $3, file_name = $4
-        where id = $1 and status = 'running'
-        returning created_at`,
+        where id = $1 and status = 'running'`,
       [input.buildId, input.sizeBytes, input.sha256, input.fileName],
     );
-    if (rows.length === 0) {
+    if (rowCount !== 1) {
       await db.query('rollback');
       return { completed: false, replacedFiles: [] };
     }
     const replaced = await db.query<{ file_name: string }>(
       `delete from iso_builds
         where organization_id = $1 and status = 'completed' and id <> $2
-          and (created_at, id) < ($3::timestamptz, $2::uuid)
         returning file_name`,
-      [input.organizationId, input.buildId, rows[0]!.created_at],
+      [input.organizationId, input.buildId],
     );
     await db.query('commit');
     return { completed: true, replacedFiles: replaced.rows.map((r) => r.file_name) };

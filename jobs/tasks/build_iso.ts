@@ -8,17 +8,31 @@
  * worker shutdown mid-build throws, which releases the job for a retry (the build goes
  * back to `pending`); on its last attempt even that fails the build and returns.
  */
-import { chmod, mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, copyFile, mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { JobHelpers, Task } from 'graphile-worker';
 import { BuildIsoPayload, type BuildIsoPayloadType } from '../../api/iso_builds/job.ts';
 import { openWlan, type WlanCredentials } from '../../api/iso_builds/wlan_crypto.ts';
-import { DEV_BASE_NAME, digestFile, finalFileName, workPaths } from '../iso/iso_files.ts';
+import { BOOT_FILES, installerFiles, InstallerConfigError, isBackend } from '../iso/installer_config.ts';
+import { devBaseName, digestFile, finalFileName, workPaths } from '../iso/iso_files.ts';
 import { wlanKeyfile } from '../iso/nm_keyfile.ts';
 import { runBuildScript } from '../iso/run_script.ts';
-import { claimBuild, completeBuild, failBuild, releaseBuild, setProgress } from '../iso/store.ts';
+import {
+  buildTemplate,
+  type ClaimedBuild,
+  claimBuild,
+  completeBuild,
+  failBuild,
+  releaseBuild,
+  sessionUnusable,
+  setProgress,
+} from '../iso/store.ts';
 import { buildScriptOf, buildTimeoutOf } from '../iso/worker_config.ts';
 import type { WorkerDeps } from '../worker_deps.ts';
+
+/** The scripts every image carries in /fleet (handshake.sh, install.sh). */
+const INSTALLER_SCRIPTS = fileURLToPath(new URL('../iso/installer/', import.meta.url));
 
 /** A failure whose message is fit for the build's `error` field. */
 class BuildFailure extends Error {}
@@ -95,12 +109,31 @@ async function runBuild(deps: WorkerDeps, payload: BuildIsoPayloadType, helpers:
 async function buildImage(
   deps: WorkerDeps,
   payload: BuildIsoPayloadType,
-  claim: { organization_id: string; activation_code: string | null },
+  claim: ClaimedBuild,
   helpers: JobHelpers,
 ): Promise<{ path: string; size: number; sha256: string }> {
   const { config, log } = deps;
   const buildId = payload.build_id;
-  if (!claim.activation_code) throw new BuildFailure('the organization has no activation code to write into the image');
+  // A session-bound image carries the session id, never the organization's code.
+  let credential = claim.activation_code;
+  if (claim.enrollment_session_id) {
+    const why = await helpers.withPgClient((db) => sessionUnusable(db, claim.enrollment_session_id!));
+    if (why) {
+      throw new BuildFailure(`the enrollment session of this build is ${why}: an image bound to it could not activate any device`);
+    }
+    credential = claim.enrollment_session_id;
+  }
+  if (!credential) throw new BuildFailure('the organization has no activation code to write into the image');
+  const template = await helpers.withPgClient((db) => buildTemplate(db, claim.template_id));
+  const backend = template.backend;
+  if (!isBackend(backend)) throw new BuildFailure(`no installer setup is known for backend ${backend}`);
+  let setup: Record<string, string>;
+  try {
+    setup = installerFiles(backend, template);
+  } catch (err) {
+    if (err instanceof InstallerConfigError) throw new BuildFailure(err.message);
+    throw err;
+  }
   let wlan: WlanCredentials | null = null;
   if (payload.wlan) {
     try {
@@ -114,31 +147,46 @@ async function buildImage(
   const work = workPaths(config.isoDir, buildId);
   await mkdir(config.isoDir, { recursive: true });
   await rm(work.dir, { recursive: true, force: true }); // leftovers of an interrupted attempt
-  await mkdir(work.staging, { recursive: true, mode: 0o700 });
+  const fleetDir = join(work.staging, 'fleet');
+  await mkdir(fleetDir, { recursive: true, mode: 0o700 });
   await chmod(work.dir, 0o700);
+  await chmod(work.staging, 0o700);
   const provisioning = {
-    schema_version: 1,
+    schema_version: 2,
     build_id: buildId,
     organization_id: claim.organization_id,
-    activation_code: claim.activation_code,
+    credential,
+    template_id: claim.template_id,
     base_url: config.publicBaseUrl,
     api_url: `${config.publicBaseUrl}/api/v1`,
+    backend,
     wlan_profile: wlan ? '/fleet/wlan.nmconnection' : null,
     built_at: new Date().toISOString(),
   };
-  await writeFile(join(work.staging, 'provisioning.json'), JSON.stringify(provisioning, null, 2) + '\n', { mode: 0o600 });
+  await writeFile(join(fleetDir, 'provisioning.json'), JSON.stringify(provisioning, null, 2) + '\n', { mode: 0o600 });
+  for (const script of ['handshake.sh', 'install.sh']) {
+    await copyFile(join(INSTALLER_SCRIPTS, script), join(fleetDir, script));
+    await chmod(join(fleetDir, script), 0o755);
+  }
+  for (const [path, text] of Object.entries(setup)) {
+    await mkdir(dirname(join(work.staging, path)), { recursive: true, mode: 0o700 });
+    await writeFile(join(work.staging, path), text, { mode: 0o644 });
+  }
   if (wlan) {
-    await writeFile(join(work.staging, 'wlan.nmconnection'), wlanKeyfile(wlan, crypto.randomUUID()), { mode: 0o600 });
+    await writeFile(join(fleetDir, 'wlan.nmconnection'), wlanKeyfile(wlan, crypto.randomUUID()), { mode: 0o600 });
     wlan = null;
   }
+  const base = config.isoBaseImages?.[backend] ?? config.isoBaseImage ?? '';
 
   let reported = 0;
   let progressWrites: Promise<unknown> = Promise.resolve();
   const outcome = await runBuildScript({
     script: buildScriptOf(config),
     env: {
-      FLEET_ISO_BASE: config.isoBaseImage ?? '',
-      FLEET_ISO_DEV_BASE: join(config.isoDir, DEV_BASE_NAME),
+      FLEET_ISO_BASE: base,
+      FLEET_ISO_BACKEND: backend,
+      FLEET_ISO_BOOT_FILES: `${BOOT_FILES[backend].kernel} ${BOOT_FILES[backend].initrd}`,
+      FLEET_ISO_DEV_BASE: join(config.isoDir, devBaseName(backend)),
       FLEET_ISO_STAGING: work.staging,
       FLEET_ISO_OUTPUT: work.partial,
     },

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { PoolClient } from 'pg';
 import type { Task } from 'graphile-worker';
 import { BUILD_ISO_TASK } from '../../api/iso_builds/job.ts';
-import { buildIdOf, DEV_BASE_NAME, isDevBaseTemporary } from '../iso/iso_files.ts';
+import { buildIdOf, isDevBaseTemporary } from '../iso/iso_files.ts';
 import { stuckAfterMs } from '../iso/worker_config.ts';
 import type { WorkerDeps } from '../worker_deps.ts';
 
@@ -141,7 +141,7 @@ async function removeOrphans(deps: WorkerDeps, db: PoolClient): Promise<number> 
   for (const name of names) {
     const id = buildIdOf(name);
     if (id) byId.set(id, [...(byId.get(id) ?? []), name]);
-    else if (name !== DEV_BASE_NAME && isDevBaseTemporary(name)) {
+    else if (isDevBaseTemporary(name)) {
       const info = await stat(join(dir, name)).catch(() => null);
       if (info && Date.now() - info.mtimeMs > DEV_BASE_TEMP_MAX_AGE_MS) doomed.push(name);
     }

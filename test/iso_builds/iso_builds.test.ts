@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker } from '../../jobs/worker.ts';
 import { useTestApp } from '../support/app.ts';
+import { createEnrollmentSession, TEMPLATES } from '../support/activation.ts';
 import { activationCodeOf, createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
 import {
@@ -29,7 +30,10 @@ afterAll(async () => {
   await rm(dirname(isoDir), { recursive: true, force: true });
 });
 
-const isoBuildKeys = ['id', 'organization_id', 'status', 'progress', 'created_at', 'started_at', 'finished_at', 'expires_at', 'size_bytes', 'sha256', 'error'];
+const isoBuildKeys = [
+  ...['id', 'organization_id', 'status', 'progress', 'created_at', 'started_at', 'finished_at', 'expires_at'],
+  ...['size_bytes', 'sha256', 'error', 'template_id', 'enrollment_session_id'],
+];
 
 async function jobCount(): Promise<number> {
   const [row] = await ctx.sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs`;
@@ -52,6 +56,8 @@ describe('POST /api/v1/organizations/{id}/iso-builds', () => {
       size_bytes: null,
       sha256: null,
       error: null,
+      template_id: null,
+      enrollment_session_id: null,
     });
     expect(res.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const [job] = await ctx.sql<{ payload: any; max_attempts: number }[]>`
@@ -133,6 +139,76 @@ describe('POST /api/v1/organizations/{id}/iso-builds', () => {
     const res = await ctx.request('POST', `/api/v1/organizations/${org.id}/iso-builds`, { rawBody: '{"wlan":', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
+  });
+});
+
+describe('POST .../iso-builds bound to a template or an enrollment session', () => {
+  async function refused(orgId: string, body: unknown, status: number, error: string) {
+    const before = [await countRows(ctx.sql, 'iso_builds'), await jobCount()];
+    const res = await ctx.request('POST', `/api/v1/organizations/${orgId}/iso-builds`, { body });
+    expect(res.status, JSON.stringify(res.body)).toBe(status);
+    expect(res.body.error).toBe(error);
+    expect([await countRows(ctx.sql, 'iso_builds'), await jobCount()]).toEqual(before);
+    return res.body as { error: string; message: string };
+  }
+
+  it('records the template; the build shows it and no session', async () => {
+    const org = await createOrganization(ctx);
+    const build = await triggerBuild(ctx, org.id, { template_id: TEMPLATES.ubuntuStandard });
+    expect(build).toMatchObject({ template_id: TEMPLATES.ubuntuStandard, enrollment_session_id: null });
+    expect((await getBuild(ctx, build.id)).body).toMatchObject({ template_id: TEMPLATES.ubuntuStandard });
+  });
+
+  it('a session fixes the template to its own; naming that same template is fine', async () => {
+    const org = await createOrganization(ctx);
+    const session = await createEnrollmentSession(ctx, org.id, { template_id: TEMPLATES.debianEncrypted });
+    const build = await triggerBuild(ctx, org.id, { enrollment_session_id: session.id });
+    expect(build).toMatchObject({ template_id: TEMPLATES.debianEncrypted, enrollment_session_id: session.id });
+    const same = { enrollment_session_id: session.id, template_id: TEMPLATES.debianEncrypted };
+    const again = await triggerBuild(ctx, org.id, same);
+    expect(again.template_id).toBe(TEMPLATES.debianEncrypted);
+    const listed = await ctx.request('GET', `/api/v1/organizations/${org.id}/iso-builds`);
+    expect(listed.body.items[0]).toMatchObject({ id: again.id, enrollment_session_id: session.id });
+  });
+
+  it('answers 422 template_not_allowed for a template other than the session\'s, writing nothing', async () => {
+    const org = await createOrganization(ctx);
+    const session = await createEnrollmentSession(ctx, org.id);
+    const other = { enrollment_session_id: session.id, template_id: TEMPLATES.ubuntuStandard };
+    const body = await refused(org.id, other, 422, 'template_not_allowed');
+    expect(body.message).toContain(TEMPLATES.debianStandard);
+  });
+
+  it.each([
+    ['revoked', 'revoked'],
+    ['expired', 'expired'],
+    ['used up', 'used up (1 of 1 devices)'],
+  ])('answers 422 invalid_activation_code for a %s session, with a clear message, nothing written', async (state, words) => {
+    const org = await createOrganization(ctx);
+    const session = await createEnrollmentSession(ctx, org.id, { max_devices: 1 });
+    if (state === 'revoked') await ctx.request('POST', `/api/v1/enrollment-sessions/${session.id}/revoke`);
+    if (state === 'expired') {
+      await ctx.sql`update enrollment_sessions set expires_at = now() - interval '1 second' where id = ${session.id}`;
+    }
+    if (state === 'used up') await ctx.sql`update enrollment_sessions set devices_used = 1 where id = ${session.id}`;
+    const body = await refused(org.id, { enrollment_session_id: session.id }, 422, 'invalid_activation_code');
+    expect(body.message).toContain(`enrollment session ${session.id} is ${words}`);
+  });
+
+  it('answers 404 not_found for an unknown template or session, and for another organization\'s session', async () => {
+    const org = await createOrganization(ctx);
+    const other = await createOrganization(ctx);
+    const foreign = await createEnrollmentSession(ctx, other.id);
+    await refused(org.id, { template_id: crypto.randomUUID() }, 404, 'not_found');
+    await refused(org.id, { enrollment_session_id: crypto.randomUUID() }, 404, 'not_found');
+    const body = await refused(org.id, { enrollment_session_id: foreign.id }, 404, 'not_found');
+    expect(body.message).toBe(`enrollment session ${foreign.id} not found`);
+  });
+
+  it('answers 400 for ids that are not UUIDs', async () => {
+    const org = await createOrganization(ctx);
+    await refused(org.id, { template_id: 'debian' }, 400, 'invalid_request');
+    await refused(org.id, { enrollment_session_id: 'K7M2Q-4XW9D' }, 400, 'invalid_request');
   });
 });
 
@@ -355,7 +431,7 @@ describe('end to end with the real worker running', () => {
       expect(isIso9660(download.bytes)).toBe(true);
       expect(isoFiles(path)).toEqual(expect.arrayContaining(['/fleet/provisioning.json', '/fleet/wlan.nmconnection']));
       const provisioning = JSON.parse(await extractFromIso(path, '/fleet/provisioning.json'));
-      expect(provisioning.activation_code).toBe(await activationCodeOf(ctx, org.id));
+      expect(provisioning.credential).toBe(await activationCodeOf(ctx, org.id));
       expect(log.lines.join('\n')).not.toContain('werkstatt-passphrase');
       // Logged by the task after the row says completed.
       await expect.poll(() => log.lines.some((l) => l.includes('iso build completed')), { timeout: 15_000 }).toBe(true);

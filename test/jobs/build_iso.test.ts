@@ -99,7 +99,8 @@ describe('build_iso', () => {
     expect(provisioning).toMatchObject({
       build_id: queued.id,
       organization_id: org.id,
-      activation_code: await activationCodeOf(ctx, org.id),
+      credential: await activationCodeOf(ctx, org.id),
+      template_id: null,
       base_url: 'http://fleet.test',
       api_url: 'http://fleet.test/api/v1',
       wlan_profile: null,
@@ -190,6 +191,9 @@ describe('build_iso', () => {
     await mkdir(join(dir, 'root', 'boot'), { recursive: true });
     await writeFile(join(dir, 'root', 'boot', 'boot.img'), Buffer.alloc(2048));
     await writeFile(join(dir, 'root', 'INSTALLER.TXT'), 'installer\n');
+    await mkdir(join(dir, 'root', 'install.amd'));
+    await writeFile(join(dir, 'root', 'install.amd', 'vmlinuz'), 'kernel\n');
+    await writeFile(join(dir, 'root', 'install.amd', 'initrd.gz'), 'initrd\n');
     const base = join(dir, 'installer.iso');
     const made = spawnSync('xorriso', ['-as', 'mkisofs', '-o', base, '-V', 'INSTALLER', '-b', 'boot/boot.img', '-no-emul-boot', '-boot-load-size', '4', join(dir, 'root')], { encoding: 'utf8' });
     expect(made.status, made.stderr).toBe(0);
@@ -339,22 +343,41 @@ describe('build_iso', () => {
     } finally {
       await runner.stop();
     }
-    const newest = (await getBuild(ctx, builds[2]!.id)).body;
-    expect(newest.status).toBe('completed');
+    // Whatever order the three finished in, the last to complete deleted the others.
     const rows = await ctx.sql<{ id: string; status: string; file_name: string; sha256: string }[]>`
       select id, status, file_name, sha256 from iso_builds where organization_id = ${org.id}`;
-    for (const row of rows) {
-      expect(row.status).toBe('completed');
-      const path = join(isoDir, row.file_name);
-      expect(await sha256OfFile(path)).toBe(row.sha256);
-      const i = builds.findIndex((b) => b.id === row.id);
-      expect(await extractFromIso(path, '/fleet/wlan.nmconnection')).toContain(`ssid=Net ${i}\n`);
-    }
+    expect(rows).toHaveLength(1);
+    const [kept] = rows;
+    expect(kept!.status).toBe('completed');
+    const path = join(isoDir, kept!.file_name);
+    expect(await sha256OfFile(path)).toBe(kept!.sha256);
+    const i = builds.findIndex((b) => b.id === kept!.id);
+    expect(await extractFromIso(path, '/fleet/wlan.nmconnection')).toContain(`ssid=Net ${i}\n`);
     const names = await readdir(isoDir);
     for (const b of builds) {
-      const row = rows.find((r) => r.id === b.id);
-      expect(names.filter((n) => n.includes(b.id))).toEqual(row ? [row.file_name] : []);
+      expect(names.filter((n) => n.includes(b.id))).toEqual(b.id === kept!.id ? [kept!.file_name] : []);
     }
+  });
+
+  it('two builds completing in reverse order of creation leave exactly one, the last completed', async () => {
+    const org = await createOrganization(ctx);
+    const older = await triggerBuild(ctx, org.id);
+    const newer = await triggerBuild(ctx, org.id);
+    // The newer build runs first: hold the older one's job back until then.
+    const [olderJob] = await jobsOf(older.id);
+    await ctx.sql`
+      select from graphile_worker.reschedule_jobs(array[${olderJob!.id}]::bigint[], run_at => now() + interval '1 hour')`;
+    await runJobs(ctx, workerDeps(ctx));
+    expect((await getBuild(ctx, newer.id)).body.status).toBe('completed');
+    expect((await getBuild(ctx, older.id)).body.status).toBe('pending');
+
+    await ctx.sql`select from graphile_worker.reschedule_jobs(array[${olderJob!.id}]::bigint[], run_at => now())`;
+    await runJobs(ctx, workerDeps(ctx));
+    expect((await getBuild(ctx, older.id)).body.status).toBe('completed');
+    const rows = await ctx.sql<{ id: string }[]>`select id from iso_builds where organization_id = ${org.id}`;
+    expect(rows.map((r) => r.id)).toEqual([older.id]);
+    expect((await readdir(isoDir)).filter((n) => n.includes(newer.id))).toEqual([]);
+    expect((await getBuild(ctx, newer.id)).status).toBe(404);
   });
 
   it('does nothing for a build whose row is gone', async () => {
@@ -395,9 +418,11 @@ describe('build_iso', () => {
     try {
       await waitForStatus(ctx, queued.id, ['running']);
       const work = join(isoDir, `.work-${queued.id}`);
-      await expect.poll(() => existsSync(join(work, 'fleet', 'wlan.nmconnection')), { timeout: 15_000 }).toBe(true);
+      const profile = join(work, 'root', 'fleet', 'wlan.nmconnection');
+      await expect.poll(() => existsSync(profile), { timeout: 15_000 }).toBe(true);
       expect((await stat(work)).mode & 0o777).toBe(0o700);
-      expect((await stat(join(work, 'fleet', 'wlan.nmconnection'))).mode & 0o777).toBe(0o600);
+      expect((await stat(join(work, 'root'))).mode & 0o777).toBe(0o700);
+      expect((await stat(join(work, 'root', 'fleet', 'wlan.nmconnection'))).mode & 0o777).toBe(0o600);
       await writeFile(join(work, 'continue'), '');
       await waitForStatus(ctx, queued.id, ['completed']);
       // The folder goes in the task's clean-up, right after the row says completed.

@@ -143,6 +143,7 @@ describe('sweep_iso_builds', () => {
       workOfRunning: join(isoDir, `.work-${running.id}`),
       oldDevBaseTemp: join(isoDir, '.dev-base.iso.4242.tmp'),
       newDevBaseTemp: join(isoDir, '.dev-base.iso.4343.tmp'),
+      oldUbuntuDevBaseTemp: join(isoDir, '.dev-base-ubuntu.iso.4444.tmp'),
       foreign: join(isoDir, 'notes.txt'),
     };
     await writeFile(files.orphanImage, 'x');
@@ -150,9 +151,11 @@ describe('sweep_iso_builds', () => {
       await mkdir(join(dir, 'fleet'), { recursive: true });
       await writeFile(join(dir, 'fleet', 'wlan.nmconnection'), 'psk=plaintext');
     }
-    await writeFile(files.oldDevBaseTemp, 'x');
     const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
-    await utimes(files.oldDevBaseTemp, twoHoursAgo, twoHoursAgo);
+    for (const old of [files.oldDevBaseTemp, files.oldUbuntuDevBaseTemp]) {
+      await writeFile(old, 'x');
+      await utimes(old, twoHoursAgo, twoHoursAgo);
+    }
     await writeFile(files.newDevBaseTemp, 'x');
     await writeFile(files.foreign, 'operator notes');
 
@@ -160,9 +163,12 @@ describe('sweep_iso_builds', () => {
 
     const names = await readdir(isoDir);
     expect(names).toContain(`fleet-installer-${done.id}.iso`);
-    expect(names).toContain('.dev-base.iso');
+    expect(names).toContain('.dev-base-debian.iso');
     for (const kept of [files.workOfRunning, files.newDevBaseTemp, files.foreign]) expect(existsSync(kept), kept).toBe(true);
-    for (const gone of [files.orphanImage, files.orphanWork, files.leftoverWorkOfCompleted, files.workOfFailed, files.oldDevBaseTemp]) {
+    for (const gone of [
+      ...[files.orphanImage, files.orphanWork, files.leftoverWorkOfCompleted, files.workOfFailed],
+      ...[files.oldDevBaseTemp, files.oldUbuntuDevBaseTemp],
+    ]) {
       expect(existsSync(gone), gone).toBe(false);
     }
     expect((await getBuild(ctx, done.id)).body.status).toBe('completed');
