@@ -1,0 +1,59 @@
+/**
+ * `npm ci` installs exactly what package-lock.json lists. A dependency that ships its binary
+ * as per-platform optional packages (dbmate, deno, esbuild, Biome, ...) works on a fresh
+ * clone only if the lock lists every platform package it declares: npm ci on a machine whose
+ * platform is missing from the lock stops with "lock file out of sync". npm leaves a platform
+ * package out when the registry lacks that version, so a dependency must be pinned to a
+ * version published for every platform.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+interface LockEntry {
+  version?: string;
+  optionalDependencies?: Record<string, string>;
+  resolved?: string;
+}
+
+const lock = JSON.parse(readFileSync(new URL('../../package-lock.json', import.meta.url), 'utf8')) as {
+  lockfileVersion: number;
+  packages: Record<string, LockEntry>;
+};
+
+/** Where Node's resolution finds `name` from the package installed at `from` (a lock key). */
+function resolveFrom(from: string, name: string): LockEntry | undefined {
+  let dir = from;
+  for (;;) {
+    const hit = lock.packages[`${dir ? `${dir}/` : ''}node_modules/${name}`];
+    if (hit) return hit;
+    if (!dir) return undefined;
+    const cut = dir.lastIndexOf('node_modules/');
+    dir = cut <= 0 ? '' : dir.slice(0, cut - 1);
+  }
+}
+
+/** Every optional dependency a locked package declares that the lock does not hold. */
+export function missingOptionalPackages(): string[] {
+  const missing: string[] = [];
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    for (const name of Object.keys(entry.optionalDependencies ?? {})) {
+      if (!resolveFrom(path, name)) missing.push(`${path || '(root)'} -> ${name}@${entry.optionalDependencies?.[name]}`);
+    }
+  }
+  return missing;
+}
+
+describe('package-lock.json', () => {
+  it('is a version 3 lock file', () => {
+    expect(lock.lockfileVersion).toBe(3);
+  });
+
+  it('holds every platform package that a locked dependency declares', () => {
+    expect(missingOptionalPackages()).toEqual([]);
+  });
+
+  it('records no download addresses (npm ci resolves them from the configured registry)', () => {
+    const withAddress = Object.entries(lock.packages).filter(([, e]) => e.resolved !== undefined).map(([p]) => p);
+    expect(withAddress).toEqual([]);
+  });
+});
