@@ -21,9 +21,13 @@ import { limitBodySize } from './http/body.ts';
 import type { AppDeps, AppEnv } from './http/context.ts';
 import { ApiError, errorBody } from './http/errors.ts';
 import { validationHook } from './http/openapi.ts';
+import { observeRequests } from './http/observe.ts';
+import { methodNotAllowed } from './http/routes_table.ts';
 import { isoBuildRoutes } from './iso_builds/routes.ts';
 import { orgUnitRoutes } from './org_units/routes.ts';
 import { organizationRoutes } from './organizations/routes.ts';
+import { Metrics } from './metrics/metrics.ts';
+import { metricsRoutes } from './metrics/routes.ts';
 import { referenceDataRoutes } from './reference_data/routes.ts';
 import { templateRoutes } from './templates/routes.ts';
 
@@ -37,7 +41,9 @@ export function createApp(deps: AppDeps) {
     c.set('deps', deps);
     await next();
   });
-  app.use('*', accessLog);
+  const metrics = new Metrics();
+  app.use('*', observeRequests(metrics));
+  app.use('*', methodNotAllowed(app));
   const limitBody = limitBodySize(MAX_BODY_BYTES, () => {
     throw new ApiError('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
   });
@@ -65,6 +71,7 @@ export function createApp(deps: AppDeps) {
     v1.route('/', routes);
   }
   app.route('/api/v1', v1);
+  app.route('/', metricsRoutes(metrics));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'AdminToken', {
     type: 'http',
@@ -122,17 +129,4 @@ function renderError(err: Error, c: Context<AppEnv>) {
     detail: err.message,
   });
   return c.json(errorBody('internal_error', `an unexpected error occurred (request id ${c.get('requestId')})`), 500);
-}
-
-/** One line per request: never the query string, headers or body, which can carry secrets. */
-async function accessLog(c: Context<AppEnv>, next: () => Promise<void>) {
-  const started = performance.now();
-  await next();
-  c.get('deps').log.debug('request', {
-    request_id: c.get('requestId'),
-    method: c.req.method,
-    path: c.req.path,
-    status: c.res.status,
-    ms: Math.round((performance.now() - started) * 10) / 10,
-  });
 }

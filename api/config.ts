@@ -39,6 +39,8 @@ const EnvSchema = z.object({
   TRUST_PROXY: boolean.default(false),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(DEFAULT_POOL_SIZE),
+  /** A bearer token for GET /metrics besides the operator token (at least 32 characters). */
+  METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
@@ -61,6 +63,8 @@ export function loadEnv(env: Record<string, string | undefined>): Env {
 /** What the HTTP app needs, already resolved (secrets loaded or generated). */
 export interface AppConfig {
   adminToken: string;
+  /** A second bearer token that may read GET /metrics (and nothing else). */
+  metricsToken?: string;
   publicBaseUrl: string;
   roleRepositoryUrl: string;
   agentPollIntervalSeconds: number;
@@ -78,6 +82,7 @@ export interface AppConfig {
 export function appConfig(env: Env, secrets: { adminToken: string; wlanKeyBase64: string; dataDir: string }): AppConfig {
   return {
     adminToken: secrets.adminToken,
+    metricsToken: env.METRICS_TOKEN,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     roleRepositoryUrl: env.ROLE_REPOSITORY_URL,
     agentPollIntervalSeconds: env.AGENT_POLL_INTERVAL_SECONDS,

@@ -9,7 +9,7 @@ import { secretsEqual } from './crypto.ts';
 import { ApiError } from './errors.ts';
 
 const publicRoutes: ReadonlyArray<{ method: string; path: RegExp }> = [
-  { method: 'GET', path: /^\/api\/v1\/health$/ },
+  { method: 'GET', path: /^\/api\/v1\/health(\/live)?$/ },
   { method: 'GET', path: /^\/api\/v1\/openapi\.json$/ },
   { method: 'GET', path: /^\/api\/v1\/docs(\/.*)?$/ },
   { method: 'POST', path: /^\/api\/v1\/activate$/ },

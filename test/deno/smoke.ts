@@ -115,6 +115,12 @@ try {
     body: JSON.stringify({ entries: [{ merkmal: state.auftraege[0]!.merkmal, event: 'applied' }] }),
   });
   check(report.status === 200, 'the agent reports under Deno');
+  const live = await fetch(`${base}/api/v1/health/live`);
+  check(live.status === 200 && ((await live.json()) as { status: string }).status === 'ok', 'the liveness probe answers under Deno');
+  const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } });
+  const text = await metrics.text();
+  check(metrics.status === 200 && text.includes('fleet_agent_checkins_total{result="ok"} 2'), 'GET /metrics counts the check-ins under Deno');
+  check(text.includes('fleet_devices{state="active"} 1') && text.includes('process_resident_memory_bytes'), 'GET /metrics has the fleet gauges and process metrics under Deno');
   console.log(`deno smoke: all ${checks} checks passed`);
 } finally {
   deno.kill('SIGTERM');
