@@ -22,11 +22,11 @@ import type { AppDeps, AppEnv } from './http/context.ts';
 import { ApiError, errorBody } from './http/errors.ts';
 import { validationHook } from './http/openapi.ts';
 import { observeRequests } from './http/observe.ts';
-import { methodNotAllowed } from './http/routes_table.ts';
+import { methodNotAllowed, routeTemplate } from './http/routes_table.ts';
 import { isoBuildRoutes } from './iso_builds/routes.ts';
 import { orgUnitRoutes } from './org_units/routes.ts';
 import { organizationRoutes } from './organizations/routes.ts';
-import { Metrics } from './metrics/metrics.ts';
+import { Metrics, UNMATCHED_ROUTE } from './metrics/metrics.ts';
 import { metricsRoutes } from './metrics/routes.ts';
 import { referenceDataRoutes } from './reference_data/routes.ts';
 import { templateRoutes } from './templates/routes.ts';
@@ -124,7 +124,7 @@ function renderError(err: Error, c: Context<AppEnv>) {
   c.get('deps').log.error('unhandled error', {
     request_id: c.get('requestId'),
     method: c.req.method,
-    path: c.req.path,
+    route: routeTemplate(c) ?? UNMATCHED_ROUTE,
     error: err.name,
     detail: err.message,
   });

@@ -69,7 +69,7 @@ const contractEndpoints = [
   'GET /api/v1/health',
 ];
 
-const publicOperations = new Set(['GET /api/v1/health', 'POST /api/v1/activate', 'POST /api/v1/templates/{id}/resolve', 'POST /api/v1/agent/bootstrap']);
+const publicOperations = new Set(['GET /api/v1/health', 'GET /api/v1/health/live', 'POST /api/v1/activate', 'POST /api/v1/templates/{id}/resolve', 'POST /api/v1/agent/bootstrap']);
 const agentOperations = new Set(['POST /api/v1/agent/checkin', 'POST /api/v1/agent/report']);
 
 type Operation = {
