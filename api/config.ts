@@ -25,9 +25,8 @@ export const DEFAULT_ROLE_REPOSITORY_URL = 'https://roles.example.invalid/fleet/
 
 /**
  * The API's connections: twice the host's cores, from 4 to 10. postgres.js pipelines
- * queries on busy connections, so a few connections carry one process's load; on the
- * 2-core bench machine 2 to 4 did at least as well as 10 (README "Benchmark"), with fewer
- * backends competing for the cores. Four leave room beside a slow query.
+ * queries on busy connections, so a few connections carry one process's load, with fewer
+ * backends competing for the cores (test/bench/README.md). Four leave room beside a slow query.
  */
 export const DEFAULT_POOL_SIZE = Math.min(10, Math.max(4, 2 * cpus().length));
 

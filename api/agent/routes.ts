@@ -12,7 +12,7 @@ import { ApiError } from '../http/errors.ts';
 import { hashSecret } from '../http/crypto.ts';
 import type { AppEnv } from '../http/context.ts';
 import { defineRoute, json, jsonBody, newRouter, validationHook } from '../http/openapi.ts';
-import { agentSecret, invalidAgentSecret, issueAgentSecret, requireLiveDevice, type AgentSecretEnv } from './auth.ts';
+import { agentSecret, invalidAgentSecret, issueAgentSecret, requireLiveDevice } from './auth.ts';
 import * as repo from './repo.ts';
 import {
   agentEventTypes,

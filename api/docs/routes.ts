@@ -103,7 +103,7 @@ export function docsRoutes() {
         vary: 'Accept-Encoding',
       };
       const match = c.req.header('if-none-match');
-      if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)) {
+      if (match?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)) {
         return c.body(null, 304, headers);
       }
       if (asset.gzip && acceptsGzip(c)) {

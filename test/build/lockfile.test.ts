@@ -33,7 +33,7 @@ function resolveFrom(from: string, name: string): LockEntry | undefined {
 }
 
 /** Every optional dependency a locked package declares that the lock does not hold. */
-export function missingOptionalPackages(): string[] {
+function missingOptionalPackages(): string[] {
   const missing: string[] = [];
   for (const [path, entry] of Object.entries(lock.packages)) {
     for (const name of Object.keys(entry.optionalDependencies ?? {})) {
