@@ -12,6 +12,7 @@ import { catalogRoutes } from './catalog/routes.ts';
 import { isPgError, pgError } from './db/client.ts';
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
 import { deviceRoutes } from './devices/routes.ts';
+import { apiDescription } from './docs/description.ts';
 import { docsRoutes } from './docs/routes.ts';
 import { enrollmentSessionRoutes } from './enrollment_sessions/routes.ts';
 import { groupRoutes } from './groups/routes.ts';
@@ -88,10 +89,7 @@ export function createApp(deps: AppDeps) {
     info: {
       title: 'Fleet provisioning API',
       version: '1.0.0',
-      description:
-        'Device provisioning and fleet management for Linux desktop fleets: organizations, activation, ' +
-        'provisioning templates, the agent protocol, the order catalog, org units, groups and ISO builds. ' +
-        'Admin endpoints take `Authorization: Bearer <ADMIN_TOKEN>`.',
+      description: apiDescription,
     },
     servers: [{ url: '/' }],
   });

@@ -23,13 +23,19 @@ function readEnv(): Env {
 
 const env = readEnv();
 if (!env.DATABASE_URL || !env.ADMIN_TOKEN || !env.ISO_ENCRYPTION_KEY) {
-  console.error('invalid configuration: DATABASE_URL, ADMIN_TOKEN and ISO_ENCRYPTION_KEY are all required for the Deno entry');
+  console.error(
+    'invalid configuration: DATABASE_URL, ADMIN_TOKEN and ISO_ENCRYPTION_KEY are all required for the Deno entry',
+  );
   Deno.exit(2);
 }
 const log = createLogger(env.LOG_LEVEL);
 for (const warning of configWarnings(env)) log.warn(warning);
 const sql = createSql(env.DATABASE_URL, { max: env.DATABASE_POOL_SIZE });
-const config = appConfig(env, { adminToken: env.ADMIN_TOKEN, wlanKeyBase64: env.ISO_ENCRYPTION_KEY, dataDir: env.DATA_DIR });
+const config = appConfig(env, {
+  adminToken: env.ADMIN_TOKEN,
+  wlanKeyBase64: env.ISO_ENCRYPTION_KEY,
+  dataDir: env.DATA_DIR,
+});
 const app = createApp({ sql, log, config });
 const server = Deno.serve({ port: env.PORT, onListen: ({ port }) => log.info('deno api ready', { port }) }, app.fetch);
 

@@ -59,7 +59,10 @@ describe('start-up warnings', () => {
   });
 
   it('says nothing once both are set', () => {
-    const env = loadEnv({ PUBLIC_BASE_URL: 'https://fleet.example.org', ROLE_REPOSITORY_URL: 'https://git.example.org/roles.git' });
+    const env = loadEnv({
+      PUBLIC_BASE_URL: 'https://fleet.example.org',
+      ROLE_REPOSITORY_URL: 'https://git.example.org/roles.git',
+    });
     expect(configWarnings(env)).toEqual([]);
   });
 });

@@ -46,7 +46,9 @@ function buildTable(routes: readonly RegisteredRoute[]): PathMethods[] {
     if (methods.has('GET')) methods.add('HEAD');
     const source = path
       .split('/')
-      .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .map((part) =>
+        part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+      )
       .join('/');
     return { pattern: new RegExp(`^${source}$`), methods };
   });

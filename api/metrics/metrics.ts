@@ -86,7 +86,8 @@ export class Metrics {
     this.requests.inc({ method, route, status: String(status) });
     this.duration.observe({ method, route }, seconds);
     if (method === 'POST' && route === '/api/v1/agent/checkin') this.checkins.inc({ result: checkinResult(status) });
-    else if (method === 'POST' && route === '/api/v1/activate') this.activations.inc({ result: activationResult(status) });
+    else if (method === 'POST' && route === '/api/v1/activate')
+      this.activations.inc({ result: activationResult(status) });
   }
 
   /** The Prometheus text of this app's metrics, the fleet gauges and the process metrics. */
@@ -117,7 +118,14 @@ export class Metrics {
 /** One round trip for every fleet gauge. */
 export async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Promise<FleetCounts> {
   const [row] = await sql<
-    Array<{ active: number; deprovisioned: number; archived: number; stale: number; iso: Record<string, number>; queued: number }>
+    Array<{
+      active: number;
+      deprovisioned: number;
+      archived: number;
+      stale: number;
+      iso: Record<string, number>;
+      queued: number;
+    }>
   >`
     select
       count(*) filter (where archived_at is null and deprovisioned_at is null)::int as active,

@@ -23,9 +23,13 @@ export function metricsRoutes(metrics: Metrics) {
   return new Hono<AppEnv>().get('/metrics', async (c) => {
     const { config, sql } = c.get('deps');
     if (!mayScrape(c.req.header('authorization'), { admin: config.adminToken, metrics: config.metricsToken })) {
-      throw new ApiError('unauthorized', 'a valid token is required (Authorization: Bearer <ADMIN_TOKEN or METRICS_TOKEN>)', {
-        headers: { 'WWW-Authenticate': 'Bearer' },
-      });
+      throw new ApiError(
+        'unauthorized',
+        'a valid token is required (Authorization: Bearer <ADMIN_TOKEN or METRICS_TOKEN>)',
+        {
+          headers: { 'WWW-Authenticate': 'Bearer' },
+        },
+      );
     }
     const text = await metrics.render(sql, config.agentPollIntervalSeconds);
     return c.body(text, 200, { 'content-type': metrics.contentType, 'cache-control': 'no-store' });

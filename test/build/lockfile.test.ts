@@ -37,7 +37,8 @@ function missingOptionalPackages(): string[] {
   const missing: string[] = [];
   for (const [path, entry] of Object.entries(lock.packages)) {
     for (const name of Object.keys(entry.optionalDependencies ?? {})) {
-      if (!resolveFrom(path, name)) missing.push(`${path || '(root)'} -> ${name}@${entry.optionalDependencies?.[name]}`);
+      if (!resolveFrom(path, name))
+        missing.push(`${path || '(root)'} -> ${name}@${entry.optionalDependencies?.[name]}`);
     }
   }
   return missing;
@@ -53,7 +54,9 @@ describe('package-lock.json', () => {
   });
 
   it('records no download addresses (npm ci resolves them from the configured registry)', () => {
-    const withAddress = Object.entries(lock.packages).filter(([, e]) => e.resolved !== undefined).map(([p]) => p);
+    const withAddress = Object.entries(lock.packages)
+      .filter(([, e]) => e.resolved !== undefined)
+      .map(([p]) => p);
     expect(withAddress).toEqual([]);
   });
 });

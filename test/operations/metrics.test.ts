@@ -64,9 +64,15 @@ describe('GET /metrics', () => {
     expect((await ctx.request('GET', `/api/v1/no-such/${id}`)).status).toBe(404);
     const text = (await scrape()).body as string;
     expect(text).not.toContain(id);
-    expect(sample(text, 'fleet_http_requests_total', { method: 'GET', route: '/api/v1/devices/{id}', status: '404' })).toBe(1);
-    expect(sample(text, 'fleet_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'fleet_http_request_duration_seconds_count', { method: 'GET', route: '/api/v1/devices/{id}' })).toBe(1);
+    expect(
+      sample(text, 'fleet_http_requests_total', { method: 'GET', route: '/api/v1/devices/{id}', status: '404' }),
+    ).toBe(1);
+    expect(
+      sample(text, 'fleet_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'fleet_http_request_duration_seconds_count', { method: 'GET', route: '/api/v1/devices/{id}' }),
+    ).toBe(1);
   });
 
   it('counts check-ins and activations by result', async () => {
@@ -75,17 +81,21 @@ describe('GET /metrics', () => {
     expect((await checkin(ctx, agent.secret)).status).toBe(200);
     expect((await checkin(ctx, agent.secret)).status).toBe(200);
     expect((await checkin(ctx, unknownSecret())).status).toBe(401);
-    const refused = await ctx.request('POST', '/api/v1/activate', { token: null, body: { code: 'AAAAA-AAAAA-AAAAA-AAAAA', serial: 'x' } });
+    const refused = await ctx.request('POST', '/api/v1/activate', {
+      token: null,
+      body: { code: 'AAAAA-AAAAA-AAAAA-AAAAA', serial: 'x' },
+    });
     expect(refused.status).toBe(403);
     const after = (await scrape()).body as string;
-    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      sample(after, name, labels) - sample(before, name, labels);
     expect(delta('fleet_agent_checkins_total', { result: 'ok' })).toBe(2);
     expect(delta('fleet_agent_checkins_total', { result: 'unauthorized' })).toBe(1);
     expect(delta('fleet_activations_total', { result: 'ok' })).toBe(1);
     expect(delta('fleet_activations_total', { result: 'refused' })).toBe(1);
   });
 
-  it('reports the fleet: devices by state, stale devices, ISO builds and queued jobs, from one cached query', async () => {
+  it('reports devices by state, stale devices, ISO builds and queued jobs from one cached query', async () => {
     // A fresh app: its fleet cache is empty.
     const app = createApp({ sql: ctx.sql, config: ctx.config, log: silentLogger });
     const org = await createOrganization(ctx);
@@ -104,7 +114,7 @@ describe('GET /metrics', () => {
              count(*) filter (where archived_at is null and deprovisioned_at is null
                                 and agent_last_checkin < now() - interval '180 seconds')::int as stale
       from devices`;
-    const text = await (await request(app, 'GET', '/metrics', { token: METRICS_TOKEN })).body as string;
+    const text = (await (await request(app, 'GET', '/metrics', { token: METRICS_TOKEN })).body) as string;
     expect(sample(text, 'fleet_devices', { state: 'active' })).toBe(expected!.active);
     expect(sample(text, 'fleet_devices', { state: 'deprovisioned' })).toBe(expected!.deprovisioned);
     expect(sample(text, 'fleet_devices', { state: 'archived' })).toBe(expected!.archived);
@@ -146,7 +156,13 @@ describe('access log', () => {
     expect(res.status).toBe(404);
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!);
-    expect(line).toMatchObject({ level: 'info', msg: 'request', method: 'GET', route: '/api/v1/devices/{id}', status: 404 });
+    expect(line).toMatchObject({
+      level: 'info',
+      msg: 'request',
+      method: 'GET',
+      route: '/api/v1/devices/{id}',
+      status: 404,
+    });
     expect(typeof line.request_id).toBe('string');
     expect(typeof line.ms).toBe('number');
     expect(lines[0]).not.toContain(id);

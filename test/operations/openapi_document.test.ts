@@ -32,7 +32,8 @@ describe('GET /api/v1/openapi.json', () => {
       patterns.push(schema.pattern);
       expect(() => new RegExp(schema.pattern as string, 'u'), pointer).not.toThrow();
       expect(schema.pattern, pointer).not.toMatch(/\/[a-z]*$/);
-      if (typeof schema.example === 'string') expect(new RegExp(schema.pattern, 'u').test(schema.example), pointer).toBe(true);
+      if (typeof schema.example === 'string')
+        expect(new RegExp(schema.pattern, 'u').test(schema.example), pointer).toBe(true);
       if (schema.format === 'uuid') {
         expect(new RegExp(schema.pattern, 'u').test('3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41'), pointer).toBe(true);
       }
@@ -81,11 +82,8 @@ describe('GET /api/v1/openapi.json', () => {
     const doc = await openapi();
     const entry = doc.components.schemas.AgentReportEntry ?? doc.components.schemas.ReportEntry;
     expect(entry.properties.event.enum).toEqual(['applied', 'apply_failed', 'removed', 'remove_failed']);
-    expect(doc.components.schemas.IsoBuild.properties.status.enum ?? doc.components.schemas.IsoBuildStatus?.enum).toEqual([
-      'pending',
-      'running',
-      'completed',
-      'failed',
-    ]);
+    expect(
+      doc.components.schemas.IsoBuild.properties.status.enum ?? doc.components.schemas.IsoBuildStatus?.enum,
+    ).toEqual(['pending', 'running', 'completed', 'failed']);
   });
 });

@@ -4,7 +4,7 @@ import { useTestApp } from '../support/app.ts';
 const ctx = useTestApp();
 
 describe('405 method_not_allowed and 404 for unknown paths', () => {
-  it('answers 405 with Allow for a known path and a method it does not serve, with or without a credential', async () => {
+  it('answers 405 with Allow for a known path and another method, with or without a credential', async () => {
     const path = `/api/v1/devices/${crypto.randomUUID()}`;
     for (const token of [undefined, null]) {
       const res = await ctx.request('DELETE', path, { token });
