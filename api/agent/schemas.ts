@@ -88,7 +88,11 @@ export const ReportEntry = z
     event: z
       .string()
       .max(100)
-      .openapi({ enum: [...agentEventTypes], description: `One of ${agentEventTypes.join(', ')}.`, example: 'applied' }),
+      .openapi({
+        enum: [...agentEventTypes],
+        description: `One of ${agentEventTypes.join(', ')}.`,
+        example: 'applied',
+      }),
     detail: jsonValue().optional().openapi({
       description:
         'Anything the agent wants to keep with the event (a message, an exit code, a log excerpt); stored as `payload.detail`. ' +

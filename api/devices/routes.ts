@@ -14,7 +14,9 @@ import { Device } from './schemas.ts';
 const tags = ['Devices'];
 
 const DeviceListQuery = PageQuery.extend({
-  oe_id: UuidFilter.optional().openapi({ description: 'Only devices filed directly in this org unit (not in its descendants).' }),
+  oe_id: UuidFilter.optional().openapi({
+    description: 'Only devices filed directly in this org unit (not in its descendants).',
+  }),
   group_id: UuidFilter.optional().openapi({ description: 'Only members of this group.' }),
 });
 

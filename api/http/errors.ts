@@ -125,7 +125,8 @@ export const ErrorBody = z
 export type ErrorBodyType = z.infer<typeof ErrorBody>;
 
 export function errorBody(code: ErrorCode, message: string, details?: unknown): ErrorBodyType {
-  return details === undefined ? { error: code, message } : { error: code, message, details: details as ErrorBodyType['details'] };
+  if (details === undefined) return { error: code, message };
+  return { error: code, message, details: details as ErrorBodyType['details'] };
 }
 
 /** An example message per code, for the examples of the OpenAPI document. */
@@ -166,7 +167,9 @@ export function errorExamples(...codes: ErrorCode[]) {
 function example(code: ErrorCode) {
   const value =
     code === 'invalid_request'
-      ? errorBody(code, exampleMessages[code], [{ path: ['name'], message: 'Too small: expected string to have >=1 characters' }])
+      ? errorBody(code, exampleMessages[code], [
+          { path: ['name'], message: 'Too small: expected string to have >=1 characters' },
+        ])
       : errorBody(code, exampleMessages[code]);
   return { summary: code, value };
 }
@@ -189,7 +192,9 @@ export function errorResponses(...specs: ErrorSpec[]) {
     string,
     {
       description: string;
-      content: { 'application/json': { schema: typeof ErrorBody; examples: Record<string, ReturnType<typeof example>> } };
+      content: {
+        'application/json': { schema: typeof ErrorBody; examples: Record<string, ReturnType<typeof example>> };
+      };
     }
   > = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
