@@ -15,13 +15,15 @@ interface LockEntry {
   resolved?: string;
 }
 
-const lock = JSON.parse(readFileSync(new URL('../../package-lock.json', import.meta.url), 'utf8')) as {
+interface Lock {
   lockfileVersion: number;
   packages: Record<string, LockEntry>;
-};
+}
+
+const lock = JSON.parse(readFileSync(new URL('../../package-lock.json', import.meta.url), 'utf8')) as Lock;
 
 /** Where Node's resolution finds `name` from the package installed at `from` (a lock key). */
-function resolveFrom(from: string, name: string): LockEntry | undefined {
+function resolveFrom(lock: Lock, from: string, name: string): LockEntry | undefined {
   let dir = from;
   for (;;) {
     const hit = lock.packages[`${dir ? `${dir}/` : ''}node_modules/${name}`];
@@ -33,11 +35,11 @@ function resolveFrom(from: string, name: string): LockEntry | undefined {
 }
 
 /** Every optional dependency a locked package declares that the lock does not hold. */
-function missingOptionalPackages(): string[] {
+function missingOptionalPackages(lock: Lock): string[] {
   const missing: string[] = [];
   for (const [path, entry] of Object.entries(lock.packages)) {
     for (const name of Object.keys(entry.optionalDependencies ?? {})) {
-      if (!resolveFrom(path, name))
+      if (!resolveFrom(lock, path, name))
         missing.push(`${path || '(root)'} -> ${name}@${entry.optionalDependencies?.[name]}`);
     }
   }
@@ -50,7 +52,21 @@ describe('package-lock.json', () => {
   });
 
   it('holds every platform package that a locked dependency declares', () => {
-    expect(missingOptionalPackages()).toEqual([]);
+    expect(missingOptionalPackages(lock)).toEqual([]);
+  });
+
+  it('the check finds a platform package that is missing, also beside a nested copy', () => {
+    const synthetic: Lock = {
+      lockfileVersion: 3,
+      packages: {
+        '': {},
+        'node_modules/tool': { optionalDependencies: { '@tool/linux-x64': '1.0.0', '@tool/darwin-arm64': '1.0.0' } },
+        'node_modules/@tool/linux-x64': { version: '1.0.0' },
+        'node_modules/a/node_modules/tool': { optionalDependencies: { '@tool/linux-x64': '2.0.0' } },
+        'node_modules/a/node_modules/@tool/linux-x64': { version: '2.0.0' },
+      },
+    };
+    expect(missingOptionalPackages(synthetic)).toEqual(['node_modules/tool -> @tool/darwin-arm64@1.0.0']);
   });
 
   it('records no download addresses (npm ci resolves them from the configured registry)', () => {
