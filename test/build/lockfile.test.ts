@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 
 interface LockEntry {
   version?: string;
+  hasInstallScript?: boolean;
   optionalDependencies?: Record<string, string>;
   resolved?: string;
 }
@@ -67,6 +68,17 @@ describe('package-lock.json', () => {
       },
     };
     expect(missingOptionalPackages(synthetic)).toEqual(['node_modules/tool -> @tool/darwin-arm64@1.0.0']);
+  });
+
+  it('has every install script reviewed in allowScripts, for every platform', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      allowScripts: Record<string, boolean>;
+    };
+    const unreviewed = Object.entries(lock.packages)
+      .filter(([path, entry]) => path && entry.hasInstallScript)
+      .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length))
+      .filter((name) => !(name in pkg.allowScripts));
+    expect(unreviewed).toEqual([]);
   });
 
   it('records no download addresses (npm ci resolves them from the configured registry)', () => {
