@@ -15,6 +15,7 @@ import { catalogRoutes } from './catalog/routes.ts';
 import { isPgError, pgError } from './db/client.ts';
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
 import { deviceRoutes } from './devices/routes.ts';
+import { apiDescription } from './docs/description.ts';
 import { docsRoutes } from './docs/routes.ts';
 import { enrollmentSessionRoutes } from './enrollment_sessions/routes.ts';
 import { groupRoutes } from './groups/routes.ts';
@@ -23,9 +24,13 @@ import { limitBodySize } from './http/body.ts';
 import type { AppDeps, AppEnv } from './http/context.ts';
 import { ApiError, errorBody } from './http/errors.ts';
 import { validationHook } from './http/openapi.ts';
+import { observeRequests } from './http/observe.ts';
+import { methodNotAllowed, routeTemplate } from './http/routes_table.ts';
 import { isoBuildRoutes } from './iso_builds/routes.ts';
 import { orgUnitRoutes } from './org_units/routes.ts';
 import { organizationRoutes } from './organizations/routes.ts';
+import { Metrics, UNMATCHED_ROUTE } from './metrics/metrics.ts';
+import { metricsRoutes } from './metrics/routes.ts';
 import { referenceDataRoutes } from './reference_data/routes.ts';
 import { templateRoutes } from './templates/routes.ts';
 
@@ -39,7 +44,9 @@ export function createApp(deps: AppDeps) {
     c.set('deps', deps);
     await next();
   });
-  app.use('*', accessLog);
+  const metrics = new Metrics();
+  app.use('*', observeRequests(metrics));
+  app.use('*', methodNotAllowed(app));
   const limitBody = limitBodySize(MAX_BODY_BYTES, () => {
     throw new ApiError('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
   });
@@ -69,6 +76,7 @@ export function createApp(deps: AppDeps) {
     v1.route('/', routes);
   }
   app.route('/api/v1', v1);
+  app.route('/', metricsRoutes(metrics));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'AdminToken', {
     type: 'http',
@@ -90,12 +98,7 @@ export function createApp(deps: AppDeps) {
     info: {
       title: 'Fleet provisioning API',
       version: '1.0.0',
-      description:
-        'Device provisioning and fleet management for Linux desktop fleets: organizations, activation, ' +
-        'provisioning templates, the agent protocol, the order catalog, org units, groups and ISO builds. ' +
-        'Operator and organization calls take `Authorization: Bearer <token>`: the operator token (every ' +
-        'organization) or an organization API key (its own organization, within its role). Each operation ' +
-        'lists its callers in `x-callers`.',
+      description: apiDescription,
     },
     servers: [{ url: '/' }],
   };
@@ -131,22 +134,9 @@ function renderError(err: Error, c: Context<AppEnv>) {
   c.get('deps').log.error('unhandled error', {
     request_id: c.get('requestId'),
     method: c.req.method,
-    path: c.req.path,
+    route: routeTemplate(c) ?? UNMATCHED_ROUTE,
     error: err.name,
     detail: err.message,
   });
   return c.json(errorBody('internal_error', `an unexpected error occurred (request id ${c.get('requestId')})`), 500);
-}
-
-/** One line per request: never the query string, headers or body, which can carry secrets. */
-async function accessLog(c: Context<AppEnv>, next: () => Promise<void>) {
-  const started = performance.now();
-  await next();
-  c.get('deps').log.debug('request', {
-    request_id: c.get('requestId'),
-    method: c.req.method,
-    path: c.req.path,
-    status: c.res.status,
-    ms: Math.round((performance.now() - started) * 10) / 10,
-  });
 }

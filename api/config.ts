@@ -10,15 +10,28 @@ const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true
 const url = z.string().url().refine((v) => /^https?:\/\//.test(v), 'must be an http(s) URL');
 
 /**
+ * A decimal integer from min to max, digits only: `Number()` would also take " 3000",
+ * "0x10" and "1e3", and a port then binds where nobody meant it to.
+ */
+function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return z
+    .string()
+    .regex(/^[0-9]{1,15}$/, 'must be a decimal integer (digits only)')
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+}
+
+export const DEFAULT_ROLE_REPOSITORY_URL = 'https://roles.example.invalid/fleet/ansible-roles.git';
+
+/**
  * The API's connections: twice the host's cores, from 4 to 10. postgres.js pipelines
- * queries on busy connections, so a few connections carry one process's load; on the
- * 2-core bench machine 2 to 4 did at least as well as 10 (README "Benchmark"), with fewer
- * backends competing for the cores. Four leave room beside a slow query.
+ * queries on busy connections, so a few connections carry one process's load, with fewer
+ * backends competing for the cores (test/bench/README.md). Four leave room beside a slow query.
  */
 export const DEFAULT_POOL_SIZE = Math.min(10, Math.max(4, 2 * cpus().length));
 
 const EnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: integer(1, 65535).default(3000),
   DATABASE_URL: z
     .string()
     .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// URL')
@@ -26,8 +39,8 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default('./.data'),
   ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   PUBLIC_BASE_URL: url.optional(),
-  ROLE_REPOSITORY_URL: url.default('https://roles.example.invalid/fleet/ansible-roles.git'),
-  AGENT_POLL_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).default(300),
+  ROLE_REPOSITORY_URL: url.default(DEFAULT_ROLE_REPOSITORY_URL),
+  AGENT_POLL_INTERVAL_SECONDS: integer(5, 86_400).default(300),
   ISO_BASE_IMAGE: z.string().min(1).optional(),
   ISO_BASE_IMAGE_DEBIAN: z.string().min(1).optional(),
   ISO_BASE_IMAGE_UBUNTU: z.string().min(1).optional(),
@@ -36,11 +49,13 @@ const EnvSchema = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes')
     .optional(),
-  ACTIVATION_MAX_FAILURES: z.coerce.number().int().min(1).default(20),
-  ACTIVATION_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(600),
+  ACTIVATION_MAX_FAILURES: integer(1).default(20),
+  ACTIVATION_FAILURE_WINDOW_SECONDS: integer(1).default(600),
   TRUST_PROXY: boolean.default(false),
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(DEFAULT_POOL_SIZE),
+  WORKER_CONCURRENCY: integer(1, 16).default(1),
+  DATABASE_POOL_SIZE: integer(1, 200).default(DEFAULT_POOL_SIZE),
+  /** A bearer token for GET /metrics besides the operator token (at least 32 characters). */
+  METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
@@ -48,21 +63,42 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export class ConfigError extends Error {}
 
-/** Parses the environment; throws a ConfigError naming every bad variable. */
+/** Parses the environment; throws a ConfigError naming every bad variable, on one line. */
 export function loadEnv(env: Record<string, string | undefined>): Env {
   // An empty variable counts as unset, as shells and .env files commonly write them.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = EnvSchema.safeParse(present);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return parsed.data;
+}
+
+/**
+ * Settings that work on one machine but not in a fleet: the defaults of PUBLIC_BASE_URL
+ * (written into ISOs and blueprints; `localhost` is the device itself) and of
+ * ROLE_REPOSITORY_URL (a placeholder). Logged as warnings at start-up.
+ */
+export function configWarnings(env: Env): string[] {
+  const warnings: string[] = [];
+  if (env.PUBLIC_BASE_URL === undefined) {
+    warnings.push(
+      `PUBLIC_BASE_URL is not set: ISOs and blueprints will point devices at http://localhost:${env.PORT}, ` +
+        'which only works on this machine',
+    );
+  }
+  if (env.ROLE_REPOSITORY_URL === DEFAULT_ROLE_REPOSITORY_URL) {
+    warnings.push(`ROLE_REPOSITORY_URL is not set: agents get the placeholder ${DEFAULT_ROLE_REPOSITORY_URL}`);
+  }
+  return warnings;
 }
 
 /** What the HTTP app needs, already resolved (secrets loaded or generated). */
 export interface AppConfig {
   adminToken: string;
+  /** A second bearer token that may read GET /metrics (and nothing else). */
+  metricsToken?: string;
   publicBaseUrl: string;
   roleRepositoryUrl: string;
   agentPollIntervalSeconds: number;
@@ -80,6 +116,7 @@ export interface AppConfig {
 export function appConfig(env: Env, secrets: { adminToken: string; wlanKeyBase64: string; dataDir: string }): AppConfig {
   return {
     adminToken: secrets.adminToken,
+    metricsToken: env.METRICS_TOKEN,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     roleRepositoryUrl: env.ROLE_REPOSITORY_URL,
     agentPollIntervalSeconds: env.AGENT_POLL_INTERVAL_SECONDS,

@@ -1,7 +1,11 @@
 /**
- * JSON line logger. Callers pass explicit fields; nothing logs request bodies or
- * headers, so secrets (tokens, agent secrets, WLAN credentials) never reach the log.
+ * JSON line logger (pino) behind the small interface the code uses: `log.info(msg, fields)`.
+ * Callers pass explicit fields; nothing logs request bodies or headers, so secrets (tokens,
+ * agent secrets, WLAN credentials) never reach the log. The redaction below is a second
+ * line of defence for field names that would only ever hold a secret.
  */
+import { pino } from 'pino';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 
@@ -12,15 +16,38 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void;
 }
 
-const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const secretFields = ['authorization', 'agent_secret', 'bootstrap_token', 'admin_token', 'password', 'psk'];
 
-export function createLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => console.log(l)): Logger {
-  const emit = (at: LogLevel) => (msg: string, fields: LogFields = {}) => {
-    if (rank[at] < rank[level]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...fields }));
+/**
+ * A logger at `level` writing one JSON object per line (`time`, `level`, `msg`, fields) to
+ * stdout, or to `write` (one line without its newline) when given.
+ */
+export function createLogger(level: LogLevel = 'info', write?: (line: string) => void): Logger {
+  const destination = write
+    ? { write: (chunk: string) => write(chunk.endsWith('\n') ? chunk.slice(0, -1) : chunk) }
+    : pino.destination({ dest: 1, sync: true });
+  const logger = pino(
+    {
+      level,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: secretFields, censor: '[redacted]' },
+    },
+    destination,
+  );
+  return {
+    debug: (msg, fields) => logger.debug(fields ?? {}, msg),
+    info: (msg, fields) => logger.info(fields ?? {}, msg),
+    warn: (msg, fields) => logger.warn(fields ?? {}, msg),
+    error: (msg, fields) => logger.error(fields ?? {}, msg),
   };
-  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }
 
 /** A logger that drops everything (tests). */
-export const silentLogger: Logger = createLogger('error', () => {});
+export const silentLogger: Logger = {
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+};

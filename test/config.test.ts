@@ -1,7 +1,7 @@
 /** The environment schema (api/config.ts): defaults, and a bad value named at start-up. */
 import { cpus } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_POOL_SIZE, loadEnv } from '../api/config.ts';
+import { ConfigError, configWarnings, DEFAULT_POOL_SIZE, loadEnv } from '../api/config.ts';
 
 describe('DATABASE_POOL_SIZE', () => {
   it('defaults to twice the cores, from 4 to 10', () => {
@@ -17,5 +17,52 @@ describe('DATABASE_POOL_SIZE', () => {
   it.each(['0', '-1', '2.5', 'viele', '201'])('refuses %j, naming the variable', (value) => {
     expect(() => loadEnv({ DATABASE_POOL_SIZE: value })).toThrow(ConfigError);
     expect(() => loadEnv({ DATABASE_POOL_SIZE: value })).toThrow(/DATABASE_POOL_SIZE/);
+  });
+});
+
+describe('PORT', () => {
+  it('takes a decimal port from 1 to 65535, default 3000', () => {
+    expect(loadEnv({}).PORT).toBe(3000);
+    expect(loadEnv({ PORT: '8080' }).PORT).toBe(8080);
+    expect(loadEnv({ PORT: '1' }).PORT).toBe(1);
+    expect(loadEnv({ PORT: '65535' }).PORT).toBe(65535);
+  });
+
+  it.each([' 3000', '3000 ', '0x10', '1e3', '0', '65536', '-1', '80.0', '+80', 'eighty'])(
+    'refuses %j with one line naming PORT',
+    (value) => {
+      let error: unknown;
+      try {
+        loadEnv({ PORT: value });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(/^invalid configuration: PORT: /);
+      expect((error as Error).message).not.toContain('\n');
+    },
+  );
+
+  it('reads the other integers as strictly', () => {
+    expect(() => loadEnv({ AGENT_POLL_INTERVAL_SECONDS: '0x20' })).toThrow(/AGENT_POLL_INTERVAL_SECONDS/);
+    expect(() => loadEnv({ WORKER_CONCURRENCY: ' 2' })).toThrow(/WORKER_CONCURRENCY/);
+    expect(loadEnv({ AGENT_POLL_INTERVAL_SECONDS: '60' }).AGENT_POLL_INTERVAL_SECONDS).toBe(60);
+  });
+});
+
+describe('start-up warnings', () => {
+  it('names PUBLIC_BASE_URL and ROLE_REPOSITORY_URL while they are left at their defaults', () => {
+    const warnings = configWarnings(loadEnv({}));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toContain('PUBLIC_BASE_URL');
+    expect(warnings[1]).toContain('ROLE_REPOSITORY_URL');
+  });
+
+  it('says nothing once both are set', () => {
+    const env = loadEnv({
+      PUBLIC_BASE_URL: 'https://fleet.example.org',
+      ROLE_REPOSITORY_URL: 'https://git.example.org/roles.git',
+    });
+    expect(configWarnings(env)).toEqual([]);
   });
 });

@@ -69,7 +69,7 @@ const contractEndpoints = [
   'GET /api/v1/health',
 ];
 
-const publicOperations = new Set(['GET /api/v1/health', 'POST /api/v1/activate', 'POST /api/v1/templates/{id}/resolve', 'POST /api/v1/agent/bootstrap']);
+const publicOperations = new Set(['GET /api/v1/health', 'GET /api/v1/health/live', 'POST /api/v1/activate', 'POST /api/v1/templates/{id}/resolve', 'POST /api/v1/agent/bootstrap']);
 const agentOperations = new Set(['POST /api/v1/agent/checkin', 'POST /api/v1/agent/report']);
 
 type Operation = {
@@ -165,6 +165,32 @@ describe('GET /api/v1/docs', () => {
     }
     expect((await ctx.request('GET', '/api/v1/docs/../../package.json', { token: null })).status).toBe(404);
     expect((await ctx.request('GET', '/api/v1/docs/index.html', { token: null })).status).toBe(404);
+  });
+
+  it('serves the assets compressed, cacheable for a year under a content-hashed URL, with an ETag', async () => {
+    const page = (await ctx.request('GET', '/api/v1/docs', { token: null })).body as string;
+    const src = page.match(/src="(\/api\/v1\/docs\/swagger-ui-bundle\.js\?v=[\w-]+)"/)?.[1];
+    expect(src).toBeDefined();
+    expect(page).toMatch(/<link rel="icon" type="image\/png" sizes="32x32" href="\/api\/v1\/docs\/favicon-32x32\.png\?v=/);
+    const res = await ctx.app.request(src!, { headers: { 'accept-encoding': 'gzip, br' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-encoding')).toBe('gzip');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(res.headers.get('vary')).toBe('Accept-Encoding');
+    const etag = res.headers.get('etag');
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const compressed = new Uint8Array(await res.arrayBuffer());
+    const plain = await ctx.app.request(src!);
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    const text = await plain.text();
+    expect(compressed.length).toBeLessThan(text.length / 2);
+    const { gunzipSync } = await import('node:zlib');
+    expect(gunzipSync(compressed).toString('utf8')).toBe(text);
+    const again = await ctx.app.request(src!, { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+    const icon = await ctx.app.request('/api/v1/docs/favicon-32x32.png');
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/png');
   });
 });
 

@@ -3,7 +3,7 @@
  * No header authentication: the credential travels in the body, and failed credential
  * checks are rate-limited per client address (rate_limit.ts).
  */
-import { ErrorBody } from '../http/errors.ts';
+import { ErrorBody, errorExamples } from '../http/errors.ts';
 import { defineRoute, IdParams, json, jsonBody, newRouter } from '../http/openapi.ts';
 import { activationRateLimit } from './rate_limit.ts';
 import { Activation, ActivateBody, ResolveBody, RuntimeBlueprint } from './schemas.ts';
@@ -21,7 +21,7 @@ const tooManyRequests = {
     headers: {
       'Retry-After': { description: 'Seconds until the address may try again.', schema: { type: 'integer' as const, minimum: 1 } },
     },
-    content: { 'application/json': { schema: ErrorBody } },
+    content: { 'application/json': { schema: ErrorBody, examples: errorExamples('too_many_requests') } },
   },
 };
 

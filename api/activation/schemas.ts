@@ -29,7 +29,12 @@ export const ActivateBody = z
       .min(1)
       .max(128)
       .regex(printable, 'must be printable characters')
-      .openapi({ description: "The device's hardware serial, 1–128 printable characters.", example: 'PF3XK2QZ' }),
+      // The document states the pattern without the `u` flag that the zod regex carries.
+      .openapi({
+        description: "The device's hardware serial, 1–128 printable characters.",
+        pattern: '^\\P{Cc}+$',
+        example: 'PF3XK2QZ',
+      }),
     hostname: z
       .string()
       .max(253)

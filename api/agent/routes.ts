@@ -13,7 +13,7 @@ import { ApiError } from '../http/errors.ts';
 import { hashSecret } from '../http/crypto.ts';
 import type { AppEnv } from '../http/context.ts';
 import { defineRoute, json, jsonBody, newRouter, validationHook } from '../http/openapi.ts';
-import { agentSecret, invalidAgentSecret, issueAgentSecret, liveAgentDevice, requireLiveDevice, type AgentSecretEnv } from './auth.ts';
+import { agentSecret, invalidAgentSecret, issueAgentSecret, liveAgentDevice, requireLiveDevice } from './auth.ts';
 import * as repo from './repo.ts';
 import {
   agentEventTypes,
@@ -106,7 +106,8 @@ export function agentRoutes() {
 
   // Check-in reads its optional body itself (see readCheckinBody); the route is registered
   // for the OpenAPI document with the same schema that validates it.
-  router.openAPIRegistry.registerPath(checkin);
+  const { middleware: _runtimeOnly, ...checkinDocument } = checkin as typeof checkin & { middleware?: unknown };
+  router.openAPIRegistry.registerPath(checkinDocument);
   router.post('/agent/checkin', accessMiddleware({ method: 'post', access: 'agent' }), agentSecret, async (c) => {
     const { sql, config } = c.get('deps');
     const body = await readCheckinBody(c);

@@ -83,7 +83,16 @@ export const ReportEntry = z
     // Well-formed: the entries travel to PostgreSQL as jsonb, which refuses lone surrogates.
     merkmal: wellFormedText().max(200).openapi({ example: 'libreoffice' }),
     // A plain string here, so that a wrong type is answered 422 invalid_event_type, not 400.
-    event: z.string().max(100).openapi({ description: `One of ${agentEventTypes.join(', ')}.`, example: 'applied' }),
+    // A string for validation, so another event type gets the contract's 422
+    // invalid_event_type rather than a 400; the document lists the accepted values.
+    event: z
+      .string()
+      .max(100)
+      .openapi({
+        enum: [...agentEventTypes],
+        description: `One of ${agentEventTypes.join(', ')}.`,
+        example: 'applied',
+      }),
     detail: jsonValue().optional().openapi({
       description:
         'Anything the agent wants to keep with the event (a message, an exit code, a log excerpt); stored as `payload.detail`. ' +

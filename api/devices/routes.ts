@@ -6,7 +6,7 @@
 import { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
 import { notFound } from '../http/errors.ts';
-import { defineRoute, IdParams, json, jsonBody, newRouter, Uuid } from '../http/openapi.ts';
+import { defineRoute, IdParams, json, jsonBody, newRouter, Uuid, UuidFilter } from '../http/openapi.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { listOrganizationDevices, moveDevice } from './organize_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
@@ -15,8 +15,10 @@ import { Device } from './schemas.ts';
 const tags = ['Devices'];
 
 const DeviceListQuery = PageQuery.extend({
-  oe_id: Uuid.optional().openapi({ description: 'Only devices filed directly in this org unit (not in its descendants).' }),
-  group_id: Uuid.optional().openapi({ description: 'Only members of this group.' }),
+  oe_id: UuidFilter.optional().openapi({
+    description: 'Only devices filed directly in this org unit (not in its descendants).',
+  }),
+  group_id: UuidFilter.optional().openapi({ description: 'Only members of this group.' }),
 });
 
 const DeviceOrgUnitBody = z

@@ -3,7 +3,7 @@
  * pre-approvals for a rollout, bound to one template, with a device quota. The session
  * id is the installer's credential at activation.
  */
-import { z } from '@hono/zod-openapi';
+import type { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
 import { notFound } from '../http/errors.ts';
 import { defineRoute, IdParams, iso, json, jsonBody, newRouter } from '../http/openapi.ts';

@@ -3,8 +3,8 @@
  *
  * On Node, @hono/node-server builds the web `Request` lazily: the first touch of its body
  * wraps Node's IncomingMessage in a ReadableStream (Readable.toWeb, an AbortController, an
- * undici Request). For the agent's small check-in body that machinery took about a fifth of
- * the server's CPU per check-in (profiled under the bench). So the body limit is checked
+ * undici Request). For the agent's small check-in body that machinery costs more than the
+ * rest of the request's parsing (test/bench/README.md). So the body limit is checked
  * against Content-Length, and the check-in reads its body straight from the
  * IncomingMessage when Node serves it. Every other runtime (Deno, in-process
  * `app.request`) and every body without a Content-Length takes the standard web path,

@@ -114,18 +114,68 @@ export function notFound(what: string, id: string): ApiError {
   return new ApiError('not_found', `${what} ${id} not found`);
 }
 
+const Details = z
+  .array(z.object({ path: z.array(z.string()), message: z.string() }))
+  .openapi({ description: 'For validation errors: the offending fields.' });
+
 export const ErrorBody = z
   .object({
-    error: z.enum(errorCodes).openapi({ example: 'not_found' }),
-    message: z.string().openapi({ example: 'organization 3f1c... not found' }),
-    details: z.unknown().optional().openapi({ description: 'For validation errors: the offending fields.' }),
+    error: z.enum(errorCodes).openapi({ description: 'The error code; the statuses each code carries are fixed.' }),
+    message: z.string().openapi({ description: 'A human readable explanation; never a secret, SQL or a stack trace.' }),
+    details: Details.optional(),
   })
   .openapi('Error');
 
 export type ErrorBodyType = z.infer<typeof ErrorBody>;
 
 export function errorBody(code: ErrorCode, message: string, details?: unknown): ErrorBodyType {
-  return details === undefined ? { error: code, message } : { error: code, message, details };
+  if (details === undefined) return { error: code, message };
+  return { error: code, message, details: details as ErrorBodyType['details'] };
+}
+
+/** An example message per code, for the examples of the OpenAPI document. */
+const exampleMessages: Record<ErrorCode, string> = {
+  invalid_request: 'the request body is not valid: name: Too small: expected string to have >=1 characters',
+  unauthorized: 'a valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)',
+  invalid_agent_secret: 'the agent secret is missing or unknown',
+  invalid_bootstrap_token: 'the bootstrap token is wrong, used or expired',
+  invalid_activation_code: 'the activation code is not valid',
+  template_not_allowed: 'this credential does not offer the template',
+  device_deprovisioned: 'the device is deprovisioned',
+  device_archived: 'the device is archived',
+  not_found: 'device 3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41 not found',
+  agent_already_bootstrapped: 'the device has already bootstrapped its agent',
+  protected_org_unit: 'the org unit "Neue Geräte" is protected',
+  org_unit_not_empty: 'the org unit still has devices or child org units',
+  org_unit_cycle: 'the move would make the org unit its own ancestor',
+  iso_not_ready: 'the ISO build is not completed',
+  payload_too_large: 'the request body is larger than 1048576 bytes',
+  range_not_satisfiable: 'the range lies outside the file',
+  unknown_merkmal: 'unknown Merkmal: textverarbeitung',
+  not_in_catalog: 'the Merkmal basis is not in the order catalog',
+  invalid_event_type: 'not an agent event type: selected',
+  organization_mismatch: 'the device and the group belong to different organizations',
+  too_many_requests: 'too many failed attempts; retry later',
+  forbidden: 'this API key may not make this call',
+  method_not_allowed: 'DELETE is not allowed here; allowed: GET, HEAD',
+  device_already_enrolled: 'the device is under management; reprovision it first',
+  internal_error: 'an unexpected error occurred (request id 9f6c1e0a)',
+  service_unavailable: 'the database did not answer in time; retry later',
+};
+
+/** The OpenAPI `examples` of an error response: one per code. */
+export function errorExamples(...codes: ErrorCode[]) {
+  return Object.fromEntries(codes.map((code) => [code, example(code)]));
+}
+
+function example(code: ErrorCode) {
+  const value =
+    code === 'invalid_request'
+      ? errorBody(code, exampleMessages[code], [
+          { path: ['name'], message: 'Too small: expected string to have >=1 characters' },
+        ])
+      : errorBody(code, exampleMessages[code]);
+  return { summary: code, value };
 }
 
 /** A code, or a code with the status it has on this route (only `device_archived` needs it). */
@@ -142,11 +192,24 @@ export function errorResponses(...specs: ErrorSpec[]) {
     const [code, status] = typeof spec === 'string' ? [spec, statusesOf(spec)[0]] : spec;
     byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code));
   }
-  const responses: Record<string, { description: string; content: { 'application/json': { schema: typeof ErrorBody } } }> = {};
+  const responses: Record<
+    string,
+    {
+      description: string;
+      content: {
+        'application/json': { schema: typeof ErrorBody; examples: Record<string, ReturnType<typeof example>> };
+      };
+    }
+  > = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[String(status)] = {
       description: `Error: ${[...codes].map((c) => '`' + c + '`').join(', ')}`,
-      content: { 'application/json': { schema: ErrorBody } },
+      content: {
+        'application/json': {
+          schema: ErrorBody,
+          examples: errorExamples(...codes),
+        },
+      },
     };
   }
   return responses;

@@ -4,7 +4,7 @@
  * stack can carry. JSON.parse takes any nesting, but JSON.stringify (postgres.js
  * serializing a jsonb parameter, the hardware size check, the response) overflows the call
  * stack at a few thousand levels, about 20 KB of `[`; and a lone UTF-16 surrogate
- * (`"\ud800"`, valid JSON) is refused by PostgreSQL's jsonb. Both used to be 500s. The check
+ * (`"\ud800"`, valid JSON) is refused by PostgreSQL's jsonb. Both must be a 400. The check
  * walks the value with an explicit stack, so it cannot overflow itself, and runs in the
  * validator, before anything serializes the value.
  */

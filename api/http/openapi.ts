@@ -118,7 +118,17 @@ function describe(details: Array<{ path: string[]; message: string }>): string {
  * after parsing: handlers compare ids with the ones PostgreSQL returns (always lower case)
  * and echo them, so an upper-case UUID must name the same resource and come back the same.
  */
-export const Uuid = z.string().regex(uuidPattern, 'must be a UUID').toLowerCase().openapi({ format: 'uuid', example: '3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41' });
+export const Uuid = z
+  .string()
+  .regex(uuidPattern, 'must be a UUID')
+  .toLowerCase()
+  .openapi({ format: 'uuid', example: '3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41' });
+
+/**
+ * A UUID in an optional query filter: no example, since the docs pre-fill examples into
+ * "Try it out" and an example id filters everything away (or answers 404).
+ */
+export const UuidFilter = z.string().regex(uuidPattern, 'must be a UUID').toLowerCase().openapi({ format: 'uuid' });
 
 export { isUuid };
 

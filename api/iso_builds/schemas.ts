@@ -54,7 +54,10 @@ export const IsoBuild = z
     finished_at: Timestamp.nullable().openapi({ description: 'Set when the build completed or failed.' }),
     expires_at: Timestamp.nullable().openapi({ description: '`finished_at` + 7 days, set on success; the hourly sweep deletes the build then.' }),
     size_bytes: z.number().int().nullable().openapi({ example: 681574400 }),
-    sha256: z.string().nullable().openapi({ description: 'Hex SHA-256 of the image; also the download ETag.', example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }),
+    sha256: z.string().nullable().openapi({
+      description: 'Hex SHA-256 of the image; also the download ETag.',
+      example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    }),
     error: z.string().nullable().openapi({ description: 'Why the build failed (status `failed`).' }),
     template_id: Uuid.nullable().openapi({
       description: 'The template the image installs; null: the default one offered.',

@@ -25,7 +25,10 @@ export const OrgUnitCreate = z
 export const OrgUnitPatch = z
   .strictObject({
     name: name.optional(),
-    parent_id: Uuid.nullable().optional().openapi({ description: 'Moves the unit: an org unit of the same organization that is not the unit itself or one of its descendants; `null` = top level.' }),
+    parent_id: Uuid.nullable().optional().openapi({
+      description:
+        'Moves the unit: an org unit of the same organization that is not the unit itself or one of its descendants; `null` = top level.',
+    }),
   })
   .openapi('OrgUnitPatch');
 

@@ -1,5 +1,5 @@
 /** Organizations (CONTRACT §3): create, list, read, patch, and the classic activation code. */
-import { z } from '@hono/zod-openapi';
+import type { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
 import { notFound } from '../http/errors.ts';
 import { defineRoute, IdParams, iso, json, jsonBody, newRouter } from '../http/openapi.ts';

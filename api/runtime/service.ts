@@ -7,7 +7,7 @@ import { Buffer } from 'node:buffer';
 import { resolve } from 'node:path';
 import { serve } from '@hono/node-server';
 import { createApp } from '../app.ts';
-import { appConfig, ConfigError, loadEnv, type AppConfig, type Env } from '../config.ts';
+import { appConfig, ConfigError, configWarnings, loadEnv, type AppConfig, type Env } from '../config.ts';
 import { createSql, type Sql } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { randomToken } from '../http/crypto.ts';
@@ -37,6 +37,7 @@ export async function loadRuntime(): Promise<Runtime> {
     throw err;
   }
   const log = createLogger(env.LOG_LEVEL);
+  for (const warning of configWarnings(env)) log.warn(warning);
   const dataDir = resolve(env.DATA_DIR);
   await ensureDataDir(dataDir);
   const admin = env.ADMIN_TOKEN

@@ -5,8 +5,9 @@
  * which stop the whole process group (bash, its pipeline and xorriso). Reads the script's
  * line protocol: `PROGRESS n` and `WARNING text` on stdout, `ERROR text` on stderr.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 
 export type ScriptOutcome =
   | { kind: 'ok' }
@@ -38,7 +39,7 @@ export function runBuildScript(options: ScriptOptions): Promise<ScriptOutcome> {
       LC_ALL: 'C',
       ...options.env,
     };
-    let child;
+    let child: ChildProcessByStdio<null, Readable, Readable>;
     try {
       child = spawn('bash', [options.script], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     } catch (err) {

@@ -122,7 +122,7 @@ create table enrollment_sessions (
 create index enrollment_sessions_org_created on enrollment_sessions (organization_id, created_at, id);
 
 -- template_id null means "not yet resolved": the device behaves as if assigned the
--- default template of the preferred backend (see the device_assignments view).
+-- default template of the preferred backend (see the device_templates view below).
 create table devices (
   id                     uuid primary key default gen_random_uuid(),
   organization_id        uuid not null references organizations on delete cascade,

@@ -70,7 +70,10 @@ export class RawConnection {
     if (headerEnd === -1) return;
     const head = this.buffered.subarray(0, headerEnd).toString('latin1');
     const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-    if (!length) return this.fail(new Error(`a response without Content-Length: ${head.split('\r\n')[0]}`));
+    if (!length) {
+      this.fail(new Error(`a response without Content-Length: ${head.split('\r\n')[0]}`));
+      return;
+    }
     const end = headerEnd + HEADER_END.length + Number(length[1]);
     if (this.buffered.length < end) return;
     const status = Number(head.slice(9, 12));

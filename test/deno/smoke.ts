@@ -4,7 +4,7 @@
  * Run with `npx tsx test/deno/smoke.ts`. Uses DATABASE_URL when set, else an embedded one.
  */
 import { Buffer } from 'node:buffer';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,9 +115,34 @@ try {
     body: JSON.stringify({ entries: [{ merkmal: state.auftraege[0]!.merkmal, event: 'applied' }] }),
   });
   check(report.status === 200, 'the agent reports under Deno');
+  const live = await fetch(`${base}/api/v1/health/live`);
+  const liveBody = (await live.json()) as { status: string };
+  check(live.status === 200 && liveBody.status === 'ok', 'the liveness probe answers under Deno');
+  const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } });
+  const text = await metrics.text();
+  check(
+    metrics.status === 200 && text.includes('fleet_agent_checkins_total{result="ok"} 2'),
+    'GET /metrics counts the check-ins under Deno',
+  );
+  check(
+    text.includes('fleet_devices{state="active"} 1') && text.includes('process_resident_memory_bytes'),
+    'GET /metrics has the fleet gauges and process metrics under Deno',
+  );
+  const bad = spawnSync(join(root, 'node_modules', '.bin', 'deno'), ['task', '--quiet', 'api'], {
+    cwd: root,
+    env: { ...process.env, PORT: '0x10' },
+    encoding: 'utf8',
+  });
+  check(
+    bad.status === 2 && /^invalid configuration: PORT: [^\n]*\n$/.test(bad.stderr),
+    'a bad PORT stops Deno with one line and exit 2',
+  );
+  const exited = new Promise<number | null>((resolve) => deno.once('exit', (code) => resolve(code)));
+  deno.kill('SIGTERM');
+  check((await exited) === 0, 'SIGTERM stops the Deno server with exit 0');
   console.log(`deno smoke: all ${checks} checks passed`);
 } finally {
-  deno.kill('SIGTERM');
+  if (deno.exitCode === null) deno.kill('SIGTERM');
   await embedded?.stop();
   await rm(stateDir, { recursive: true, force: true });
 }

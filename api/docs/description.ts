@@ -1,0 +1,71 @@
+/** The OpenAPI document's description: what a client of the API needs beyond the operations. */
+export const apiDescription = `Device provisioning and fleet management for Linux desktop fleets:
+organizations, activation, provisioning templates (Bereitstellungsvorlagen), the agent protocol, the order
+catalog (Auftragskatalog), org units (OE), groups and ISO builds.
+
+## Conventions
+
+- Bodies are JSON. Unknown body fields are rejected (400); bodies over 1 MiB get 413.
+- Ids are UUIDs; a path id that is not a UUID gets 404. Merkmale, backends and workspaces are named by their \`key\`.
+- Timestamps are ISO 8601 in UTC, or \`null\`.
+- Collections are \`{ "items": [...], "next_cursor": string | null }\`; \`?limit=\` (1–500, default 100) and
+  \`?cursor=\` page through them.
+
+## Authentication
+
+| caller | how |
+|---|---|
+| operator | \`Authorization: Bearer <ADMIN_TOKEN>\`: every organization; alone may create organizations |
+| organization API key, role \`admin\` | \`Authorization: Bearer fpk_...\`: everything the operator can, for its own organization |
+| organization API key, role \`viewer\` | \`Authorization: Bearer fpk_...\`: every read of its organization except the activation code, the ISO download, the API keys and the audit log |
+| installer | the activation code or enrollment session id in the body of \`activate\` and \`resolve\` |
+| agent bootstrap | \`device_id\` and the one-time \`bootstrap_token\` from the Runtime Blueprint, in the body |
+| agent check-in and report | \`Authorization: Bearer <agent_secret>\` |
+| anyone | \`GET /api/v1/health\`, \`GET /api/v1/health/live\`, \`GET /api/v1/openapi.json\`, \`GET /api/v1/docs\` |
+
+Each operation lists its callers in \`x-callers\`. With an organization key, an id of another organization is 404,
+exactly like an id that does not exist. Every successful write by the operator or a key is recorded in the
+organization's audit log. Agent secrets, bootstrap tokens and organization keys are separate credentials, carry at
+least 128 random bits, are returned exactly once and are stored only as SHA-256 hashes. \`GET /metrics\` (Prometheus text, outside \`/api/v1\`) takes the operator token or \`METRICS_TOKEN\`.
+
+## Errors
+
+Every error is \`{ "error": "<code>", "message": "<human readable>" }\`, with \`details\` (the offending fields) for
+validation errors. Each response below lists the codes it can carry, with an example of each.
+
+| status | error | when |
+|---|---|---|
+| 400 | \`invalid_request\` | body, query or path fails validation (unknown body fields included) |
+| 401 | \`unauthorized\` | operator token or organization key missing, wrong, revoked or expired |
+| 401 | \`invalid_agent_secret\` | agent bearer secret missing, malformed or unknown |
+| 401 | \`invalid_bootstrap_token\` | bootstrap token wrong, used or expired |
+| 403 | \`invalid_activation_code\` | activation code unknown; enrollment session revoked, expired or out of quota |
+| 403 | \`template_not_allowed\` | resolve of a template that the credential does not offer |
+| 403 | \`device_deprovisioned\` / \`device_archived\` | agent call of such a device |
+| 403 | \`forbidden\` | an organization API key whose role does not allow the call |
+| 404 | \`not_found\` | unknown id (or not a UUID), an id of another organization, or an unknown path |
+| 405 | \`method_not_allowed\` | a known path with a method it does not serve; \`Allow\` lists the methods |
+| 409 | \`agent_already_bootstrapped\` | second bootstrap of a device |
+| 409 | \`device_already_enrolled\` | activate or resolve for a device that holds an agent secret |
+| 409 | \`protected_org_unit\` | delete, rename or move of the default org unit "Neue Geräte" |
+| 409 | \`org_unit_not_empty\` | delete of an org unit that still has devices or children |
+| 409 | \`org_unit_cycle\` | a move that would make an org unit its own ancestor |
+| 409 | \`iso_not_ready\` | download of a build that is not \`completed\` |
+| 409 | \`device_archived\` | reprovision or move of an archived device |
+| 413 | \`payload_too_large\` | body over 1 MiB |
+| 416 | \`range_not_satisfiable\` | ISO download with a \`Range\` past the end of the file |
+| 422 | \`unknown_merkmal\` | a Merkmal key that does not exist |
+| 422 | \`not_in_catalog\` | selection of a Merkmal that is not in the order catalog for the device's backend |
+| 422 | \`invalid_event_type\` | agent report with a non-agent event type |
+| 422 | \`organization_mismatch\` | device, org unit or group of different organizations combined |
+| 429 | \`too_many_requests\` | too many failed activations from one address; \`Retry-After\` says when to retry |
+| 500 | \`internal_error\` | anything unexpected; the message carries a request id, never internals |
+| 503 | \`service_unavailable\` | the database cannot answer in time, or the server sheds load; see \`Retry-After\` |
+
+## ISO builds
+
+A build runs \`pending\` → \`running\` (\`progress\` 0–100) → \`completed\`, or \`failed\` with an
+\`error\`. When a build completes, the organization's older completed builds are deleted, file and row. Builds
+are deleted 7 days after they finished; WLAN credentials given at trigger time live only encrypted in the queued
+job and are gone when it ends.
+`;
