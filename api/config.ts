@@ -7,7 +7,10 @@ import { cpus } from 'node:os';
 import { z } from 'zod';
 
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
-const url = z.string().url().refine((v) => /^https?:\/\//.test(v), 'must be an http(s) URL');
+const url = z
+  .string()
+  .url()
+  .refine((v) => /^https?:\/\//.test(v), 'must be an http(s) URL');
 
 /**
  * A decimal integer from min to max, digits only: `Number()` would also take " 3000",
@@ -113,7 +116,10 @@ export interface AppConfig {
  * The app's configuration from the environment and the secrets resolved at start-up
  * (from the environment or generated into DATA_DIR): the one place both entries build it.
  */
-export function appConfig(env: Env, secrets: { adminToken: string; wlanKeyBase64: string; dataDir: string }): AppConfig {
+export function appConfig(
+  env: Env,
+  secrets: { adminToken: string; wlanKeyBase64: string; dataDir: string },
+): AppConfig {
   return {
     adminToken: secrets.adminToken,
     metricsToken: env.METRICS_TOKEN,

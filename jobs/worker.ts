@@ -17,7 +17,12 @@ export interface WorkerOptions {
   pollIntervalMs?: number;
 }
 
-export async function startWorker(databaseUrl: string, deps: WorkerDeps, concurrency = 1, options: WorkerOptions = {}): Promise<Runner> {
+export async function startWorker(
+  databaseUrl: string,
+  deps: WorkerDeps,
+  concurrency = 1,
+  options: WorkerOptions = {},
+): Promise<Runner> {
   const runner = await run({
     connectionString: databaseUrl,
     concurrency,
@@ -33,7 +38,9 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps, concurr
         // stop stays locked for hours (with its payload) instead of being released.
         completeJobBatchDelay: 0,
         failJobBatchDelay: 0,
-        ...(options.gracefulShutdownAbortTimeoutMs === undefined ? {} : { gracefulShutdownAbortTimeout: options.gracefulShutdownAbortTimeoutMs }),
+        ...(options.gracefulShutdownAbortTimeoutMs === undefined
+          ? {}
+          : { gracefulShutdownAbortTimeout: options.gracefulShutdownAbortTimeoutMs }),
       },
     },
   });
@@ -47,7 +54,11 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps, concurr
  */
 function graphileLogger(log: Logger): GraphileLogger {
   return new GraphileLogger((scope) => (level, message) => {
-    const fields = { component: 'graphile-worker', ...(scope.label ? { scope: scope.label } : {}), ...(scope.taskIdentifier ? { task: scope.taskIdentifier } : {}) };
+    const fields = {
+      component: 'graphile-worker',
+      ...(scope.label ? { scope: scope.label } : {}),
+      ...(scope.taskIdentifier ? { task: scope.taskIdentifier } : {}),
+    };
     if (level === 'error') log.error(message, fields);
     else if (level === 'warning') log.warn(message, fields);
     else if (level === 'info') log.info(message, fields);

@@ -69,7 +69,13 @@ const contractEndpoints = [
   'GET /api/v1/health',
 ];
 
-const publicOperations = new Set(['GET /api/v1/health', 'GET /api/v1/health/live', 'POST /api/v1/activate', 'POST /api/v1/templates/{id}/resolve', 'POST /api/v1/agent/bootstrap']);
+const publicOperations = new Set([
+  'GET /api/v1/health',
+  'GET /api/v1/health/live',
+  'POST /api/v1/activate',
+  'POST /api/v1/templates/{id}/resolve',
+  'POST /api/v1/agent/bootstrap',
+]);
 const agentOperations = new Set(['POST /api/v1/agent/checkin', 'POST /api/v1/agent/report']);
 
 type Operation = {
@@ -83,7 +89,11 @@ type Operation = {
 async function openapi() {
   const res = await ctx.request('GET', '/api/v1/openapi.json', { token: null });
   expect(res.status).toBe(200);
-  return res.body as { openapi: string; paths: Record<string, Record<string, Operation>>; components: Record<string, Record<string, unknown>> };
+  return res.body as {
+    openapi: string;
+    paths: Record<string, Record<string, Operation>>;
+    components: Record<string, Record<string, unknown>>;
+  };
 }
 
 function operations(doc: Awaited<ReturnType<typeof openapi>>) {
@@ -138,7 +148,9 @@ describe('GET /api/v1/openapi.json', () => {
         expect(op.responses['401']?.description, key).toContain('invalid_agent_secret');
       } else {
         const operatorOnly = op['x-callers']?.length === 1;
-        expect(op.security, key).toEqual(operatorOnly ? [{ AdminToken: [] }] : [{ AdminToken: [] }, { OrganizationKey: [] }]);
+        expect(op.security, key).toEqual(
+          operatorOnly ? [{ AdminToken: [] }] : [{ AdminToken: [] }, { OrganizationKey: [] }],
+        );
         expect(op.responses['401']?.description, key).toContain('unauthorized');
       }
       if (op.parameters?.some((p) => p.in === 'path')) {
@@ -147,7 +159,9 @@ describe('GET /api/v1/openapi.json', () => {
       for (const [status, response] of Object.entries(op.responses)) {
         // The one non-error body above 400: health's 503, whose shape the contract fixes.
         if (Number(status) >= 400 && !(key === 'GET /api/v1/health' && status === '503')) {
-          expect(response.content?.['application/json']?.schema, `${key} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+          expect(response.content?.['application/json']?.schema, `${key} ${status}`).toEqual({
+            $ref: '#/components/schemas/Error',
+          });
         }
       }
     }
@@ -171,7 +185,9 @@ describe('GET /api/v1/docs', () => {
     const page = (await ctx.request('GET', '/api/v1/docs', { token: null })).body as string;
     const src = page.match(/src="(\/api\/v1\/docs\/swagger-ui-bundle\.js\?v=[\w-]+)"/)?.[1];
     expect(src).toBeDefined();
-    expect(page).toMatch(/<link rel="icon" type="image\/png" sizes="32x32" href="\/api\/v1\/docs\/favicon-32x32\.png\?v=/);
+    expect(page).toMatch(
+      /<link rel="icon" type="image\/png" sizes="32x32" href="\/api\/v1\/docs\/favicon-32x32\.png\?v=/,
+    );
     const res = await ctx.app.request(src!, { headers: { 'accept-encoding': 'gzip, br' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-encoding')).toBe('gzip');

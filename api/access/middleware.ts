@@ -91,7 +91,12 @@ async function authorizedWrite(c: Context<AppEnv>, next: () => Promise<void>, ro
       if (c.error || c.res.status >= 400) throw rollback;
       const entry = c.get('audit');
       if (entry === undefined) throw new Error(`${route.audit ?? 'a write'} recorded no audit event`);
-      await insertAuditEvent(tx, { ...entry, action: route.audit!, actor: actorOf(caller), requestId: c.get('requestId') });
+      await insertAuditEvent(tx, {
+        ...entry,
+        action: route.audit!,
+        actor: actorOf(caller),
+        requestId: c.get('requestId'),
+      });
     });
   } catch (err) {
     if (err !== rollback) throw err;
@@ -160,7 +165,8 @@ async function declaredIds(c: Context<AppEnv>, tenant: TenantIds | undefined): P
   if (tenant.json) {
     const body = await c.req.json().catch(() => null);
     if (body !== null && typeof body === 'object') {
-      for (const [name, kind] of Object.entries(tenant.json)) ids.push([kind, (body as Record<string, unknown>)[name] as string]);
+      for (const [name, kind] of Object.entries(tenant.json))
+        ids.push([kind, (body as Record<string, unknown>)[name] as string]);
     }
   }
   return ids.flatMap(([kind, id]) => (typeof id === 'string' && isUuid(id) ? [[kind, id.toLowerCase()]] : []));

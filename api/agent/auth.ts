@@ -34,9 +34,13 @@ export interface AgentSecretEnv {
 }
 
 export function invalidAgentSecret(): ApiError {
-  return new ApiError('invalid_agent_secret', 'a valid agent secret is required (Authorization: Bearer <agent_secret>)', {
-    headers: { 'WWW-Authenticate': 'Bearer' },
-  });
+  return new ApiError(
+    'invalid_agent_secret',
+    'a valid agent secret is required (Authorization: Bearer <agent_secret>)',
+    {
+      headers: { 'WWW-Authenticate': 'Bearer' },
+    },
+  );
 }
 
 /** Missing or malformed bearer: 401 before the body is even read. */
@@ -52,7 +56,10 @@ export const agentSecret: MiddlewareHandler<AgentSecretEnv> = async (c, next) =>
  * database before the body is validated, so an unknown secret is 401 whatever the body.
  */
 export function liveAgentDevice(find: (db: Db, hash: Uint8Array) => Promise<AgentDeviceState | undefined>) {
-  const middleware: MiddlewareHandler<{ Variables: { agentDevice: AgentDeviceState; deps: AppDeps } }> = async (c, next) => {
+  const middleware: MiddlewareHandler<{ Variables: { agentDevice: AgentDeviceState; deps: AppDeps } }> = async (
+    c,
+    next,
+  ) => {
     const secret = bearerToken(c.req.header('authorization'));
     if (secret === null || !agentSecretShape.test(secret)) throw invalidAgentSecret();
     c.set('agentDevice', requireLiveDevice(await find(c.get('deps').sql, hashSecret(secret))));
@@ -74,9 +81,13 @@ export interface AgentDeviceState {
  */
 export function requireLiveDevice<T extends AgentDeviceState>(device: T | undefined | null): T {
   if (!device) throw invalidAgentSecret();
-  if (device.archived_at !== null) throw new ApiError('device_archived', 'this device is archived; its agent may no longer call in');
+  if (device.archived_at !== null)
+    throw new ApiError('device_archived', 'this device is archived; its agent may no longer call in');
   if (device.deprovisioned_at !== null) {
-    throw new ApiError('device_deprovisioned', 'this device is deprovisioned; an admin must reprovision it before its agent can call in again');
+    throw new ApiError(
+      'device_deprovisioned',
+      'this device is deprovisioned; an admin must reprovision it before its agent can call in again',
+    );
   }
   return device;
 }

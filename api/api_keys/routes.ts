@@ -29,8 +29,9 @@ const createApiKey = defineRoute({
   operationId: 'createApiKey',
   tags,
   summary: 'Create an organization API key (the key is shown once)',
-  description: 'The answer carries `key` this once; the service keeps only its SHA-256 hash. Use it as '
-    + '`Authorization: Bearer <key>`. A revoked or expired key is 401 `unauthorized`, like a wrong one.',
+  description:
+    'The answer carries `key` this once; the service keeps only its SHA-256 hash. Use it as ' +
+    '`Authorization: Bearer <key>`. A revoked or expired key is 401 `unauthorized`, like a wrong one.',
   access: 'org_admin',
   tenant: { param: { id: 'organization' } },
   audit: 'api_key.create',
@@ -100,7 +101,12 @@ export function apiKeyRoutes() {
       const { id } = c.req.valid('param');
       const row = await repo.revokeApiKey(c.get('db'), id);
       if (!row) throw notFound('API key', id);
-      recordAudit(c, { organizationId: row.organization_id, targetType: 'api_key', targetId: id, details: { name: row.name } });
+      recordAudit(c, {
+        organizationId: row.organization_id,
+        targetType: 'api_key',
+        targetId: id,
+        details: { name: row.name },
+      });
       return c.json(serializeApiKey(row), 200);
     });
 }

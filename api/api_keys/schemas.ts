@@ -3,8 +3,9 @@ import { z } from '@hono/zod-openapi';
 import { FutureTimestamp, Timestamp, Uuid } from '../http/openapi.ts';
 
 export const ApiKeyRole = z.enum(['admin', 'viewer']).openapi({
-  description: '`admin`: everything the operator can do for this organization. `viewer`: every read of the organization '
-    + 'except the activation code, the ISO download, the API keys and the audit log.',
+  description:
+    '`admin`: everything the operator can do for this organization. `viewer`: every read of the organization ' +
+    'except the activation code, the ISO download, the API keys and the audit log.',
 });
 
 export const ApiKey = z
@@ -13,7 +14,9 @@ export const ApiKey = z
     organization_id: Uuid,
     name: z.string().openapi({ example: 'Kundenportal' }),
     role: ApiKeyRole,
-    prefix: z.string().openapi({ description: 'The first 12 characters of the key, to recognise it.', example: 'fpk_Q2x8dRw1' }),
+    prefix: z
+      .string()
+      .openapi({ description: 'The first 12 characters of the key, to recognise it.', example: 'fpk_Q2x8dRw1' }),
     created_at: Timestamp,
     expires_at: Timestamp.nullable(),
     last_used_at: Timestamp.nullable().openapi({ description: 'Moves at most once a minute.' }),

@@ -37,8 +37,9 @@ const listAudit = defineRoute({
   operationId: 'listAuditEvents',
   tags: ['Audit log'],
   summary: "The organization's audit log, newest first",
-  description: 'One event per successful write by the operator or an organization API key, recorded in the same '
-    + 'transaction as the change. Activation, resolve and the agent calls are not audited.',
+  description:
+    'One event per successful write by the operator or an organization API key, recorded in the same ' +
+    'transaction as the change. Activation, resolve and the agent calls are not audited.',
   access: 'org_admin',
   tenant: { param: { id: 'organization' } },
   errors: ['not_found'],
@@ -64,6 +65,9 @@ export function auditRoutes() {
       beforeSeq: decodeSeqCursor(cursor),
       limit,
     });
-    return c.json(toPage(rows, limit, serializeAuditEvent, (r) => encodeSeqCursor(r.seq)), 200);
+    return c.json(
+      toPage(rows, limit, serializeAuditEvent, (r) => encodeSeqCursor(r.seq)),
+      200,
+    );
   });
 }

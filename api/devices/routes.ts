@@ -22,7 +22,7 @@ const DeviceListQuery = PageQuery.extend({
 });
 
 const DeviceOrgUnitBody = z
-  .strictObject({ oe_id: Uuid.openapi({ description: 'An org unit of the device\'s organization.' }) })
+  .strictObject({ oe_id: Uuid.openapi({ description: "An org unit of the device's organization." }) })
   .openapi('DeviceOrgUnit');
 
 const listDevices = defineRoute({
@@ -31,8 +31,9 @@ const listDevices = defineRoute({
   operationId: 'listDevices',
   tags,
   summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
-  description: 'In creation order. `oe_id` and `group_id` combine (both must hold). A filter naming an unknown '
-    + 'org unit or group is 404, one of another organization 422 `organization_mismatch`.',
+  description:
+    'In creation order. `oe_id` and `group_id` combine (both must hold). A filter naming an unknown ' +
+    'org unit or group is 404, one of another organization 422 `organization_mismatch`.',
   access: 'org_viewer',
   tenant: { param: { id: 'organization' }, query: { oe_id: 'org_unit', group_id: 'group' } },
   errors: ['not_found', 'organization_mismatch'],
@@ -59,8 +60,9 @@ const moveDeviceRoute = defineRoute({
   operationId: 'moveDevice',
   tags,
   summary: 'Move a device to an org unit',
-  description: 'An unknown org unit is 404, one of another organization 422 `organization_mismatch`; '
-    + 'an archived device cannot be moved (409 `device_archived`).',
+  description:
+    'An unknown org unit is 404, one of another organization 422 `organization_mismatch`; ' +
+    'an archived device cannot be moved (409 `device_archived`).',
   access: 'org_admin',
   tenant: { param: { id: 'device' }, json: { oe_id: 'org_unit' } },
   audit: 'device.move',

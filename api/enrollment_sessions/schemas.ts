@@ -11,7 +11,10 @@ export const EnrollmentSession = z
     template_id: Uuid.openapi({ description: 'The one template the session offers.' }),
     expires_at: Timestamp,
     max_devices: z.number().int().openapi({ example: 25 }),
-    devices_used: z.number().int().openapi({ description: 'Successful activations so far; never above max_devices.', example: 3 }),
+    devices_used: z
+      .number()
+      .int()
+      .openapi({ description: 'Successful activations so far; never above max_devices.', example: 3 }),
     revoked_at: Timestamp.nullable(),
     created_at: Timestamp,
   })
@@ -22,7 +25,10 @@ export type EnrollmentSessionType = z.infer<typeof EnrollmentSession>;
 export const EnrollmentSessionCreate = z
   .strictObject({
     template_id: Uuid.openapi({ description: 'An existing template (404 `not_found` otherwise).' }),
-    expires_at: FutureTimestamp.openapi({ description: 'When the session stops working; must be in the future (and before the year 10000, UTC).', example: '2026-12-31T23:59:59.000Z' }),
+    expires_at: FutureTimestamp.openapi({
+      description: 'When the session stops working; must be in the future (and before the year 10000, UTC).',
+      example: '2026-12-31T23:59:59.000Z',
+    }),
     max_devices: z
       .number()
       .int()

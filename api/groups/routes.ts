@@ -104,8 +104,9 @@ const addMember = defineRoute({
   operationId: 'addGroupMember',
   tags,
   summary: 'Add a device to the group (idempotent)',
-  description: 'A device can be in many groups. The device must belong to the group\'s organization '
-    + '(422 `organization_mismatch`); an archived device cannot join (409 `device_archived`).',
+  description:
+    "A device can be in many groups. The device must belong to the group's organization " +
+    '(422 `organization_mismatch`); an archived device cannot join (409 `device_archived`).',
   access: 'org_admin',
   tenant: { param: { id: 'group', device_id: 'device' } },
   audit: 'group.add_device',

@@ -38,11 +38,11 @@ export function healthRoutes() {
   return newRouter()
     .openapi(live, (c) => c.json({ status: 'ok' as const }, 200))
     .openapi(health, async (c) => {
-    try {
-      await c.get('deps').sql`select 1`;
-      return c.json({ status: 'ok' as const, database: 'ok' as const }, 200);
-    } catch {
-      return c.json({ status: 'degraded' as const, database: 'unreachable' as const }, 503);
-    }
-  });
+      try {
+        await c.get('deps').sql`select 1`;
+        return c.json({ status: 'ok' as const, database: 'ok' as const }, 200);
+      } catch {
+        return c.json({ status: 'degraded' as const, database: 'unreachable' as const }, 503);
+      }
+    });
 }

@@ -93,7 +93,11 @@ export function newRouter() {
  * id in the path, which names nothing that exists: 404 `not_found`.
  */
 export function validationHook(
-  result: { success: boolean; target: string; error?: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string }> } },
+  result: {
+    success: boolean;
+    target: string;
+    error?: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string }> };
+  },
   c: Context<AppEnv>,
 ) {
   if (result.success) return;

@@ -29,11 +29,11 @@ const createIsoBuild = defineRoute({
     'base URL and, when given, a NetworkManager WLAN profile. When a newer build completes, older completed ' +
     'builds of the organization are deleted. The body may be omitted.\n\n' +
     'With `enrollment_session_id` the image carries the session id as its credential instead of the code ' +
-    '(a lost image is worth no more than the session) and installs the session\'s template; with ' +
-    '`template_id` it installs that template. The template\'s backend picks the base image and the ' +
-    'installer\'s unattended setup (Debian preseed or Ubuntu autoinstall). Unknown template or session, or ' +
+    "(a lost image is worth no more than the session) and installs the session's template; with " +
+    "`template_id` it installs that template. The template's backend picks the base image and the " +
+    "installer's unattended setup (Debian preseed or Ubuntu autoinstall). Unknown template or session, or " +
     'a session of another organization: 404 `not_found`. A session that is revoked, expired or used up: ' +
-    '422 `invalid_activation_code`; a `template_id` other than the session\'s: 422 `template_not_allowed`.',
+    "422 `invalid_activation_code`; a `template_id` other than the session's: 422 `template_not_allowed`.",
   access: 'org_admin',
   tenant: { param: { id: 'organization' }, json: { enrollment_session_id: 'enrollment_session' } },
   audit: 'iso_build.create',
@@ -75,7 +75,10 @@ const binary = { [ISO_CONTENT_TYPE]: { schema: z.string().openapi({ format: 'bin
 const fileHeaders = {
   'Content-Length': { schema: { type: 'integer' as const }, description: 'Bytes in this response.' },
   ETag: { schema: { type: 'string' as const }, description: 'The quoted `sha256` of the whole image.' },
-  'Content-Disposition': { schema: { type: 'string' as const }, description: '`attachment; filename="fleet-installer-<id>.iso"`' },
+  'Content-Disposition': {
+    schema: { type: 'string' as const },
+    description: '`attachment; filename="fleet-installer-<id>.iso"`',
+  },
   'Accept-Ranges': { schema: { type: 'string' as const }, description: '`bytes`' },
 };
 
@@ -105,7 +108,10 @@ const downloadIsoBuild = defineRoute({
     200: { description: 'The whole image', headers: fileHeaders, content: binary },
     206: {
       description: 'The requested byte range',
-      headers: { ...fileHeaders, 'Content-Range': { schema: { type: 'string' as const }, description: '`bytes <start>-<end>/<size>`' } },
+      headers: {
+        ...fileHeaders,
+        'Content-Range': { schema: { type: 'string' as const }, description: '`bytes <start>-<end>/<size>`' },
+      },
       content: binary,
     },
   },
@@ -137,7 +143,11 @@ export function isoBuildRoutes() {
         targetType: 'iso_build',
         targetId: row.id,
         // Whether a WLAN profile was given, never its SSID or key.
-        details: { wlan: body?.wlan !== undefined, template_id: row.template_id, enrollment_session_id: row.enrollment_session_id },
+        details: {
+          wlan: body?.wlan !== undefined,
+          template_id: row.template_id,
+          enrollment_session_id: row.enrollment_session_id,
+        },
       });
       return c.json(repo.serializeIsoBuild(row), 202);
     })
@@ -163,7 +173,10 @@ export function isoBuildRoutes() {
       const row = await repo.getIsoBuild(sql, id);
       if (!row) throw notFound('ISO build', id);
       if (row.status !== 'completed' || !row.file_name || !row.sha256) {
-        throw new ApiError('iso_not_ready', `ISO build ${id} is ${row.status}; only a completed build can be downloaded`);
+        throw new ApiError(
+          'iso_not_ready',
+          `ISO build ${id} is ${row.status}; only a completed build can be downloaded`,
+        );
       }
       const file = await openFile(join(config.isoDir, basename(row.file_name)));
       if (!file) {
@@ -195,7 +208,11 @@ export function isoBuildRoutes() {
       const length = end - start + 1;
       const body = fileStream(file.handle, start, end);
       if (decision.kind === 'partial') {
-        return c.body(body, 206, { ...headers, 'Content-Length': String(length), 'Content-Range': `bytes ${start}-${end}/${file.size}` });
+        return c.body(body, 206, {
+          ...headers,
+          'Content-Length': String(length),
+          'Content-Range': `bytes ${start}-${end}/${file.size}`,
+        });
       }
       return c.body(body, 200, { ...headers, 'Content-Length': String(file.size) });
     });

@@ -14,7 +14,10 @@ export const WlanInput = z
       .string()
       // WPA2/WPA3-Personal passphrase; the message never repeats the value.
       .regex(/^[\x20-\x7e]{8,63}$/, 'must be 8–63 printable ASCII characters')
-      .openapi({ description: 'WPA passphrase, 8–63 printable ASCII characters. Never stored, never returned.', example: 'correct horse battery' }),
+      .openapi({
+        description: 'WPA passphrase, 8–63 printable ASCII characters. Never stored, never returned.',
+        example: 'correct horse battery',
+      }),
   })
   .openapi('IsoBuildWlan');
 
@@ -27,13 +30,13 @@ export const IsoBuildCreate = z
     }),
     template_id: Uuid.optional().openapi({
       description:
-        'Template the image installs (its backend picks the base image). Default: the enrollment session\'s ' +
+        "Template the image installs (its backend picks the base image). Default: the enrollment session's " +
         'template, else none: the installer takes the default template the activation offers.',
     }),
     enrollment_session_id: Uuid.optional().openapi({
       description:
         'Enrollment session of the organization whose id the image carries as its credential instead of the ' +
-        'organization\'s activation code; fixes the template to the session\'s own. Must be usable now ' +
+        "organization's activation code; fixes the template to the session's own. Must be usable now " +
         '(not revoked, not expired, quota left).',
     }),
   })
@@ -48,11 +51,18 @@ export const IsoBuild = z
     id: Uuid,
     organization_id: Uuid,
     status: IsoBuildStatus,
-    progress: z.number().int().min(0).max(100).openapi({ description: '0–100 while running, 100 when completed.', example: 40 }),
+    progress: z
+      .number()
+      .int()
+      .min(0)
+      .max(100)
+      .openapi({ description: '0–100 while running, 100 when completed.', example: 40 }),
     created_at: Timestamp,
     started_at: Timestamp.nullable(),
     finished_at: Timestamp.nullable().openapi({ description: 'Set when the build completed or failed.' }),
-    expires_at: Timestamp.nullable().openapi({ description: '`finished_at` + 7 days, set on success; the hourly sweep deletes the build then.' }),
+    expires_at: Timestamp.nullable().openapi({
+      description: '`finished_at` + 7 days, set on success; the hourly sweep deletes the build then.',
+    }),
     size_bytes: z.number().int().nullable().openapi({ example: 681574400 }),
     sha256: z.string().nullable().openapi({
       description: 'Hex SHA-256 of the image; also the download ETag.',
@@ -64,7 +74,7 @@ export const IsoBuild = z
     }),
     enrollment_session_id: Uuid.nullable().openapi({
       description:
-        'The enrollment session whose id is the image\'s credential; null: the organization\'s activation code.',
+        "The enrollment session whose id is the image's credential; null: the organization's activation code.",
     }),
   })
   .openapi('IsoBuild');

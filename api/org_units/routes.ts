@@ -14,8 +14,9 @@ const createOrgUnit = defineRoute({
   operationId: 'createOrgUnit',
   tags,
   summary: 'Create an org unit',
-  description: 'Creates a unit at the top level (`parent_id` absent or `null`) or under a unit of the same organization. '
-    + 'A `parent_id` that does not exist is 404, one of another organization 422 `organization_mismatch`.',
+  description:
+    'Creates a unit at the top level (`parent_id` absent or `null`) or under a unit of the same organization. ' +
+    'A `parent_id` that does not exist is 404, one of another organization 422 `organization_mismatch`.',
   access: 'org_admin',
   tenant: { param: { id: 'organization' }, json: { parent_id: 'org_unit' } },
   audit: 'org_unit.create',
@@ -57,10 +58,11 @@ const patchOrgUnit = defineRoute({
   operationId: 'updateOrgUnit',
   tags,
   summary: 'Rename and/or move an org unit',
-  description: '`parent_id` moves the unit (with its subtree); `null` moves it to the top level. '
-    + 'The protected unit "Neue Geräte" cannot be renamed or moved (409 `protected_org_unit`, even to the same values). '
-    + 'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; '
-    + 'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404.',
+  description:
+    '`parent_id` moves the unit (with its subtree); `null` moves it to the top level. ' +
+    'The protected unit "Neue Geräte" cannot be renamed or moved (409 `protected_org_unit`, even to the same values). ' +
+    'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; ' +
+    'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404.',
   access: 'org_admin',
   tenant: { param: { id: 'org_unit' }, json: { parent_id: 'org_unit' } },
   audit: 'org_unit.update',
@@ -75,9 +77,10 @@ const deleteOrgUnit = defineRoute({
   operationId: 'deleteOrgUnit',
   tags,
   summary: 'Delete an empty org unit',
-  description: 'Only a unit without child units and without (non-archived) devices can be deleted (else 409 `org_unit_not_empty`); '
-    + 'archived devices still filed under it are moved to "Neue Geräte". Its Merkmal overrides go with it '
-    + '(no events are written for that). "Neue Geräte" cannot be deleted (409 `protected_org_unit`).',
+  description:
+    'Only a unit without child units and without (non-archived) devices can be deleted (else 409 `org_unit_not_empty`); ' +
+    'archived devices still filed under it are moved to "Neue Geräte". Its Merkmal overrides go with it ' +
+    '(no events are written for that). "Neue Geräte" cannot be deleted (409 `protected_org_unit`).',
   access: 'org_admin',
   tenant: { param: { id: 'org_unit' } },
   audit: 'org_unit.delete',
@@ -92,7 +95,12 @@ export function orgUnitRoutes() {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
       const row = await repo.createOrgUnit(c.get('db'), id, body);
-      recordAudit(c, { organizationId: id, targetType: 'org_unit', targetId: row.id, details: { name: row.name, parent_id: row.parent_id } });
+      recordAudit(c, {
+        organizationId: id,
+        targetType: 'org_unit',
+        targetId: row.id,
+        details: { name: row.name, parent_id: row.parent_id },
+      });
       return c.json(repo.serializeOrgUnit(row), 201);
     })
     .openapi(listOrgUnits, async (c) => {
@@ -118,7 +126,12 @@ export function orgUnitRoutes() {
     .openapi(deleteOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
       const unit = await repo.deleteOrgUnit(c.get('db'), id);
-      recordAudit(c, { organizationId: unit.organization_id, targetType: 'org_unit', targetId: id, details: { name: unit.name } });
+      recordAudit(c, {
+        organizationId: unit.organization_id,
+        targetType: 'org_unit',
+        targetId: id,
+        details: { name: unit.name },
+      });
       return c.body(null, 204);
     });
 }

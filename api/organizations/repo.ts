@@ -65,7 +65,12 @@ export async function requireOrganization(db: Db, id: string): Promise<void> {
 }
 
 /** A page of organizations; `only` restricts it to one (an organization key sees just its own). */
-export async function listOrganizations(db: Db, cursor: Cursor | null, limit: number, only: string | null = null): Promise<OrganizationRow[]> {
+export async function listOrganizations(
+  db: Db,
+  cursor: Cursor | null,
+  limit: number,
+  only: string | null = null,
+): Promise<OrganizationRow[]> {
   return db<OrganizationRow[]>`
     ${selectOrganizations(db)}
     where ${afterCursor(db, cursor, 'asc', 'o')} and ${only === null ? db`true` : db`o.id = ${only}`}
@@ -73,7 +78,11 @@ export async function listOrganizations(db: Db, cursor: Cursor | null, limit: nu
     limit ${limit + 1}`;
 }
 
-export async function updateOrganization(db: Db, id: string, patch: OrganizationPatchInput): Promise<OrganizationRow | null> {
+export async function updateOrganization(
+  db: Db,
+  id: string,
+  patch: OrganizationPatchInput,
+): Promise<OrganizationRow | null> {
   const columns = (['name', ...contactColumns] as const).filter((c) => patch[c] !== undefined);
   if (columns.length > 0) {
     const [row] = await db`update organizations set ${db(patch, ...columns)} where id = ${id} returning id`;

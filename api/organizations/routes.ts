@@ -99,7 +99,12 @@ export function organizationRoutes() {
   return newRouter()
     .openapi(createOrganization, async (c) => {
       const row = await repo.createOrganization(c.get('db'), c.req.valid('json'));
-      recordAudit(c, { organizationId: row.id, targetType: 'organization', targetId: row.id, details: { name: row.name } });
+      recordAudit(c, {
+        organizationId: row.id,
+        targetType: 'organization',
+        targetId: row.id,
+        details: { name: row.name },
+      });
       return c.json(serializeOrganization(row), 201);
     })
     .openapi(listOrganizations, async (c) => {

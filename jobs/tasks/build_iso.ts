@@ -64,13 +64,23 @@ async function runBuild(deps: WorkerDeps, payload: BuildIsoPayloadType, helpers:
   const work = workPaths(config.isoDir, buildId);
   const fileName = finalFileName(buildId);
   const finalPath = join(config.isoDir, fileName);
-  log.info('iso build started', { build_id: buildId, organization_id: claim.organization_id, attempt: helpers.job.attempts });
+  log.info('iso build started', {
+    build_id: buildId,
+    organization_id: claim.organization_id,
+    attempt: helpers.job.attempts,
+  });
   try {
     const image = await buildImage(deps, payload, claim, helpers);
     // Renamed into place only when complete and hashed: a half-written image is never served.
     await rename(image.path, finalPath);
     const result = await helpers.withPgClient((db) =>
-      completeBuild(db, { buildId, organizationId: claim.organization_id, sizeBytes: image.size, sha256: image.sha256, fileName }),
+      completeBuild(db, {
+        buildId,
+        organizationId: claim.organization_id,
+        sizeBytes: image.size,
+        sha256: image.sha256,
+        fileName,
+      }),
     );
     if (!result.completed) {
       // The row was deleted or failed by the sweep meanwhile: its file has no owner.
@@ -119,7 +129,9 @@ async function buildImage(
   if (claim.enrollment_session_id) {
     const why = await helpers.withPgClient((db) => sessionUnusable(db, claim.enrollment_session_id!));
     if (why) {
-      throw new BuildFailure(`the enrollment session of this build is ${why}: an image bound to it could not activate any device`);
+      throw new BuildFailure(
+        `the enrollment session of this build is ${why}: an image bound to it could not activate any device`,
+      );
     }
     credential = claim.enrollment_session_id;
   }
@@ -140,7 +152,9 @@ async function buildImage(
       wlan = await openWlan(config.wlanKey, buildId, payload.wlan);
     } catch {
       // Never the underlying message: nothing about the credentials reaches a log or the row.
-      throw new BuildFailure("the WLAN credentials could not be decrypted: the build host's ISO_ENCRYPTION_KEY differs from the API's");
+      throw new BuildFailure(
+        "the WLAN credentials could not be decrypted: the build host's ISO_ENCRYPTION_KEY differs from the API's",
+      );
     }
   }
 

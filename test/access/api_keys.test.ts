@@ -66,7 +66,9 @@ describe('creating and listing keys', () => {
   });
 
   it('404s for an unknown organization', async () => {
-    const res = await ctx.request('POST', `/api/v1/organizations/${crypto.randomUUID()}/api-keys`, { body: { name: 'x', role: 'admin' } });
+    const res = await ctx.request('POST', `/api/v1/organizations/${crypto.randomUUID()}/api-keys`, {
+      body: { name: 'x', role: 'admin' },
+    });
     expect(res.status).toBe(404);
   });
 
@@ -131,7 +133,9 @@ describe('using keys', () => {
     const log = capturingLogger();
     const app = createApp({ sql: ctx.sql, config: ctx.config, log });
     const org = await createOrganization(ctx);
-    const created = await request(app, 'POST', `/api/v1/organizations/${org.id}/api-keys`, { body: { name: 'x', role: 'admin' } });
+    const created = await request(app, 'POST', `/api/v1/organizations/${org.id}/api-keys`, {
+      body: { name: 'x', role: 'admin' },
+    });
     await request(app, 'GET', `/api/v1/organizations/${org.id}`, { token: created.body.key });
     await request(app, 'GET', `/api/v1/organizations/${org.id}/devices?cursor=broken`, { token: created.body.key });
     await request(app, 'POST', `/api/v1/organizations`, { token: created.body.key, body: { name: 'x' } });
@@ -153,9 +157,13 @@ describe('using keys', () => {
     const uses = Array.from({ length: 50 }, async (_, i) => {
       await new Promise((r) => setTimeout(r, i % 10));
       const startedAt = performance.now();
-      const res = i % 2 === 0
-        ? await ctx.request('GET', `/api/v1/organizations/${org.id}`, { token: key.key })
-        : await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, { token: key.key, body: { notizen: `use ${i}` } });
+      const res =
+        i % 2 === 0
+          ? await ctx.request('GET', `/api/v1/organizations/${org.id}`, { token: key.key })
+          : await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, {
+              token: key.key,
+              body: { notizen: `use ${i}` },
+            });
       return { startedAt, status: res.status };
     });
     const revokes = Array.from({ length: 50 }, async (_, i) => {
@@ -166,7 +174,10 @@ describe('using keys', () => {
     });
     const [results] = await Promise.all([Promise.all(uses), Promise.all(revokes)]);
     const late = results.filter((r) => r.startedAt > revokedAt);
-    expect(late.every((r) => r.status === 401), JSON.stringify(late)).toBe(true);
+    expect(
+      late.every((r) => r.status === 401),
+      JSON.stringify(late),
+    ).toBe(true);
     expect(results.every((r) => r.status === 200 || r.status === 401)).toBe(true);
     // Every write the key made committed before the revoke: none is recorded after it.
     const [row] = await ctx.sql<{ late: number }[]>`

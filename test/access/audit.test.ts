@@ -12,7 +12,14 @@ const ctx = useTestApp();
 async function auditOf(organizationId: string, query = '') {
   const res = await ctx.request('GET', `/api/v1/organizations/${organizationId}/audit-events${query}`);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.items as Array<{ action: string; actor: Record<string, unknown>; target_type: string; target_id: string | null; details: Record<string, unknown>; request_id: string }>;
+  return res.body.items as Array<{
+    action: string;
+    actor: Record<string, unknown>;
+    target_type: string;
+    target_id: string | null;
+    details: Record<string, unknown>;
+    request_id: string;
+  }>;
 }
 
 describe('the audit log', () => {
@@ -33,7 +40,9 @@ describe('the audit log', () => {
     await call('PATCH', `/organizations/${org}`, key, { telefon: '+49 30 1234' });
     await call('POST', `/organizations/${org}/activation-code/rotate`, key);
     const session = await call('POST', `/organizations/${org}/enrollment-sessions`, key, {
-      template_id: TEMPLATES.debianStandard, expires_at: '2099-01-01T00:00:00Z', max_devices: 3,
+      template_id: TEMPLATES.debianStandard,
+      expires_at: '2099-01-01T00:00:00Z',
+      max_devices: 3,
     });
     await call('POST', `/enrollment-sessions/${session.id}/revoke`, key);
     const unit = await call('POST', `/organizations/${org}/org-units`, key, { name: 'Schule' });
@@ -49,7 +58,9 @@ describe('the audit log', () => {
     await call('POST', `/organizations/${org}/iso-builds`, key, { wlan });
     await call('POST', `/devices/${agent.device_id}/deprovision`, key);
     await call('POST', `/devices/${agent.device_id}/reprovision`, key);
-    await call('PUT', `/devices/${agent.device_id}/org-unit`, ctx.config.adminToken, { oe_id: created.body.default_oe_id });
+    await call('PUT', `/devices/${agent.device_id}/org-unit`, ctx.config.adminToken, {
+      oe_id: created.body.default_oe_id,
+    });
     await call('DELETE', `/org-units/${unit.id}`, key);
     await call('DELETE', `/groups/${group.id}`, key);
     await call('POST', `/devices/${agent.device_id}/archive`, key);
@@ -58,11 +69,30 @@ describe('the audit log', () => {
     const events = await auditOf(org, '?limit=500');
     const actions = events.map((e) => e.action).reverse();
     expect(actions).toEqual([
-      'organization.create', 'api_key.create', 'api_key.create',
-      'organization.update', 'activation_code.rotate', 'enrollment_session.create', 'enrollment_session.revoke',
-      'org_unit.create', 'org_unit.update', 'group.create', 'group.update', 'group.add_device', 'group.remove_device',
-      'device.move', 'catalog.select', 'catalog.deselect', 'catalog.unset', 'iso_build.create',
-      'device.deprovision', 'device.reprovision', 'device.move', 'org_unit.delete', 'group.delete', 'device.archive',
+      'organization.create',
+      'api_key.create',
+      'api_key.create',
+      'organization.update',
+      'activation_code.rotate',
+      'enrollment_session.create',
+      'enrollment_session.revoke',
+      'org_unit.create',
+      'org_unit.update',
+      'group.create',
+      'group.update',
+      'group.add_device',
+      'group.remove_device',
+      'device.move',
+      'catalog.select',
+      'catalog.deselect',
+      'catalog.unset',
+      'iso_build.create',
+      'device.deprovision',
+      'device.reprovision',
+      'device.move',
+      'org_unit.delete',
+      'group.delete',
+      'device.archive',
       'api_key.revoke',
     ]);
     const portal = { type: 'api_key', api_key_id: admin.id, name: 'portal' };
@@ -72,7 +102,9 @@ describe('the audit log', () => {
     expect(moves.map((e) => e.actor)).toEqual([{ type: 'operator' }, portal]);
     for (const e of events.slice(0, -3).filter((e) => e !== moves[0])) expect(e.actor, e.action).toEqual(portal);
     expect(events.find((e) => e.action === 'catalog.select')).toMatchObject({
-      target_type: 'device', target_id: agent.device_id, details: { merkmal: 'libreoffice', state: 'present', optionen: { sprache: 'de' } },
+      target_type: 'device',
+      target_id: agent.device_id,
+      details: { merkmal: 'libreoffice', state: 'present', optionen: { sprache: 'de' } },
     });
     expect(new Set(events.map((e) => e.request_id)).size).toBe(events.length);
 
@@ -91,9 +123,14 @@ describe('the audit log', () => {
     const org = (await ctx.request('POST', '/api/v1/organizations', { body: { name: 'Fehler AG' } })).body;
     const viewer = await createApiKey(ctx, org.id, 'viewer');
     const before = await countRows(ctx.sql, 'audit_events');
-    expect((await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, { body: { kontakt_email: 'no mail' } })).status).toBe(400);
+    expect(
+      (await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, { body: { kontakt_email: 'no mail' } })).status,
+    ).toBe(400);
     expect((await ctx.request('DELETE', `/api/v1/org-units/${org.default_oe_id}`)).status).toBe(409);
-    expect((await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, { token: viewer.key, body: { name: 'x' } })).status).toBe(403);
+    expect(
+      (await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, { token: viewer.key, body: { name: 'x' } }))
+        .status,
+    ).toBe(403);
     expect((await ctx.request('POST', `/api/v1/devices/${crypto.randomUUID()}/archive`)).status).toBe(404);
     expect((await ctx.request('GET', `/api/v1/organizations/${org.id}`)).status).toBe(200);
     expect(await countRows(ctx.sql, 'audit_events')).toBe(before);
@@ -112,9 +149,17 @@ describe('the audit log', () => {
     expect(aboutB.map((e) => e.action)).toEqual(['group.update', 'group.create']);
 
     const page1 = await ctx.request('GET', `/api/v1/organizations/${org.id}/audit-events?limit=2`);
-    const page2 = await ctx.request('GET', `/api/v1/organizations/${org.id}/audit-events?limit=2&cursor=${page1.body.next_cursor}`);
-    const page3 = await ctx.request('GET', `/api/v1/organizations/${org.id}/audit-events?limit=2&cursor=${page2.body.next_cursor}`);
-    const all = [...page1.body.items, ...page2.body.items, ...page3.body.items].map((e: { action: string }) => e.action);
+    const page2 = await ctx.request(
+      'GET',
+      `/api/v1/organizations/${org.id}/audit-events?limit=2&cursor=${page1.body.next_cursor}`,
+    );
+    const page3 = await ctx.request(
+      'GET',
+      `/api/v1/organizations/${org.id}/audit-events?limit=2&cursor=${page2.body.next_cursor}`,
+    );
+    const all = [...page1.body.items, ...page2.body.items, ...page3.body.items].map(
+      (e: { action: string }) => e.action,
+    );
     expect(all).toEqual(['group.update', 'group.create', 'group.create', 'group.create', 'organization.create']);
     expect(page3.body.next_cursor).toBeNull();
     expect((await ctx.request('GET', `/api/v1/organizations/${org.id}/audit-events?target_id=nope`)).status).toBe(400);

@@ -36,7 +36,9 @@ describe('the auth matrix', () => {
       const { orgScoped } = fillPath(op, fixture);
       // Refusals first, all on one fixture, with the fingerprint taken around them.
       const order = [...credentialNames].sort(
-        (a, b) => Number(expectationFor(op, a, orgScoped) === 'allowed') - Number(expectationFor(op, b, orgScoped) === 'allowed'),
+        (a, b) =>
+          Number(expectationFor(op, a, orgScoped) === 'allowed') -
+          Number(expectationFor(op, b, orgScoped) === 'allowed'),
       );
       const before = write ? await databaseFingerprint(ctx.sql) : '';
       let checkedRefusals = false;
@@ -45,7 +47,8 @@ describe('the auth matrix', () => {
         const expectation = expectationFor(op, credential, orgScoped);
         if (expectation === 'allowed' && write && !checkedRefusals) {
           checkedRefusals = true;
-          if ((await databaseFingerprint(ctx.sql)) !== before) failures.push(`${op.method} ${op.path}: a refused write changed the database`);
+          if ((await databaseFingerprint(ctx.sql)) !== before)
+            failures.push(`${op.method} ${op.path}: a refused write changed the database`);
         }
         if (expectation === 'allowed' && write && fixtureUsedByAllowedWrite) fixture = await tenantFixture(ctx);
         const { url } = fillPath(op, fixture);

@@ -22,17 +22,24 @@ describe('ids of another organization', () => {
     for (const path of [`/devices/${theirs.deviceId}`, `/groups/${theirs.groupId}`, `/org-units/${theirs.orgUnitId}`]) {
       const foreign = await ctx.request('GET', `/api/v1${path}`, { token: mine.viewerKey });
       const missingId = crypto.randomUUID();
-      const missing = await ctx.request('GET', `/api/v1${path.replace(/[0-9a-f-]{36}$/, missingId)}`, { token: mine.viewerKey });
+      const missing = await ctx.request('GET', `/api/v1${path.replace(/[0-9a-f-]{36}$/, missingId)}`, {
+        token: mine.viewerKey,
+      });
       expect(foreign.status).toBe(404);
       expect(missing.status).toBe(404);
-      expect(foreign.body.message.replace(/[0-9a-f-]{36}/, 'ID')).toBe(missing.body.message.replace(/[0-9a-f-]{36}/, 'ID'));
+      expect(foreign.body.message.replace(/[0-9a-f-]{36}/, 'ID')).toBe(
+        missing.body.message.replace(/[0-9a-f-]{36}/, 'ID'),
+      );
       expect(Object.keys(foreign.body)).toEqual(Object.keys(missing.body));
     }
   });
 
   it('is 404 in a body: moving my device into their org unit, or a unit under their parent, changes nothing', async () => {
     const before = await databaseFingerprint(ctx.sql);
-    const move = await ctx.request('PUT', `/api/v1/devices/${mine.deviceId}/org-unit`, { token: mine.adminKey, body: { oe_id: theirs.orgUnitId } });
+    const move = await ctx.request('PUT', `/api/v1/devices/${mine.deviceId}/org-unit`, {
+      token: mine.adminKey,
+      body: { oe_id: theirs.orgUnitId },
+    });
     expect(move.status).toBe(404);
     expect(move.body.error).toBe('not_found');
     const unit = await ctx.request('POST', `/api/v1/organizations/${mine.organizationId}/org-units`, {
@@ -40,28 +47,41 @@ describe('ids of another organization', () => {
       body: { name: 'Außenstelle', parent_id: theirs.orgUnitId },
     });
     expect(unit.status).toBe(404);
-    const patch = await ctx.request('PATCH', `/api/v1/org-units/${mine.orgUnitId}`, { token: mine.adminKey, body: { parent_id: theirs.orgUnitId } });
+    const patch = await ctx.request('PATCH', `/api/v1/org-units/${mine.orgUnitId}`, {
+      token: mine.adminKey,
+      body: { parent_id: theirs.orgUnitId },
+    });
     expect(patch.status).toBe(404);
     expect(await databaseFingerprint(ctx.sql)).toBe(before);
     // The operator, who may see both, is told the real reason.
-    const operator = await ctx.request('PUT', `/api/v1/devices/${mine.deviceId}/org-unit`, { body: { oe_id: theirs.orgUnitId } });
+    const operator = await ctx.request('PUT', `/api/v1/devices/${mine.deviceId}/org-unit`, {
+      body: { oe_id: theirs.orgUnitId },
+    });
     expect(operator.status).toBe(422);
     expect(operator.body.error).toBe('organization_mismatch');
   });
 
   it('is 404 in a query: filtering my device list by their org unit or group', async () => {
     for (const query of [`oe_id=${theirs.orgUnitId}`, `group_id=${theirs.groupId}`]) {
-      const res = await ctx.request('GET', `/api/v1/organizations/${mine.organizationId}/devices?${query}`, { token: mine.viewerKey });
+      const res = await ctx.request('GET', `/api/v1/organizations/${mine.organizationId}/devices?${query}`, {
+        token: mine.viewerKey,
+      });
       expect(res.status, query).toBe(404);
       expect(res.body.error).toBe('not_found');
     }
-    const own = await ctx.request('GET', `/api/v1/organizations/${mine.organizationId}/devices?group_id=${mine.groupId}`, { token: mine.viewerKey });
+    const own = await ctx.request(
+      'GET',
+      `/api/v1/organizations/${mine.organizationId}/devices?group_id=${mine.groupId}`,
+      { token: mine.viewerKey },
+    );
     expect(own.status).toBe(200);
     expect(own.body.items.map((d: { id: string }) => d.id)).toEqual([mine.deviceId]);
   });
 
   it('is 404 for a membership pairing their device with my group', async () => {
-    const res = await ctx.request('PUT', `/api/v1/groups/${mine.groupId}/devices/${theirs.deviceId}`, { token: mine.adminKey });
+    const res = await ctx.request('PUT', `/api/v1/groups/${mine.groupId}/devices/${theirs.deviceId}`, {
+      token: mine.adminKey,
+    });
     expect(res.status).toBe(404);
   });
 });

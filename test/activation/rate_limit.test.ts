@@ -22,7 +22,11 @@ function activateFrom(address: string, body: unknown) {
 }
 
 function resolveFrom(address: string, templateId: string, body: unknown) {
-  return ctx.request('POST', `/api/v1/templates/${templateId}/resolve`, { token: null, body, headers: { 'x-forwarded-for': address } });
+  return ctx.request('POST', `/api/v1/templates/${templateId}/resolve`, {
+    token: null,
+    body,
+    headers: { 'x-forwarded-for': address },
+  });
 }
 
 const wrong = () => ({ code: '00000-00000-00000-00000', serial: newSerial() });
@@ -68,7 +72,10 @@ describe('the limit of failed activations per client address', () => {
     const device = await activateDevice(ctx, org.id);
     const address = newAddress();
     await fail(address, 3);
-    const res = await resolveFrom(address, TEMPLATES.debianStandard, { code: device.code, device_id: device.device_id });
+    const res = await resolveFrom(address, TEMPLATES.debianStandard, {
+      code: device.code,
+      device_id: device.device_id,
+    });
     expect(res.status).toBe(429);
     expect(res.body.error).toBe('too_many_requests');
     expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
@@ -88,7 +95,10 @@ describe('the limit of failed activations per client address', () => {
     const device = await activateDevice(ctx, org.id);
     const address = newAddress();
     for (let i = 0; i < 3; i++) {
-      const res = await resolveFrom(address, TEMPLATES.debianStandard, { code: crypto.randomUUID(), device_id: device.device_id });
+      const res = await resolveFrom(address, TEMPLATES.debianStandard, {
+        code: crypto.randomUUID(),
+        device_id: device.device_id,
+      });
       expect(res.status).toBe(403);
     }
     expect((await activateFrom(address, { code: device.code, serial: newSerial() })).status).toBe(429);
@@ -103,8 +113,13 @@ describe('the limit of failed activations per client address', () => {
     for (let i = 0; i < 5; i++) expect((await activateFrom(address, { code: '', serial: 'x' })).status).toBe(400);
     const device = await activateFrom(address, { code, serial: newSerial() });
     for (let i = 0; i < 3; i++) {
-      expect((await resolveFrom(address, crypto.randomUUID(), { code, device_id: device.body.device_id })).status).toBe(404);
-      expect((await resolveFrom(address, TEMPLATES.debianStandard, { code: session.id, device_id: device.body.device_id })).status).toBe(403);
+      expect((await resolveFrom(address, crypto.randomUUID(), { code, device_id: device.body.device_id })).status).toBe(
+        404,
+      );
+      expect(
+        (await resolveFrom(address, TEMPLATES.debianStandard, { code: session.id, device_id: device.body.device_id }))
+          .status,
+      ).toBe(403);
     }
     await fail(address, 2);
     expect((await activateFrom(address, { code, serial: newSerial() })).status).toBe(200);
@@ -156,7 +171,11 @@ describe('the limit of failed activations per client address', () => {
   it('ignores X-Forwarded-For unless the proxy is trusted', async () => {
     const org = await createOrganization(ctx);
     const code = await activationCodeOf(ctx, org.id);
-    const untrusting = createApp({ sql: ctx.sql, config: testConfig({ activation: { ...limit, trustProxy: false } }), log: silentLogger });
+    const untrusting = createApp({
+      sql: ctx.sql,
+      config: testConfig({ activation: { ...limit, trustProxy: false } }),
+      log: silentLogger,
+    });
     const send = (address: string, body: unknown) =>
       request(untrusting, 'POST', '/api/v1/activate', { token: null, body, headers: { 'x-forwarded-for': address } });
     // Three different claimed addresses, one real client (no connection in-process: "unknown").
@@ -179,7 +198,9 @@ describe('clientAddress', () => {
   });
 
   it('reads the Deno connection', async () => {
-    expect(await addressOf({ remoteAddr: { hostname: '2001:db8::1', port: 5555, transport: 'tcp' } })).toBe('2001:db8::1');
+    expect(await addressOf({ remoteAddr: { hostname: '2001:db8::1', port: 5555, transport: 'tcp' } })).toBe(
+      '2001:db8::1',
+    );
   });
 
   it("falls back to 'unknown', and takes X-Forwarded-For only when trusted", async () => {
@@ -193,7 +214,11 @@ describe('clientAddress', () => {
 
 describe('the limit over a real Node server', () => {
   it('counts failures against the address of the connection', async () => {
-    const app = createApp({ sql: ctx.sql, config: testConfig({ activation: { ...limit, trustProxy: false } }), log: silentLogger });
+    const app = createApp({
+      sql: ctx.sql,
+      config: testConfig({ activation: { ...limit, trustProxy: false } }),
+      log: silentLogger,
+    });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
     });

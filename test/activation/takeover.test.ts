@@ -19,7 +19,9 @@ async function deviceState(id: string) {
 }
 
 async function sessionUsed(id: string): Promise<number> {
-  const [row] = await ctx.sql<{ devices_used: number }[]>`select devices_used from enrollment_sessions where id = ${id}`;
+  const [row] = await ctx.sql<
+    { devices_used: number }[]
+  >`select devices_used from enrollment_sessions where id = ${id}`;
   return row!.devices_used;
 }
 
@@ -27,7 +29,9 @@ describe('a managed device', () => {
   it('cannot be activated again: 409, no move, hostname, hardware or new device', async () => {
     const serial = newSerial();
     const agent = await enrollAgent(ctx, { serial });
-    const unit = await ctx.request('POST', `/api/v1/organizations/${agent.organization_id}/org-units`, { body: { name: 'Büro' } });
+    const unit = await ctx.request('POST', `/api/v1/organizations/${agent.organization_id}/org-units`, {
+      body: { name: 'Büro' },
+    });
     await ctx.request('PUT', `/api/v1/devices/${agent.device_id}/org-unit`, { body: { oe_id: unit.body.id } });
     const before = await deviceState(agent.device_id);
     const res = await ctx.request('POST', '/api/v1/activate', {
@@ -66,7 +70,10 @@ describe('a managed device', () => {
   it('a wrong code is still 403 first: the 409 tells nothing to someone without a credential', async () => {
     const serial = newSerial();
     await enrollAgent(ctx, { serial });
-    const res = await ctx.request('POST', '/api/v1/activate', { token: null, body: { code: 'AAAAA-AAAAA-AAAAA-AAAAA', serial } });
+    const res = await ctx.request('POST', '/api/v1/activate', {
+      token: null,
+      body: { code: 'AAAAA-AAAAA-AAAAA-AAAAA', serial },
+    });
     expect(res.status).toBe(403);
     expect(res.body.error).toBe('invalid_activation_code');
   });
@@ -80,7 +87,11 @@ describe('a device that is not managed', () => {
     await resolveDevice(ctx, { code: first.code, device_id: first.device_id });
     const again = await activateDevice(ctx, org.id, serial);
     expect(again.device_id).toBe(first.device_id);
-    const blueprint = await resolveDevice(ctx, { code: first.code, device_id: first.device_id, template_id: TEMPLATES.ubuntuStandard });
+    const blueprint = await resolveDevice(ctx, {
+      code: first.code,
+      device_id: first.device_id,
+      template_id: TEMPLATES.ubuntuStandard,
+    });
     expect(blueprint.backend.key).toBe('ubuntu');
   });
 
@@ -90,7 +101,11 @@ describe('a device that is not managed', () => {
     expect((await ctx.request('POST', `/api/v1/devices/${agent.device_id}/reprovision`)).status).toBe(200);
     const again = await activateDevice(ctx, agent.organization_id, serial);
     expect(again.device_id).toBe(agent.device_id);
-    const blueprint = await resolveDevice(ctx, { code: agent.code, device_id: agent.device_id, template_id: TEMPLATES.ubuntuStandard });
+    const blueprint = await resolveDevice(ctx, {
+      code: agent.code,
+      device_id: agent.device_id,
+      template_id: TEMPLATES.ubuntuStandard,
+    });
     const secret = await bootstrapAgent(ctx, blueprint.agent);
     expect((await checkin(ctx, secret)).status).toBe(200);
     expect((await checkin(ctx, agent.secret)).status).toBe(401);

@@ -136,7 +136,10 @@ describe('POST /api/v1/organizations/{id}/iso-builds', () => {
 
   it('rejects a body that is not JSON with 400', async () => {
     const org = await createOrganization(ctx);
-    const res = await ctx.request('POST', `/api/v1/organizations/${org.id}/iso-builds`, { rawBody: '{"wlan":', headers: { 'content-type': 'application/json' } });
+    const res = await ctx.request('POST', `/api/v1/organizations/${org.id}/iso-builds`, {
+      rawBody: '{"wlan":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
   });
@@ -171,7 +174,7 @@ describe('POST .../iso-builds bound to a template or an enrollment session', () 
     expect(listed.body.items[0]).toMatchObject({ id: again.id, enrollment_session_id: session.id });
   });
 
-  it('answers 422 template_not_allowed for a template other than the session\'s, writing nothing', async () => {
+  it("answers 422 template_not_allowed for a template other than the session's, writing nothing", async () => {
     const org = await createOrganization(ctx);
     const session = await createEnrollmentSession(ctx, org.id);
     const other = { enrollment_session_id: session.id, template_id: TEMPLATES.ubuntuStandard };
@@ -183,19 +186,22 @@ describe('POST .../iso-builds bound to a template or an enrollment session', () 
     ['revoked', 'revoked'],
     ['expired', 'expired'],
     ['used up', 'used up (1 of 1 devices)'],
-  ])('answers 422 invalid_activation_code for a %s session, with a clear message, nothing written', async (state, words) => {
-    const org = await createOrganization(ctx);
-    const session = await createEnrollmentSession(ctx, org.id, { max_devices: 1 });
-    if (state === 'revoked') await ctx.request('POST', `/api/v1/enrollment-sessions/${session.id}/revoke`);
-    if (state === 'expired') {
-      await ctx.sql`update enrollment_sessions set expires_at = now() - interval '1 second' where id = ${session.id}`;
-    }
-    if (state === 'used up') await ctx.sql`update enrollment_sessions set devices_used = 1 where id = ${session.id}`;
-    const body = await refused(org.id, { enrollment_session_id: session.id }, 422, 'invalid_activation_code');
-    expect(body.message).toContain(`enrollment session ${session.id} is ${words}`);
-  });
+  ])(
+    'answers 422 invalid_activation_code for a %s session, with a clear message, nothing written',
+    async (state, words) => {
+      const org = await createOrganization(ctx);
+      const session = await createEnrollmentSession(ctx, org.id, { max_devices: 1 });
+      if (state === 'revoked') await ctx.request('POST', `/api/v1/enrollment-sessions/${session.id}/revoke`);
+      if (state === 'expired') {
+        await ctx.sql`update enrollment_sessions set expires_at = now() - interval '1 second' where id = ${session.id}`;
+      }
+      if (state === 'used up') await ctx.sql`update enrollment_sessions set devices_used = 1 where id = ${session.id}`;
+      const body = await refused(org.id, { enrollment_session_id: session.id }, 422, 'invalid_activation_code');
+      expect(body.message).toContain(`enrollment session ${session.id} is ${words}`);
+    },
+  );
 
-  it('answers 404 not_found for an unknown template or session, and for another organization\'s session', async () => {
+  it("answers 404 not_found for an unknown template or session, and for another organization's session", async () => {
     const org = await createOrganization(ctx);
     const other = await createOrganization(ctx);
     const foreign = await createEnrollmentSession(ctx, other.id);
@@ -213,7 +219,7 @@ describe('POST .../iso-builds bound to a template or an enrollment session', () 
 });
 
 describe('GET /api/v1/organizations/{id}/iso-builds and /api/v1/iso-builds/{id}', () => {
-  it('lists the organization\'s builds newest first, paged, and no other organization\'s', async () => {
+  it("lists the organization's builds newest first, paged, and no other organization's", async () => {
     const org = await createOrganization(ctx);
     const other = await createOrganization(ctx);
     const ids: string[] = [];
@@ -223,7 +229,10 @@ describe('GET /api/v1/organizations/{id}/iso-builds and /api/v1/iso-builds/{id}'
     expect(first.status).toBe(200);
     expect(first.body.items.map((b: { id: string }) => b.id)).toEqual([ids[2], ids[1]]);
     expect(first.body.next_cursor).toEqual(expect.any(String));
-    const second = await ctx.request('GET', `/api/v1/organizations/${org.id}/iso-builds?limit=2&cursor=${first.body.next_cursor}`);
+    const second = await ctx.request(
+      'GET',
+      `/api/v1/organizations/${org.id}/iso-builds?limit=2&cursor=${first.body.next_cursor}`,
+    );
     expect(second.body).toEqual({ items: [expect.objectContaining({ id: ids[0] })], next_cursor: null });
     expect(Object.keys(second.body.items[0]).sort()).toEqual([...isoBuildKeys].sort());
   });
@@ -328,7 +337,10 @@ describe('GET /api/v1/iso-builds/{id}/download', () => {
   });
 
   it('answers HEAD with the headers and no body', async () => {
-    const res = await ctx.app.request(`/api/v1/iso-builds/${build.id}/download`, { method: 'HEAD', headers: { authorization: `Bearer ${ctx.config.adminToken}` } });
+    const res = await ctx.app.request(`/api/v1/iso-builds/${build.id}/download`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${ctx.config.adminToken}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-length')).toBe(String(build.size_bytes));
     expect(res.headers.get('etag')).toBe(`"${build.sha256}"`);
@@ -337,8 +349,10 @@ describe('GET /api/v1/iso-builds/{id}/download', () => {
 
   it.each(['pending', 'running', 'failed'] as const)('answers 409 iso_not_ready for a %s build', async (status) => {
     const queued = await triggerBuild(ctx, org.id);
-    if (status === 'running') await ctx.sql`update iso_builds set status = 'running', started_at = now_ms(), progress = 40 where id = ${queued.id}`;
-    if (status === 'failed') await ctx.sql`update iso_builds set status = 'failed', finished_at = now_ms(), error = 'x' where id = ${queued.id}`;
+    if (status === 'running')
+      await ctx.sql`update iso_builds set status = 'running', started_at = now_ms(), progress = 40 where id = ${queued.id}`;
+    if (status === 'failed')
+      await ctx.sql`update iso_builds set status = 'failed', finished_at = now_ms(), error = 'x' where id = ${queued.id}`;
     const res = await ctx.request('GET', `/api/v1/iso-builds/${queued.id}/download`);
     expect(res.status).toBe(409);
     expect(res.body.error).toBe('iso_not_ready');
@@ -363,7 +377,7 @@ describe('GET /api/v1/iso-builds/{id}/download', () => {
     expect(res.body.error).toBe('not_found');
   });
 
-  it('answers 404 when a completed build\'s file is missing on the server', async () => {
+  it("answers 404 when a completed build's file is missing on the server", async () => {
     const other = await createOrganization(ctx);
     const queued = await triggerBuild(ctx, other.id);
     await runJobs(ctx, workerDeps(ctx));
@@ -405,7 +419,17 @@ describe('OpenAPI document', () => {
     expect(paths['/api/v1/organizations/{id}/iso-builds'].get.operationId).toBe('listIsoBuilds');
     expect(paths['/api/v1/iso-builds/{id}'].get.operationId).toBe('getIsoBuild');
     const download = paths['/api/v1/iso-builds/{id}/download'].get;
-    expect(Object.keys(download.responses).sort()).toEqual(['200', '206', '400', '401', '403', '404', '409', '416', '500']);
+    expect(Object.keys(download.responses).sort()).toEqual([
+      '200',
+      '206',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '416',
+      '500',
+    ]);
     expect(download.responses['200'].content).toHaveProperty('application/x-iso9660-image');
     expect(download.responses['409'].description).toContain('iso_not_ready');
     expect(download.responses['416'].description).toContain('range_not_satisfiable');

@@ -34,7 +34,7 @@ function checkonly(text: string): { status: number | null; stderr: string } {
 }
 
 describe('Debian preseed', () => {
-  it('carries the template\'s packages and partitioning, and debconf accepts it', () => {
+  it("carries the template's packages and partitioning, and debconf accepts it", () => {
     const text = debianPreseed(template({ partitioning: { scheme: 'luks-lvm', root_filesystem: 'xfs' } }));
     expect(text).toContain('d-i pkgsel/include string vim htop');
     expect(text).toContain('d-i partman-auto/method string crypto');
@@ -59,7 +59,9 @@ describe('Debian preseed', () => {
 
 describe('Ubuntu autoinstall', () => {
   it('asks for the disk passphrase interactively for luks-lvm and never stores one', () => {
-    const text = ubuntuAutoinstall(template({ backend: 'ubuntu', partitioning: { scheme: 'luks-lvm', root_filesystem: 'ext4' } }));
+    const text = ubuntuAutoinstall(
+      template({ backend: 'ubuntu', partitioning: { scheme: 'luks-lvm', root_filesystem: 'ext4' } }),
+    );
     const config = parseYaml(text).autoinstall;
     expect(config['interactive-sections']).toEqual(['storage']);
     expect(config.storage).toEqual({ layout: { name: 'lvm' } });

@@ -313,7 +313,7 @@ describe('an image bound to an enrollment session', () => {
     expect(await entries(full.out)).toEqual([]);
   });
 
-  it('a revoked session exits 3 with the service\'s message and nothing written (dash and busybox)', async () => {
+  it("a revoked session exits 3 with the service's message and nothing written (dash and busybox)", async () => {
     const other = await createEnrollmentSession(ctx, org.id, { max_devices: 5 });
     const config = await configWith(fleet, { credential: other.id, template_id: TEMPLATES.debianStandard });
     await ctx.request('POST', `/api/v1/enrollment-sessions/${other.id}/revoke`);
@@ -421,7 +421,7 @@ describe('an Ubuntu image (bound to the Ubuntu template)', () => {
     expect(config['interactive-sections']).toBeUndefined();
   });
 
-  it('its early command runs the handshake and checks the blueprint against the image\'s layout', async () => {
+  it("its early command runs the handshake and checks the blueprint against the image's layout", async () => {
     const fleet = await extractFleet(image);
     const script = join(fleet, 'install.sh');
     const ok = await runScript('busybox', script, ['ubuntu-early', 'single', 'ext4'], { FLEET_SERIAL: newSerial() });

@@ -17,7 +17,11 @@ export async function createApiKey(
 ): Promise<{ id: string; key: string; prefix: string }> {
   const res = await ctx.request('POST', `/api/v1/organizations/${organizationId}/api-keys`, {
     token: options.token,
-    body: { name: options.name ?? `${role} key`, role, ...(options.expires_at ? { expires_at: options.expires_at } : {}) },
+    body: {
+      name: options.name ?? `${role} key`,
+      role,
+      ...(options.expires_at ? { expires_at: options.expires_at } : {}),
+    },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
@@ -45,12 +49,22 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     expect(res.status, JSON.stringify(res.body)).toBe(status);
     return res.body;
   };
-  const orgUnit = ok(await ctx.request('POST', `/api/v1/organizations/${organizationId}/org-units`, { body: { name: 'Schule' } }), 201);
-  const group = ok(await ctx.request('POST', `/api/v1/organizations/${organizationId}/groups`, { body: { name: 'Lehrer' } }), 201);
+  const orgUnit = ok(
+    await ctx.request('POST', `/api/v1/organizations/${organizationId}/org-units`, { body: { name: 'Schule' } }),
+    201,
+  );
+  const group = ok(
+    await ctx.request('POST', `/api/v1/organizations/${organizationId}/groups`, { body: { name: 'Lehrer' } }),
+    201,
+  );
   ok(await ctx.request('PUT', `/api/v1/groups/${group.id}/devices/${agent.device_id}`), 204);
   const session = ok(
     await ctx.request('POST', `/api/v1/organizations/${organizationId}/enrollment-sessions`, {
-      body: { template_id: TEMPLATES.debianStandard, expires_at: new Date(Date.now() + 86_400_000).toISOString(), max_devices: 5 },
+      body: {
+        template_id: TEMPLATES.debianStandard,
+        expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+        max_devices: 5,
+      },
     }),
     201,
   );
@@ -94,7 +108,15 @@ export async function databaseFingerprint(sql: Sql): Promise<string> {
 
 export type CredentialName = 'none' | 'wrong' | 'agent' | 'viewer' | 'admin' | 'other_admin' | 'operator';
 
-export const credentialNames: CredentialName[] = ['none', 'wrong', 'agent', 'viewer', 'admin', 'other_admin', 'operator'];
+export const credentialNames: CredentialName[] = [
+  'none',
+  'wrong',
+  'agent',
+  'viewer',
+  'admin',
+  'other_admin',
+  'operator',
+];
 
 export interface Operation {
   method: string;
@@ -107,7 +129,9 @@ export async function documentedOperations(ctx: TestContext): Promise<Operation[
   const res = await ctx.request('GET', '/api/v1/openapi.json', { token: null });
   expect(res.status).toBe(200);
   const operations: Operation[] = [];
-  for (const [path, item] of Object.entries(res.body.paths as Record<string, Record<string, { 'x-callers'?: string[] }>>)) {
+  for (const [path, item] of Object.entries(
+    res.body.paths as Record<string, Record<string, { 'x-callers'?: string[] }>>,
+  )) {
     for (const [method, op] of Object.entries(item)) {
       operations.push({ method, path, callers: op['x-callers'] ?? [] });
     }
@@ -144,7 +168,12 @@ export function fillPath(op: Operation, f: TenantFixture): { url: string; orgSco
   return { url: filled.join('/'), orgScoped };
 }
 
-export function tokenOf(name: CredentialName, f: TenantFixture, other: TenantFixture, adminToken: string): string | null {
+export function tokenOf(
+  name: CredentialName,
+  f: TenantFixture,
+  other: TenantFixture,
+  adminToken: string,
+): string | null {
   switch (name) {
     case 'none':
       return null;

@@ -40,7 +40,9 @@ export async function startService(
   }
   // What `npm start` runs, without npm in between, so the signal reaches the service.
   const { command, args: commandArgs } =
-    runtime === 'deno' ? denoApiCommand() : { command: process.execPath, args: ['--import', 'tsx', 'api/main_node.ts'] };
+    runtime === 'deno'
+      ? denoApiCommand()
+      : { command: process.execPath, args: ['--import', 'tsx', 'api/main_node.ts'] };
   const ready = runtime === 'deno' ? 'deno api ready' : 'service ready';
   const child = spawn(command, [...commandArgs, ...args], {
     cwd: root,
