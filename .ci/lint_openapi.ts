@@ -26,6 +26,7 @@ const app = createApp({
     activation: { maxFailures: 20, windowSeconds: 600, trustProxy: false },
     isoDir: '/nonexistent',
     wlanKey: new Uint8Array(32),
+    checkin: { maxInFlight: 1000, retryAfterSeconds: 30 },
   },
 });
 const res = await app.request('/api/v1/openapi.json');

@@ -57,6 +57,10 @@ const EnvSchema = z.object({
   TRUST_PROXY: boolean.default(false),
   WORKER_CONCURRENCY: integer(1, 16).default(1),
   DATABASE_POOL_SIZE: integer(1, 200).default(DEFAULT_POOL_SIZE),
+  /** Check-ins in flight per API process before more are refused with 503 (default: 8 per pool connection). */
+  CHECKIN_MAX_IN_FLIGHT: integer(1, 100_000).optional(),
+  /** The least Retry-After of a refused check-in; the jitter adds up to as much again. */
+  CHECKIN_RETRY_AFTER_SECONDS: integer(1, 3600).default(30),
   /** A bearer token for GET /metrics besides the operator token (at least 32 characters). */
   METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -110,6 +114,8 @@ export interface AppConfig {
   isoDir: string;
   /** AES-256-GCM key (32 bytes) for WLAN credentials in queued ISO jobs. */
   wlanKey: Uint8Array;
+  /** Load shedding of check-ins (CONTRACT §14). */
+  checkin: { maxInFlight: number; retryAfterSeconds: number };
 }
 
 /**
@@ -133,5 +139,10 @@ export function appConfig(
     },
     isoDir: `${secrets.dataDir}/isos`,
     wlanKey: new Uint8Array(Buffer.from(secrets.wlanKeyBase64, 'base64')),
+    checkin: {
+      // Enough to keep every connection busy with a short queue behind it, no more.
+      maxInFlight: env.CHECKIN_MAX_IN_FLIGHT ?? env.DATABASE_POOL_SIZE * 8,
+      retryAfterSeconds: env.CHECKIN_RETRY_AFTER_SECONDS,
+    },
   };
 }

@@ -4,8 +4,7 @@
  * all-or-nothing insert of events.
  */
 import { storeHardware, templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
-import type { ResolvedMerkmal } from '../catalog/resolution.ts';
-import { deviceStateColumns, resolveStateRow, type StateRow } from '../catalog/state.ts';
+import { deviceStateColumns, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { ApiError } from '../http/errors.ts';
@@ -63,15 +62,8 @@ export async function bootstrap(
   });
 }
 
-export interface CheckinDevice extends AgentDeviceState {
-  template_id: string;
-}
-
-export interface Checkin {
-  device: CheckinDevice;
-  /** The resolved order state of every catalog Merkmal of the device's backend. */
-  auftraege: ResolvedMerkmal[];
-}
+/** The device's own inputs of its desired state, as the check-in statement returns them. */
+export interface CheckinRow extends AgentDeviceState, StateRow {}
 
 /**
  * The check-in of a live device in one statement, one round trip: the heartbeat UPDATE
@@ -80,10 +72,8 @@ export interface Checkin {
  * the catalog listing uses (api/catalog/state.ts; the organization's overrides come from
  * its versioned cache), so `auftraege` and the listing cannot disagree.
  *
- * When no live device holds the secret, nothing was written and a second probe tells the
- * caller which answer to give: no device (401), or a deprovisioned or archived one (403).
- * Every unknown secret takes this same path. (A device never turns live again under the
- * same secret: reprovision clears it.)
+ * Undefined when no live device holds the secret: nothing was written, and the caller
+ * probes with `findAgentDevice` which answer to give (401 or 403).
  *
  * `set_config('synchronous_commit', 'off', true)` applies to this statement's own implicit
  * transaction only: its commit does not wait for the WAL flush. Losing the last few
@@ -95,7 +85,7 @@ export async function checkin(
   db: Db,
   secretHash: Uint8Array,
   hardware: Hardware | undefined,
-): Promise<{ live: Checkin } | { live: null; device: AgentDeviceState | undefined }> {
+): Promise<CheckinRow | undefined> {
   // Two prepared statements: the hardware CTE costs PostgreSQL work on every execution, but
   // agents send hardware only now and then.
   const hardwareCte =
@@ -109,17 +99,14 @@ export async function checkin(
       where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
       on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
     )`;
-  const [row] = await db<Array<AgentDeviceState & StateRow & { async_commit: string }>>`
+  const [row] = await db<Array<CheckinRow & { async_commit: string }>>`
     ${hardwareCte}
     update devices d set agent_last_checkin = now()
     where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
     returning d.id, d.deprovisioned_at, d.archived_at,
               set_config('synchronous_commit', 'off', true) as async_commit,
               ${deviceStateColumns(db)}`;
-  if (!row) return { live: null, device: await findAgentDevice(db, secretHash) };
-  const { id, deprovisioned_at, archived_at } = row;
-  const { template, resolved } = await resolveStateRow(db, row);
-  return { live: { device: { id, deprovisioned_at, archived_at, template_id: template.id }, auftraege: resolved } };
+  return row;
 }
 
 /**

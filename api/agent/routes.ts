@@ -2,18 +2,21 @@
  * The provisioning agent's protocol (CONTRACT §7): bootstrap with the one-time token from
  * resolve, periodic check-in, and reports of what the agent applied or removed.
  *
- * Order of the answers on check-in and report: the shape of the bearer (401), then the
- * body's syntax (400), then the device behind the secret (401, 403), then what the body
- * means (422). Nothing is written unless every step passes.
+ * Order of the answers on check-in: load shedding (503), the shape of the bearer (401), the
+ * body (400), then the device behind the secret (401, 403). On report the device is looked
+ * up before the body is validated, then what the body means (422). Nothing is written
+ * unless every step passes.
  */
+import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { readBodyText } from '../http/body.ts';
-import { accessMiddleware } from '../access/middleware.ts';
-import { ApiError } from '../http/errors.ts';
-import { hashSecret } from '../http/crypto.ts';
+import { smallJsonBody } from '../http/body.ts';
 import type { AppEnv } from '../http/context.ts';
-import { defineRoute, json, jsonBody, newRouter, validationHook } from '../http/openapi.ts';
-import { agentSecret, invalidAgentSecret, issueAgentSecret, liveAgentDevice, requireLiveDevice } from './auth.ts';
+import { hashSecret } from '../http/crypto.ts';
+import { ApiError } from '../http/errors.ts';
+import { defineRoute, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { shedLoad } from '../http/shed.ts';
+import { agentSecret, issueAgentSecret, liveAgentDevice } from './auth.ts';
+import { checkIn } from './checkin.ts';
 import * as repo from './repo.ts';
 import {
   agentEventTypes,
@@ -24,7 +27,6 @@ import {
   ReportRequest,
   ReportResponse,
   type AgentEventType,
-  type CheckinRequestType,
 } from './schemas.ts';
 
 const tags = ['Agent'];
@@ -47,12 +49,6 @@ const bootstrap = defineRoute({
   responses: { 201: json(BootstrapResponse, 'The agent secret, shown only this once') },
 });
 
-const checkinBody = {
-  required: false,
-  description: 'Optional: an empty body (with or without a Content-Type) is the same as `{}`.',
-  content: { 'application/json': { schema: CheckinRequest } },
-};
-
 const checkin = defineRoute({
   method: 'post',
   path: '/agent/checkin',
@@ -62,11 +58,33 @@ const checkin = defineRoute({
   description:
     'Sets `agent_last_checkin` every time and replaces the stored hardware when `hardware` is sent. Answers the ' +
     "blueprints of the device's template, the role repository, the poll interval and the full order state " +
-    '(`auftraege`).',
+    '(`auftraege`), with an `ETag` of that desired state. Send it back as `If-None-Match`: while nothing changed, ' +
+    'the answer is 304 without a body (the check-in still counts). Under overload a check-in is refused at once ' +
+    'with 503 `service_unavailable` and a `Retry-After` (seconds, with jitter): come back then.',
   access: 'agent',
-  errors: ['invalid_agent_secret', 'device_deprovisioned', 'device_archived'],
-  request: { body: checkinBody },
-  responses: { 200: json(CheckinResponse, 'What the agent should apply') },
+  middleware: [shedLoad((c) => (c as Context<AppEnv>).get('deps').config.checkin), agentSecret, smallJsonBody] as const,
+  errors: ['invalid_agent_secret', 'device_deprovisioned', 'device_archived', 'service_unavailable'],
+  request: {
+    headers: z.object({
+      'if-none-match': z
+        .string()
+        .max(1000)
+        .optional()
+        .openapi({ description: 'The `ETag` of the last answer: 304 while the desired state is unchanged.' }),
+    }),
+    body: {
+      required: false,
+      description: 'Optional: an empty body (with or without a Content-Type) is the same as `{}`.',
+      content: { 'application/json': { schema: CheckinRequest } },
+    },
+  },
+  responses: {
+    200: {
+      ...json(CheckinResponse, 'What the agent should apply'),
+      headers: { ETag: { schema: { type: 'string' }, description: 'A strong tag of the desired state' } },
+    },
+    304: { description: 'The desired state is the one the `If-None-Match` tag names; no body' },
+  },
 });
 
 const report = defineRoute({
@@ -104,28 +122,15 @@ export function agentRoutes() {
     return c.json({ device_id: body.device_id, agent_secret: secret }, 201);
   });
 
-  // Check-in reads its optional body itself (see readCheckinBody); the route is registered
-  // for the OpenAPI document with the same schema that validates it.
-  const { middleware: _runtimeOnly, ...checkinDocument } = checkin as typeof checkin & { middleware?: unknown };
-  router.openAPIRegistry.registerPath(checkinDocument);
-  router.post('/agent/checkin', accessMiddleware({ method: 'post', access: 'agent' }), agentSecret, async (c) => {
-    const { sql, config } = c.get('deps');
-    const body = await readCheckinBody(c);
-    const result = await repo.checkin(sql, c.get('agentSecretHash'), body.hardware);
-    if (!result.live) {
-      requireLiveDevice(result.device); // 401 or 403
-      throw invalidAgentSecret(); // not reached: a secret that missed a live device finds none
-    }
-    const { device, auftraege } = result.live;
-    const blueprints = await repo.cachedTemplateBlueprints(sql, device.template_id);
-    const response = {
-      device_id: device.id,
-      blueprints,
-      repository_url: config.roleRepositoryUrl,
-      poll_interval_seconds: config.agentPollIntervalSeconds,
-      auftraege: auftraege.map((s) => ({ merkmal: s.merkmal, state: s.state, optionen: s.optionen })),
-    };
-    return c.json(response, 200);
+  router.openapi(checkin, async (c) => {
+    const body = c.req.valid('json') ?? {};
+    const answer = await checkIn(c.get('db'), c.get('deps').config, {
+      secretHash: c.get('agentSecretHash'),
+      hardware: body.hardware,
+      ifNoneMatch: c.req.valid('header')['if-none-match'],
+    });
+    c.header('ETag', answer.etag);
+    return answer.notModified ? c.body(null, 304) : c.json(answer.body, 200);
   });
 
   router.openapi(report, async (c) => {
@@ -169,25 +174,4 @@ export function agentRoutes() {
   });
 
   return router;
-}
-
-/**
- * The check-in body: empty (no body at all, or an empty one, with or without a
- * Content-Type) means `{}`, so the simplest agent can POST nothing; anything else must be
- * a JSON object matching CheckinRequest. Failures are the same 400 `invalid_request` the
- * validation hook gives everywhere else.
- */
-async function readCheckinBody<E extends AppEnv>(c: Context<E>): Promise<CheckinRequestType> {
-  const text = await readBodyText(c);
-  if (text.trim() === '') return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ApiError('invalid_request', 'the request body is not valid JSON');
-  }
-  const parsed = CheckinRequest.safeParse(value);
-  if (!parsed.success)
-    validationHook({ success: false, target: 'json', error: parsed.error }, c as unknown as Context<AppEnv>);
-  return parsed.data!;
 }

@@ -14,6 +14,7 @@ import { Buffer } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { ApiError } from './errors.ts';
 
 /** Node's request, when @hono/node-server serves this one (`c.env.incoming`). */
 function nodeIncoming(c: Context): IncomingMessage | undefined {
@@ -55,3 +56,22 @@ export async function readBodyText(c: Context): Promise<string> {
     incoming.once('error', reject);
   });
 }
+
+/**
+ * Route middleware for a small, optional JSON body: reads it through `readBodyText` (Node's
+ * IncomingMessage when Node serves the request) and leaves the text in Hono's body cache, so
+ * the route's standard validator parses and validates it without a web stream. An empty
+ * body is `{}`; a non-empty one needs `Content-Type: application/json` (400 otherwise).
+ */
+export const smallJsonBody: MiddlewareHandler = async (c, next) => {
+  const text = await readBodyText(c);
+  const typed = c.req.header('content-type') !== undefined;
+  if (!typed && text.trim() !== '') {
+    throw new ApiError('invalid_request', 'a request body must come with Content-Type: application/json');
+  }
+  // Blank is no body: `{}` for the JSON validator, nothing for the media-type check.
+  const cached = text.trim() !== '' ? text : typed ? '{}' : '';
+  // Hono caches bodies as promises; its type says string.
+  (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(cached);
+  await next();
+};

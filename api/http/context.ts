@@ -24,5 +24,7 @@ export interface AppEnv {
     caller: Caller;
     /** What an audited write changed, for the access middleware to record. */
     audit: AuditEntry;
+    /** SHA-256 of the agent secret of a check-in (the secret itself is not kept). */
+    agentSecretHash: Uint8Array;
   };
 }

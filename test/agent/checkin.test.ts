@@ -76,7 +76,7 @@ describe('POST /api/v1/agent/checkin', () => {
   it.each([
     ['no body and no Content-Type', {}],
     ['an empty body with a JSON Content-Type', { rawBody: '', headers: { 'content-type': 'application/json' } }],
-    ['whitespace only', { rawBody: '  \n' }],
+    ['whitespace only with a JSON Content-Type', { rawBody: '  \n', headers: { 'content-type': 'application/json' } }],
     ['{}', { body: {} }],
     ['only agent_version', { body: { agent_version: '1.4.2' } }],
   ])('accepts %s', async (_case, options) => {

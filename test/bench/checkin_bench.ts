@@ -226,6 +226,7 @@ function inProcessConfig(): AppConfig {
     activation: { maxFailures: 20, windowSeconds: 600, trustProxy: false },
     isoDir: join(stateDir!, 'isos'),
     wlanKey: new Uint8Array(32),
+    checkin: { maxInFlight: 1000, retryAfterSeconds: 30 },
   };
 }
 

@@ -20,6 +20,7 @@ export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     activation: { maxFailures: 20, windowSeconds: 600, trustProxy: false },
     isoDir: '/nonexistent/isos',
     wlanKey: new Uint8Array(32).fill(7),
+    checkin: { maxInFlight: 1000, retryAfterSeconds: 30 },
     ...overrides,
   };
 }

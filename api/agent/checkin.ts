@@ -1,0 +1,102 @@
+/**
+ * The agent's check-in (CONTRACT §7, §14): one statement writes the heartbeat (and the
+ * hardware when sent) and returns the device's own inputs of its desired state; the ETag
+ * is a stamp of those inputs and of the versions of everything else the answer depends
+ * on, so an unchanged state is answered 304 without resolving the catalog at all.
+ */
+import type { AppConfig } from '../config.ts';
+import type { Db } from '../db/client.ts';
+import { seedDataCache } from '../db/seed_cache.ts';
+import { resolveStateRow } from '../catalog/state.ts';
+import type { z } from '@hono/zod-openapi';
+import { invalidAgentSecret, requireLiveDevice } from './auth.ts';
+import * as repo from './repo.ts';
+import type { CheckinResponse } from './schemas.ts';
+
+export type CheckinAnswer =
+  | { etag: string; notModified: true }
+  | { etag: string; notModified: false; body: z.infer<typeof CheckinResponse> };
+
+/**
+ * Writes the check-in and answers the desired state, or `notModified` when the agent's
+ * `If-None-Match` names the current ETag. Throws 401 for a secret of no device and 403 for
+ * a deprovisioned or archived one; nothing is written then.
+ */
+export async function checkIn(
+  db: Db,
+  config: AppConfig,
+  input: { secretHash: Uint8Array; hardware: Record<string, unknown> | undefined; ifNoneMatch: string | undefined },
+): Promise<CheckinAnswer> {
+  const row = await repo.checkin(db, input.secretHash, input.hardware);
+  if (!row) {
+    requireLiveDevice(await repo.findAgentDevice(db, input.secretHash));
+    throw invalidAgentSecret(); // a secret that missed a live device finds a dead one or none
+  }
+  const etag = `"${stamp(`${await seedVersion(db, '')}|${configStamp(config)}|${stateInputs(row)}`)}"`;
+  if (input.ifNoneMatch !== undefined && matchesIfNoneMatch(input.ifNoneMatch, etag)) {
+    return { etag, notModified: true };
+  }
+  const { template, resolved } = await resolveStateRow(db, row);
+  return {
+    etag,
+    notModified: false,
+    body: {
+      device_id: row.id,
+      blueprints: await repo.cachedTemplateBlueprints(db, template.id),
+      repository_url: config.roleRepositoryUrl,
+      poll_interval_seconds: config.agentPollIntervalSeconds,
+      auftraege: resolved.map((s) => ({ merkmal: s.merkmal, state: s.state, optionen: s.optionen })),
+    },
+  };
+}
+
+/**
+ * Everything of the device's own that decides its desired state: its template, its org
+ * unit, its groups, its own overrides, and the version of its organization's org-unit tree
+ * and unit and group overrides (moved by triggers on every change of them).
+ */
+function stateInputs(row: repo.CheckinRow): string {
+  const groups = [...row.group_ids].sort().join(',');
+  const own = [...row.device].sort((a, b) => (a.merkmal < b.merkmal ? -1 : 1));
+  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${groups}|${JSON.stringify(own)}`;
+}
+
+/** The configuration in the answer; computed once per configuration object. */
+const configStamps = new WeakMap<AppConfig, string>();
+function configStamp(config: AppConfig): string {
+  let value = configStamps.get(config);
+  if (value === undefined) {
+    value = `${config.roleRepositoryUrl}|${config.agentPollIntervalSeconds}`;
+    configStamps.set(config, value);
+  }
+  return value;
+}
+
+/** The seed catalog, templates and blueprints change only with a migration: its version stands for them. */
+const seedVersion = seedDataCache(async (db) => {
+  const [row] = await db<{ version: string | null }[]>`select max(version) as version from schema_migrations`;
+  return row?.version ?? '';
+});
+
+/** A 53-bit hash (cyrb53) as hex: an ETag needs no cryptographic strength, only to change with its input. */
+function stamp(text: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16);
+}
+
+/**
+ * RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly (a `W/` prefix does not
+ * matter).
+ */
+export function matchesIfNoneMatch(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
