@@ -9,7 +9,7 @@ import type { Context } from 'hono';
 import { activationRoutes } from './activation/routes.ts';
 import { agentRoutes } from './agent/routes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
-import { isPgError, pgError } from './db/client.ts';
+import { DEFAULT_DATABASE_TIMEOUT_SECONDS, isDatabaseUnavailable, isPgError, pgError } from './db/client.ts';
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
 import { deviceRoutes } from './devices/routes.ts';
 import { docsRoutes } from './docs/routes.ts';
@@ -38,6 +38,7 @@ export function createApp(deps: AppDeps) {
     await next();
   });
   app.use('*', accessLog);
+  app.use('/api/v1/*', requestDeadline((deps.config.databaseTimeoutSeconds ?? DEFAULT_DATABASE_TIMEOUT_SECONDS) * 1000));
   const limitBody = limitBodySize(MAX_BODY_BYTES, () => {
     throw new ApiError('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
   });
@@ -101,6 +102,11 @@ function renderError(err: Error, c: Context<AppEnv>) {
     for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
     return c.json(errorBody(err.code, err.message, err.details), err.status);
   }
+  if (isDatabaseUnavailable(err)) {
+    c.get('deps').log.warn('database unavailable', { request_id: c.get('requestId'), method: c.req.method, error: errorCodeOf(err) });
+    c.header('Retry-After', RETRY_AFTER_SECONDS);
+    return c.json(errorBody('service_unavailable', 'the database is not available; retry later'), 503);
+  }
   if (err instanceof HTTPException && err.status === 413) {
     return c.json(errorBody('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`), 413);
   }
@@ -122,6 +128,37 @@ function renderError(err: Error, c: Context<AppEnv>) {
     detail: err.message,
   });
   return c.json(errorBody('internal_error', `an unexpected error occurred (request id ${c.get('requestId')})`), 500);
+}
+
+const RETRY_AFTER_SECONDS = '5';
+
+function errorCodeOf(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? code : 'unknown';
+}
+
+/**
+ * A database that stalls (a stopped server answers nothing, and no server-side timeout
+ * fires) must not hold a request: at the deadline the request answers 503. Streamed
+ * bodies (ISO downloads) are past this point once their headers are out.
+ */
+function requestDeadline(ms: number) {
+  return async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new ApiError('service_unavailable', `no answer from the database within ${ms / 1000} s; retry later`, {
+          headers: { 'Retry-After': RETRY_AFTER_SECONDS },
+        })),
+        ms,
+      );
+    });
+    try {
+      await Promise.race([next(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 }
 
 /** One line per request: never the query string, headers or body, which can carry secrets. */

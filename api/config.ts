@@ -40,6 +40,12 @@ const EnvSchema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(DEFAULT_POOL_SIZE),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** How long a stop lets in-flight requests finish before closing their connections. */
+  SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(600).default(10),
+  /** The longest a request waits for the database before it answers 503. */
+  DATABASE_TIMEOUT_SECONDS: z.coerce.number().min(1).max(600).default(10),
+  /** A worker without a heartbeat for this long is dead: its running builds fail. */
+  WORKER_SILENCE_SECONDS: z.coerce.number().int().min(2).max(86_400).default(120),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -69,6 +75,8 @@ export interface AppConfig {
   isoDir: string;
   /** AES-256-GCM key (32 bytes) for WLAN credentials in queued ISO jobs. */
   wlanKey: Uint8Array;
+  /** The longest a request waits for the database before it answers 503; default 10. */
+  databaseTimeoutSeconds?: number;
 }
 
 /**
@@ -88,5 +96,6 @@ export function appConfig(env: Env, secrets: { adminToken: string; wlanKeyBase64
     },
     isoDir: `${secrets.dataDir}/isos`,
     wlanKey: new Uint8Array(Buffer.from(secrets.wlanKeyBase64, 'base64')),
+    databaseTimeoutSeconds: env.DATABASE_TIMEOUT_SECONDS,
   };
 }

@@ -4,6 +4,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Logger as GraphileLogger, run, type Runner } from 'graphile-worker';
+import pg from 'pg';
+import { databaseTimeouts } from '../api/db/client.ts';
 import type { Logger } from '../api/log.ts';
 import { createTaskList } from './tasks/index.ts';
 import type { WorkerDeps } from './worker_deps.ts';
@@ -15,11 +17,42 @@ export interface WorkerOptions {
   gracefulShutdownAbortTimeoutMs?: number;
   /** How often to look for jobs scheduled in the future; default 1 s (new jobs arrive by NOTIFY). */
   pollIntervalMs?: number;
+  /** Time limits of the worker's database connections (as the API's); default 10 s. */
+  databaseTimeoutSeconds?: number;
 }
 
 export async function startWorker(databaseUrl: string, deps: WorkerDeps, concurrency = 1, options: WorkerOptions = {}): Promise<Runner> {
-  const runner = await run({
+  const timeouts = databaseTimeouts(options.databaseTimeoutSeconds);
+  const pool = new pg.Pool({
     connectionString: databaseUrl,
+    max: concurrency + 4,
+    connectionTimeoutMillis: timeouts.connectSeconds * 1000,
+    statement_timeout: timeouts.statementMs,
+    idle_in_transaction_session_timeout: timeouts.statementMs,
+    application_name: 'fleet-worker',
+  });
+  // An idle connection that breaks (the database restarts or stops) is dropped by the pool;
+  // without a listener its `error` event would end the process.
+  pool.on('error', (err) => deps.log.warn('worker database connection lost', { error: err.message }));
+  let runner: Runner;
+  try {
+    runner = await startRunner(pool, deps, concurrency, options);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw err;
+  }
+  deps.log.info('worker started', { concurrency });
+  const stop = runner.stop.bind(runner);
+  runner.stop = async () => {
+    await stop();
+    await pool.end();
+  };
+  return runner;
+}
+
+function startRunner(pool: pg.Pool, deps: WorkerDeps, concurrency: number, options: WorkerOptions): Promise<Runner> {
+  return run({
+    pgPool: pool,
     concurrency,
     noHandleSignals: true,
     pollInterval: options.pollIntervalMs ?? 1000,
@@ -37,8 +70,6 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps, concurr
       },
     },
   });
-  deps.log.info('worker started', { concurrency });
-  return runner;
 }
 
 /**
