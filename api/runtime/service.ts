@@ -70,6 +70,7 @@ function workerDeps(rt: Runtime) {
       isoBaseImage: rt.env.ISO_BASE_IMAGE,
       wlanKey: rt.config.wlanKey,
       publicBaseUrl: rt.config.publicBaseUrl,
+      workerSilenceSeconds: rt.env.WORKER_SILENCE_SECONDS,
     },
   };
 }
@@ -203,7 +204,7 @@ export async function runAll(): Promise<void> {
 }
 
 function workerOptions(rt: Runtime) {
-  return { databaseTimeoutSeconds: rt.env.DATABASE_TIMEOUT_SECONDS, silenceSeconds: rt.env.WORKER_SILENCE_SECONDS };
+  return { databaseTimeoutSeconds: rt.env.DATABASE_TIMEOUT_SECONDS };
 }
 
 /** `npm run api`: the API only, against DATABASE_URL (already migrated). */
