@@ -112,7 +112,7 @@ async function buildImage(
   }
 
   const work = workPaths(config.isoDir, buildId);
-  await mkdir(config.isoDir, { recursive: true });
+  await mkdir(config.isoDir, { recursive: true, mode: 0o700 });
   await rm(work.dir, { recursive: true, force: true }); // leftovers of an interrupted attempt
   await mkdir(work.staging, { recursive: true, mode: 0o700 });
   await chmod(work.dir, 0o700);

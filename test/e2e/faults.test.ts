@@ -4,7 +4,7 @@
  * kernel or a terminal would.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -78,6 +78,7 @@ function oneLineCause(output: string) {
 describe('faults of a running service', () => {
   it('refuses a second start on the same DATA_DIR and a PORT in use, at once and in one line', async () => {
     service = await startService(env, [], 'node', { processGroup: true });
+    expect((await stat(join(dataDir, 'isos'))).mode & 0o777).toBe(0o700);
 
     const second = await runServiceToExit(env);
     expect(second.code).toBe(1);
