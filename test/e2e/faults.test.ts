@@ -9,10 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TEMPLATES } from '../support/activation.ts';
 import { runServiceToExit, startService, type ServiceProcess } from '../support/service_process.ts';
 
 const dataDir = await mkdtemp(join(tmpdir(), 'fleet-e2e-faults-'));
-const env = { DATABASE_URL: undefined, ADMIN_TOKEN: undefined, DATA_DIR: dataDir };
+// TRUST_PROXY: the limiter test gives each scenario its own client address.
+const env = { DATABASE_URL: undefined, ADMIN_TOKEN: undefined, DATA_DIR: dataDir, TRUST_PROXY: 'true' };
 let service: ServiceProcess | undefined;
 
 afterAll(async () => {
@@ -70,6 +72,16 @@ async function waitUntil(check: () => Promise<boolean>, ms: number): Promise<num
   }
 }
 
+async function activate(address: string, body: unknown): Promise<number> {
+  const res = await fetch(`${service!.base}/api/v1/activate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
+    body: JSON.stringify(body),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
 function oneLineCause(output: string) {
   expect(output).not.toContain('undefined');
   expect(output).not.toMatch(/^\s+at /m);
@@ -82,6 +94,7 @@ describe('faults of a running service', () => {
 
     const second = await runServiceToExit(env);
     expect(second.code).toBe(1);
+    console.info(`second start exited 1 after ${second.ms} ms; PORT in use below`);
     expect(second.output).toContain(`DATA_DIR ${dataDir} is in use by process ${service.child.pid}`);
     oneLineCause(second.output);
 
@@ -90,6 +103,7 @@ describe('faults of a running service', () => {
       const port = new URL(service.base).port;
       const taken = await runServiceToExit({ ...env, DATA_DIR: otherDir, PORT: port });
       expect(taken.code).toBe(1);
+      console.info(`PORT in use: exited 1 after ${taken.ms} ms`);
       expect(taken.output).toContain(`PORT ${port} is in use`);
       oneLineCause(taken.output);
       // Nothing started: no database was initialised.
@@ -99,6 +113,34 @@ describe('faults of a running service', () => {
     }
     expect((await timed(`${service.base}/api/v1/health`)).status).toBe(200);
   }, 120_000);
+
+  it('limits failed activations atomically: 200 concurrent wrong codes, at most 20 reach 403; a full session does not count', async () => {
+    const burst = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        activate('192.0.2.10', { code: '00000-00000-00000-00000', serial: `burst-${crypto.randomUUID()}` })),
+    );
+    const forbidden = burst.filter((s) => s === 403).length;
+    expect(forbidden).toBeGreaterThan(0);
+    expect(forbidden).toBeLessThanOrEqual(20);
+    expect(burst.filter((s) => s !== 403 && s !== 429)).toEqual([]);
+
+    // One site behind one NAT address: 30 installers, a 5-device session, then the classic code.
+    const headers = { ...adminHeaders(), 'content-type': 'application/json' };
+    const org = (await (await fetch(`${service!.base}/api/v1/organizations`, {
+      method: 'POST', headers, body: JSON.stringify({ name: 'NAT site' }),
+    })).json()) as { id: string };
+    const session = (await (await fetch(`${service!.base}/api/v1/organizations/${org.id}/enrollment-sessions`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ template_id: TEMPLATES.debianStandard, max_devices: 5, expires_at: new Date(Date.now() + 3600_000).toISOString() }),
+    })).json()) as { id: string };
+    const { code } = (await (await fetch(`${service!.base}/api/v1/organizations/${org.id}/activation-code`, { headers })).json()) as { code: string };
+    const site: number[] = [];
+    for (let i = 0; i < 30; i++) site.push(await activate('192.0.2.20', { code: session.id, serial: `nat-${i}` }));
+    expect(site.filter((s) => s === 200)).toHaveLength(5);
+    expect(site.filter((s) => s === 403)).toHaveLength(25);
+    expect(await activate('192.0.2.20', { code, serial: 'nat-classic' })).toBe(200);
+  }, 60_000);
 
   it('answers 503 while PostgreSQL is stopped (SIGSTOP): health within 2 s, other calls within 10 s', async () => {
     const stalled = postgresProcesses(postmasterPid()!);
@@ -113,7 +155,8 @@ describe('faults of a running service', () => {
       expect(list.status).toBe(503);
       expect(JSON.parse(list.body).error).toBe('service_unavailable');
       expect(list.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect(list.ms).toBeLessThan(10_500);
+      expect(list.ms).toBeLessThan(10_000);
+      console.info(`SIGSTOP: health 503 in ${Math.round(health.ms)} ms, organization list 503 in ${Math.round(list.ms)} ms`);
     } finally {
       for (const pid of stalled) process.kill(pid, 'SIGCONT');
     }
@@ -133,6 +176,7 @@ describe('faults of a running service', () => {
       return health.status === 200 && list.status === 200;
     }, 30_000);
     expect(back).toBeLessThan(30_000);
+    console.info(`SIGKILL of the postmaster: healthy again after ${back} ms, answers meanwhile ${[...new Set(statuses)].join('/')}`);
     expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
     expect(postmasterPid()).not.toBe(before);
     expect(service!.output()).toContain('the embedded PostgreSQL exited; restarting it');
@@ -144,8 +188,10 @@ describe('faults of a running service', () => {
     await service!.exited;
     expect(alive(leftover)).toBe(true);
 
+    const restarted = Date.now();
     service = await startService(env, [], 'node', { processGroup: true });
     expect((await timed(`${service.base}/api/v1/health`)).status).toBe(200);
+    console.info(`kill -9: the next start was healthy ${Date.now() - restarted} ms after it began`);
     expect(alive(leftover)).toBe(false);
     expect(service.output()).toContain('left behind');
   }, 120_000);
