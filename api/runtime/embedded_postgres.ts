@@ -49,6 +49,15 @@ function readPid(path: string): number | null {
   }
 }
 
+/** The process's command line (Linux /proc), or null where it cannot be read. */
+function commandLineOf(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return null;
+  }
+}
+
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (!check()) {
@@ -66,6 +75,10 @@ async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
 async function takeOverDataDir(databaseDir: string, label: string, log: Logger): Promise<void> {
   const postmaster = readPid(join(databaseDir, 'postmaster.pid'));
   if (postmaster === null || !alive(postmaster)) return;
+  // After a reboot the pid may belong to another program: PostgreSQL itself handles a
+  // stale pid file, and nothing else may be signalled.
+  const command = commandLineOf(postmaster);
+  if (command !== null && !command.includes(databaseDir)) return;
   const owner = readPid(join(databaseDir, OWNER_FILE));
   if (owner !== null && owner !== process.pid && alive(owner)) {
     throw new StartupError(`DATA_DIR ${label} is in use by process ${owner}`);
@@ -186,7 +199,13 @@ export async function startEmbeddedPostgres(options: {
       let lastLines = '';
       // Its own session: the terminal's Ctrl-C reaches the service only, which stops the
       // database last; a service that dies leaves it to the owner check of the next start.
-      const proc = spawn(binary, args, { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+      // Throwaway clusters (tests, bench) stay in the group and die with a Ctrl-C of the run.
+      const proc = spawn(binary, args, {
+        ...ids,
+        detached: !options.ephemeral,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, LC_MESSAGES: 'C' },
+      });
       child = proc;
       proc.stderr!.on('data', (chunk: Buffer) => {
         const message = chunk.toString('utf8');
