@@ -39,7 +39,8 @@ export function createApp(deps: AppDeps) {
   });
   app.use('*', accessLog);
   // Half a second under the budget, so the 503 itself is out within it.
-  app.use('/api/v1/*', requestDeadline((deps.config.databaseTimeoutSeconds ?? DEFAULT_DATABASE_TIMEOUT_SECONDS) * 1000 - 500));
+  const databaseBudgetMs = (deps.config.databaseTimeoutSeconds ?? DEFAULT_DATABASE_TIMEOUT_SECONDS) * 1000;
+  app.use('/api/v1/*', requestDeadline(databaseBudgetMs - 500));
   const limitBody = limitBodySize(MAX_BODY_BYTES, () => {
     throw new ApiError('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
   });
@@ -104,7 +105,11 @@ function renderError(err: Error, c: Context<AppEnv>) {
     return c.json(errorBody(err.code, err.message, err.details), err.status);
   }
   if (isDatabaseUnavailable(err)) {
-    c.get('deps').log.warn('database unavailable', { request_id: c.get('requestId'), method: c.req.method, error: errorCodeOf(err) });
+    c.get('deps').log.warn('database unavailable', {
+      request_id: c.get('requestId'),
+      method: c.req.method,
+      error: errorCodeOf(err),
+    });
     c.header('Retry-After', RETRY_AFTER_SECONDS);
     return c.json(errorBody('service_unavailable', 'the database is not available; retry later'), 503);
   }

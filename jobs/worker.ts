@@ -37,7 +37,8 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps, concurr
   // An idle connection that breaks (the database restarts or stops) is dropped by the pool;
   // without a listener its `error` event would end the process.
   pool.on('error', (err) => deps.log.warn('worker database connection lost', { error: err.message }));
-  pool.on('connect', (client) => client.on('error', (err) => deps.log.warn('worker database connection lost', { error: err.message })));
+  const lost = (err: Error) => deps.log.warn('worker database connection lost', { error: err.message });
+  pool.on('connect', (client) => client.on('error', lost));
   const workerIds = new Set<string>();
   const events: WorkerEvents = new EventEmitter();
   // Jobs are locked by the pool's id (batched fetching) or a worker's: both beat.
@@ -56,7 +57,11 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps, concurr
   // A worker that died while no other ran: its builds fail one silence after this start
   // rather than at the next crontab minute.
   await runner
-    .addJob(REAP_DEAD_BUILDS_TASK, {}, { runAt: new Date(Date.now() + (silence + 1) * 1000), jobKey: 'reap_dead_builds_start', maxAttempts: 1 })
+    .addJob(REAP_DEAD_BUILDS_TASK, {}, {
+      runAt: new Date(Date.now() + (silence + 1) * 1000),
+      jobKey: 'reap_dead_builds_start',
+      maxAttempts: 1,
+    })
     .catch((err) => deps.log.warn('could not schedule the dead build check', { error: (err as Error).message }));
   deps.log.info('worker started', { concurrency });
   const stop = runner.stop.bind(runner);

@@ -54,7 +54,8 @@ export async function reserveFailure(
       when (select count(*) from unnest(l.failures) f where f > now() - make_interval(secs => ${limit.windowSeconds}))
            >= ${limit.maxFailures}
         then l.failures
-      else array(select f from unnest(l.failures) f where f > now() - make_interval(secs => ${limit.windowSeconds})) || now()
+      else array(select f from unnest(l.failures) f
+                  where f > now() - make_interval(secs => ${limit.windowSeconds})) || now()
     end
     returning
       case when l.failures[cardinality(l.failures)] = now() then now()::text end as reservation,
@@ -86,12 +87,17 @@ async function pruneIdleAddresses(db: Db, limit: FailureLimit): Promise<void> {
   if (Math.random() >= PRUNE_PROBABILITY) return;
   await db`
     delete from activation_failure_counts
-    where coalesce(failures[cardinality(failures)], '-infinity') <= now() - make_interval(secs => ${limit.windowSeconds})`;
+    where coalesce(failures[cardinality(failures)], '-infinity')
+          <= now() - make_interval(secs => ${limit.windowSeconds})`;
 }
 
 /** An unknown credential: a guess. A known session that is revoked, expired or full is none. */
 function isGuess(err: unknown): boolean {
-  return err instanceof ApiError && err.code === 'invalid_activation_code' && !(err as { knownCredential?: boolean }).knownCredential;
+  return (
+    err instanceof ApiError &&
+    err.code === 'invalid_activation_code' &&
+    !(err as { knownCredential?: boolean }).knownCredential
+  );
 }
 
 /**
@@ -105,9 +111,8 @@ export const activationRateLimit: MiddlewareHandler<AppEnv> = async (c, next) =>
   const clientKey = clientAddress(c, config.activation.trustProxy);
   const reserved = await reserveFailure(sql, clientKey, config.activation);
   if ('retryAfter' in reserved) {
-    throw new ApiError('too_many_requests', `too many failed activation attempts; retry in ${reserved.retryAfter} seconds`, {
-      headers: { 'Retry-After': String(reserved.retryAfter) },
-    });
+    const message = `too many failed activation attempts; retry in ${reserved.retryAfter} seconds`;
+    throw new ApiError('too_many_requests', message, { headers: { 'Retry-After': String(reserved.retryAfter) } });
   }
   let guess = false;
   try {

@@ -16,7 +16,10 @@ import type { ActivateInput, ActivationType, ResolveInput, RuntimeBlueprintType 
  */
 export class InvalidActivationCode extends ApiError {
   constructor(readonly knownCredential: boolean) {
-    super('invalid_activation_code', 'the activation code is not valid, or the enrollment session is revoked, expired or used up');
+    super(
+      'invalid_activation_code',
+      'the activation code is not valid, or the enrollment session is revoked, expired or used up',
+    );
   }
 }
 

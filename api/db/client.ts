@@ -56,6 +56,12 @@ export function isPgError(err: unknown, code: string): err is postgres.PostgresE
   return err instanceof postgres.PostgresError && err.code === code;
 }
 
+/** Errors of the socket (Node) and of postgres.js's connection handling. */
+const connectionErrorCodes = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT',
+  'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED',
+]);
+
 /**
  * The database is down, stalled, restarting or out of connections: the request may
  * succeed when retried, so it answers 503, not 500.
@@ -67,8 +73,5 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     return err.code === '57014' || err.code.startsWith('57P') || err.code === '53300' || err.code.startsWith('08');
   }
   const code = (err as { code?: unknown } | null)?.code;
-  return (
-    typeof code === 'string' &&
-    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED'].includes(code)
-  );
+  return typeof code === 'string' && connectionErrorCodes.has(code);
 }

@@ -216,7 +216,9 @@ export async function startEmbeddedPostgres(options: {
       proc.on('error', (err) => rejectStart(new StartupError(`the embedded PostgreSQL did not start: ${err.message}`)));
       proc.on('exit', (code, signal) => {
         const reason = lastLines.trim().split('\n').filter((l) => /FATAL|ERROR|PANIC/.test(l)).pop()?.trim();
-        rejectStart(new StartupError(`the embedded PostgreSQL exited during start-up (${signal ?? `code ${code}`})${reason ? `: ${reason}` : ''}`));
+        const how = signal ?? `code ${code}`;
+        const why = reason ? `: ${reason}` : '';
+        rejectStart(new StartupError(`the embedded PostgreSQL exited during start-up (${how})${why}`));
         if (child === proc && !stopping) void supervise(code, signal);
       });
     }).then(() => writeFile(join(databaseDir, OWNER_FILE), `${process.pid}\n`, { mode: 0o600 }));
@@ -235,7 +237,11 @@ export async function startEmbeddedPostgres(options: {
         log.info('the embedded PostgreSQL is running again', { attempts: attempt + 1 });
         break;
       } catch (err) {
-        log.warn('restarting the embedded PostgreSQL failed; retrying', { error: (err as Error).message, retry_ms: delay * 2 });
+        const retryMs = Math.min(delay * 2, 10_000);
+        log.warn('restarting the embedded PostgreSQL failed; retrying', {
+          error: (err as Error).message,
+          retry_ms: retryMs,
+        });
       }
     }
     restarting = false;

@@ -115,7 +115,9 @@ async function listenFirst(rt: Runtime): Promise<HttpFront> {
       draining = true;
       const closed = new Promise<void>((done) => server.close(() => done()));
       server.closeIdleConnections();
-      rt.log.info('stop: no longer accepting connections; draining in-flight requests', { drain_seconds: rt.env.SHUTDOWN_DRAIN_SECONDS });
+      rt.log.info('stop: no longer accepting connections; draining in-flight requests', {
+        drain_seconds: rt.env.SHUTDOWN_DRAIN_SECONDS,
+      });
       let timer: ReturnType<typeof setTimeout> | undefined;
       const drained = await Promise.race([
         closed.then(() => true),
@@ -126,7 +128,8 @@ async function listenFirst(rt: Runtime): Promise<HttpFront> {
         server.closeAllConnections();
         await closed;
       }
-      rt.log.info(drained ? 'stop: in-flight requests finished' : 'stop: drain time over; closed the remaining connections');
+      const outcome = drained ? 'in-flight requests finished' : 'drain time over; closed the other connections';
+      rt.log.info(`stop: ${outcome}`);
     },
   };
 }
@@ -192,7 +195,7 @@ export async function runAll(): Promise<void> {
     const db = await openDatabase(rt);
     embedded = db.embedded;
     await migrate(db.url, rt.log);
-    sql = createSql(db.url, { max: rt.env.DATABASE_POOL_SIZE, timeoutSeconds: rt.env.DATABASE_TIMEOUT_SECONDS });
+    sql = createSql(db.url, apiPool(rt));
     worker = await startWorker(db.url, workerDeps(rt), rt.env.WORKER_CONCURRENCY, workerOptions(rt));
     http.attach(appFetch(rt, sql));
   } catch (err) {
@@ -201,6 +204,10 @@ export async function runAll(): Promise<void> {
     throw err;
   }
   announce(rt, http.port);
+}
+
+function apiPool(rt: Runtime) {
+  return { max: rt.env.DATABASE_POOL_SIZE, timeoutSeconds: rt.env.DATABASE_TIMEOUT_SECONDS };
 }
 
 function workerOptions(rt: Runtime) {
@@ -215,7 +222,7 @@ export async function runApiOnly(): Promise<void> {
     process.exit(2);
   }
   const http = await listenFirst(rt);
-  const sql = createSql(rt.env.DATABASE_URL, { max: rt.env.DATABASE_POOL_SIZE, timeoutSeconds: rt.env.DATABASE_TIMEOUT_SECONDS });
+  const sql = createSql(rt.env.DATABASE_URL, apiPool(rt));
   http.attach(appFetch(rt, sql));
   onShutdown(rt.log, [
     { name: 'requests drained', run: () => http.close() },

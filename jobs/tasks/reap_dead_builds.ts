@@ -16,7 +16,8 @@ import { workDirName } from '../iso/iso_files.ts';
 import type { WorkerDeps } from '../worker_deps.ts';
 
 export const REAP_DEAD_BUILDS_TASK = 'reap_dead_builds';
-export const DEAD_WORKER_ERROR = 'the build host stopped during the build (worker killed or host lost); trigger a new build';
+export const DEAD_WORKER_ERROR =
+  'the build host stopped during the build (worker killed or host lost); trigger a new build';
 
 export function reapDeadBuildsTask(deps: WorkerDeps): Task {
   return async (_payload, helpers) => {

@@ -109,7 +109,8 @@ describe('the limit of failed activations per client address', () => {
     await fail(address, 2);
     expect((await activateFrom(address, { code, serial: newSerial() })).status).toBe(200);
     const [row] = await ctx.sql`
-      select coalesce((select cardinality(failures) from activation_failure_counts where client_key = ${address}), 0)::int as n`;
+      select coalesce((select cardinality(failures) from activation_failure_counts
+                       where client_key = ${address}), 0)::int as n`;
     expect(row!.n).toBe(2);
   });
 
@@ -140,7 +141,8 @@ describe('the limit of failed activations per client address', () => {
     // The third most recent failure decides: it leaves the window in 100 seconds.
     await ctx.sql`
       insert into activation_failure_counts (client_key, failures) values (${address}, array[
-        now() - interval '700 seconds', now() - interval '500 seconds', now() - interval '200 seconds', now() - interval '10 seconds'])`;
+        now() - interval '700 seconds', now() - interval '500 seconds',
+        now() - interval '200 seconds', now() - interval '10 seconds'])`;
     const res = await activateFrom(address, { code, serial: newSerial() });
     expect(res.status).toBe(429);
     const retryAfter = Number(res.headers.get('retry-after'));
@@ -245,11 +247,12 @@ describe('the limit under concurrency and behind one NAT address (a real Node se
     expect(forbidden).toBeGreaterThan(0);
     expect(forbidden).toBeLessThanOrEqual(20);
     expect(statuses.filter((s) => s !== 403 && s !== 429)).toEqual([]);
-    const [row] = await ctx.sql`select cardinality(failures)::int as n from activation_failure_counts where client_key = ${address}`;
+    const [row] = await ctx.sql`
+      select cardinality(failures)::int as n from activation_failure_counts where client_key = ${address}`;
     expect(row!.n).toBe(forbidden);
   }, 60_000);
 
-  it('does not count a full session: 30 installers behind one address share a 5-device session, the classic code still works', async () => {
+  it('does not count a full session: 30 installers behind one address, 5 devices, then the classic code', async () => {
     const org = await createOrganization(ctx);
     const code = await activationCodeOf(ctx, org.id);
     const session = await createEnrollmentSession(ctx, org.id, { max_devices: 5 });
@@ -260,18 +263,24 @@ describe('the limit under concurrency and behind one NAT address (a real Node se
       const statuses: number[] = [];
       for (let batch = 0; batch < 3; batch++) {
         statuses.push(...(await Promise.all(
-          Array.from({ length: 10 }, () => post(base, address, { code: session.id, serial: newSerial() }).then((r) => r.status)),
+          Array.from({ length: 10 }, async () => {
+            return (await post(base, address, { code: session.id, serial: newSerial() })).status;
+          }),
         )));
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(5);
       expect(statuses.filter((s) => s === 403)).toHaveLength(25);
-      for (let i = 0; i < 25; i++) expect((await post(base, address, { code: session.id, serial: newSerial() })).status).toBe(403);
+      for (let i = 0; i < 25; i++) {
+        expect((await post(base, address, { code: session.id, serial: newSerial() })).status).toBe(403);
+      }
       const classic = await post(base, address, { code, serial: newSerial() });
       expect(classic.status).toBe(200);
     });
     // A revoked or expired session is known too, and does not count either.
     expect((await ctx.request('POST', `/api/v1/enrollment-sessions/${session.id}/revoke`)).status).toBe(200);
-    for (let i = 0; i < 25; i++) expect((await activateFrom(address, { code: session.id, serial: newSerial() })).status).toBe(403);
+    for (let i = 0; i < 25; i++) {
+      expect((await activateFrom(address, { code: session.id, serial: newSerial() })).status).toBe(403);
+    }
     expect((await activateFrom(address, { code, serial: newSerial() })).status).toBe(200);
   }, 60_000);
 });

@@ -418,6 +418,8 @@ describe('build_iso', () => {
     expect(images).toContain(`fleet-installer-${queued.id}.iso`);
     // The development base image is written by the script alone: no chmod could have fixed it.
     expect(images).toContain('.dev-base.iso');
-    for (const name of images) expect({ name, mode: (await stat(join(isoDir, name))).mode & 0o777 }).toEqual({ name, mode: 0o600 });
+    for (const name of images) {
+      expect({ name, mode: (await stat(join(isoDir, name))).mode & 0o777 }).toEqual({ name, mode: 0o600 });
+    }
   });
 });

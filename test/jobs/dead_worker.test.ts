@@ -4,7 +4,7 @@
  * deletes its job and its work folder. Live workers never fail each other's builds.
  * The silence is shortened (WORKER_SILENCE_SECONDS) so the test takes seconds.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,7 +31,8 @@ async function slowScript(): Promise<string> {
   const script = join(await mkdtemp(join(tmpdir(), 'fleet-script-')), 'slow.sh');
   await writeFile(
     script,
-    ['#!/usr/bin/env bash', 'echo "PROGRESS 40"', 'while [[ -d $FLEET_ISO_STAGING ]]; do sleep 0.1; done', 'exit 1', ''].join('\n'),
+    ['#!/usr/bin/env bash', 'echo "PROGRESS 40"', 'while [[ -d $FLEET_ISO_STAGING ]]; do sleep 0.1; done', 'exit 1', '']
+      .join('\n'),
   );
   return script;
 }
@@ -72,10 +73,15 @@ describe('builds of a dead worker', () => {
     const killedAt = Date.now();
 
     // Another build host (or the restarted service) runs a worker.
-    const survivor = await startWorker(ctx.db.url, workerDeps(ctx, { workerSilenceSeconds: SILENCE }), 1, { pollIntervalMs: 200 });
+    const survivor = await startWorker(ctx.db.url, workerDeps(ctx, { workerSilenceSeconds: SILENCE }), 1, {
+      pollIntervalMs: 200,
+    });
     try {
       const failed = await waitForStatus(ctx, queued.id, ['failed', 'completed'], 30_000);
-      expect(failed).toMatchObject({ status: 'failed', error: expect.stringContaining('build host stopped during the build') });
+      expect(failed).toMatchObject({
+        status: 'failed',
+        error: expect.stringContaining('build host stopped during the build'),
+      });
       expect(await jobsOf(queued.id)).toEqual([]);
       await expect.poll(() => existsSync(workDir), { timeout: 5000 }).toBe(false);
       console.info(`dead worker's build failed ${Date.now() - killedAt} ms after the kill (silence ${SILENCE} s)`);
@@ -88,14 +94,18 @@ describe('builds of a dead worker', () => {
     const org = await createOrganization(ctx);
     const queued = await triggerBuild(ctx, org.id);
     const host = await buildHostBuilding(queued.id);
-    const other = await startWorker(ctx.db.url, workerDeps(ctx, { workerSilenceSeconds: SILENCE }), 1, { pollIntervalMs: 200 });
+    const other = await startWorker(ctx.db.url, workerDeps(ctx, { workerSilenceSeconds: SILENCE }), 1, {
+      pollIntervalMs: 200,
+    });
     try {
       // Three silences pass while both run; the reaper (crontab and start-up) finds nothing.
       await new Promise((r) => setTimeout(r, 3 * SILENCE * 1000));
       const client = new pg.Client({ connectionString: ctx.db.url });
       await client.connect();
       try {
-        expect(await reapDeadBuilds(workerDeps(ctx, { workerSilenceSeconds: SILENCE }), client as unknown as PoolClient)).toEqual([]);
+        expect(
+          await reapDeadBuilds(workerDeps(ctx, { workerSilenceSeconds: SILENCE }), client as unknown as PoolClient),
+        ).toEqual([]);
       } finally {
         await client.end();
       }

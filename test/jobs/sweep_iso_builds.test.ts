@@ -227,7 +227,7 @@ describe('sweep_iso_builds', () => {
 });
 
 describe('jobs/crontab', () => {
-  it('runs the sweep hourly and the dead build check every minute, under explicit ids, naming only tasks that exist', () => {
+  it('runs the sweep hourly and the dead build check every minute, under explicit ids, of tasks that exist', () => {
     const items = parseCrontab(readFileSync(crontabFile, 'utf8'));
     expect(items).toHaveLength(2);
     const [sweepItem, reapItem] = items;
