@@ -119,11 +119,15 @@ function renderError(err: Error, c: Context<AppEnv>) {
   if (isPgError(err, pgError.characterNotInRepertoire) || isPgError(err, pgError.untranslatableCharacter)) {
     // A NUL character (\u0000) in a string or JSON value of the request: valid JSON, but
     // PostgreSQL stores neither text nor jsonb with it. The transaction was rolled back.
-    return c.json(errorBody('invalid_request', 'the request contains a NUL character (\\u0000), which cannot be stored'), 400);
+    return c.json(
+      errorBody('invalid_request', 'the request contains a NUL character (\\u0000), which cannot be stored'),
+      400,
+    );
   }
   if (err instanceof HTTPException && err.status < 500) {
     // Malformed JSON, a wrong Content-Type and the like: the request is not valid.
-    const message = err.status === 415 ? 'the request body must be application/json' : 'the request body is not valid JSON';
+    const message =
+      err.status === 415 ? 'the request body must be application/json' : 'the request body is not valid JSON';
     return c.json(errorBody('invalid_request', message), 400);
   }
   c.get('deps').log.error('unhandled error', {
@@ -153,9 +157,12 @@ function requestDeadline(ms: number) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new ApiError('service_unavailable', `no answer from the database in time; retry later`, {
-          headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-        })),
+        () =>
+          reject(
+            new ApiError('service_unavailable', `no answer from the database in time; retry later`, {
+              headers: { 'Retry-After': RETRY_AFTER_SECONDS },
+            }),
+          ),
         ms,
       );
     });

@@ -7,7 +7,10 @@ import { cpus } from 'node:os';
 import { z } from 'zod';
 
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
-const url = z.string().url().refine((v) => /^https?:\/\//.test(v), 'must be an http(s) URL');
+const url = z
+  .string()
+  .url()
+  .refine((v) => /^https?:\/\//.test(v), 'must be an http(s) URL');
 
 /**
  * The API's connections: twice the host's cores, from 4 to 10. postgres.js pipelines
@@ -83,7 +86,10 @@ export interface AppConfig {
  * The app's configuration from the environment and the secrets resolved at start-up
  * (from the environment or generated into DATA_DIR): the one place both entries build it.
  */
-export function appConfig(env: Env, secrets: { adminToken: string; wlanKeyBase64: string; dataDir: string }): AppConfig {
+export function appConfig(
+  env: Env,
+  secrets: { adminToken: string; wlanKeyBase64: string; dataDir: string },
+): AppConfig {
   return {
     adminToken: secrets.adminToken,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),

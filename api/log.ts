@@ -15,10 +15,12 @@ export interface Logger {
 const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export function createLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => console.log(l)): Logger {
-  const emit = (at: LogLevel) => (msg: string, fields: LogFields = {}) => {
-    if (rank[at] < rank[level]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...fields }));
-  };
+  const emit =
+    (at: LogLevel) =>
+    (msg: string, fields: LogFields = {}) => {
+      if (rank[at] < rank[level]) return;
+      write(JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...fields }));
+    };
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }
 

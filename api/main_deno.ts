@@ -15,6 +15,10 @@ if (!env.DATABASE_URL || !env.ADMIN_TOKEN || !env.ISO_ENCRYPTION_KEY) {
 }
 const log = createLogger(env.LOG_LEVEL);
 const sql = createSql(env.DATABASE_URL, { max: env.DATABASE_POOL_SIZE, timeoutSeconds: env.DATABASE_TIMEOUT_SECONDS });
-const config = appConfig(env, { adminToken: env.ADMIN_TOKEN, wlanKeyBase64: env.ISO_ENCRYPTION_KEY, dataDir: env.DATA_DIR });
+const config = appConfig(env, {
+  adminToken: env.ADMIN_TOKEN,
+  wlanKeyBase64: env.ISO_ENCRYPTION_KEY,
+  dataDir: env.DATA_DIR,
+});
 const app = createApp({ sql, log, config });
 Deno.serve({ port: env.PORT, onListen: ({ port }) => log.info('deno api ready', { port }) }, app.fetch);

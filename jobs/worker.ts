@@ -24,7 +24,12 @@ export interface WorkerOptions {
   databaseTimeoutSeconds?: number;
 }
 
-export async function startWorker(databaseUrl: string, deps: WorkerDeps, concurrency = 1, options: WorkerOptions = {}): Promise<Runner> {
+export async function startWorker(
+  databaseUrl: string,
+  deps: WorkerDeps,
+  concurrency = 1,
+  options: WorkerOptions = {},
+): Promise<Runner> {
   const timeouts = databaseTimeouts(options.databaseTimeoutSeconds);
   const pool = new pg.Pool({
     connectionString: databaseUrl,
@@ -57,11 +62,15 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps, concurr
   // A worker that died while no other ran: its builds fail one silence after this start
   // rather than at the next crontab minute.
   await runner
-    .addJob(REAP_DEAD_BUILDS_TASK, {}, {
-      runAt: new Date(Date.now() + (silence + 1) * 1000),
-      jobKey: 'reap_dead_builds_start',
-      maxAttempts: 1,
-    })
+    .addJob(
+      REAP_DEAD_BUILDS_TASK,
+      {},
+      {
+        runAt: new Date(Date.now() + (silence + 1) * 1000),
+        jobKey: 'reap_dead_builds_start',
+        maxAttempts: 1,
+      },
+    )
     .catch((err) => deps.log.warn('could not schedule the dead build check', { error: (err as Error).message }));
   deps.log.info('worker started', { concurrency });
   const stop = runner.stop.bind(runner);
@@ -96,7 +105,9 @@ function startRunner(
         // stop stays locked for hours (with its payload) instead of being released.
         completeJobBatchDelay: 0,
         failJobBatchDelay: 0,
-        ...(options.gracefulShutdownAbortTimeoutMs === undefined ? {} : { gracefulShutdownAbortTimeout: options.gracefulShutdownAbortTimeoutMs }),
+        ...(options.gracefulShutdownAbortTimeoutMs === undefined
+          ? {}
+          : { gracefulShutdownAbortTimeout: options.gracefulShutdownAbortTimeoutMs }),
       },
     },
   });
@@ -108,7 +119,11 @@ function startRunner(
  */
 function graphileLogger(log: Logger): GraphileLogger {
   return new GraphileLogger((scope) => (level, message) => {
-    const fields = { component: 'graphile-worker', ...(scope.label ? { scope: scope.label } : {}), ...(scope.taskIdentifier ? { task: scope.taskIdentifier } : {}) };
+    const fields = {
+      component: 'graphile-worker',
+      ...(scope.label ? { scope: scope.label } : {}),
+      ...(scope.taskIdentifier ? { task: scope.taskIdentifier } : {}),
+    };
     if (level === 'error') log.error(message, fields);
     else if (level === 'warning') log.warn(message, fields);
     else if (level === 'info') log.info(message, fields);

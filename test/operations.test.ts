@@ -69,7 +69,12 @@ const contractEndpoints = [
   'GET /api/v1/health',
 ];
 
-const publicOperations = new Set(['GET /api/v1/health', 'POST /api/v1/activate', 'POST /api/v1/templates/{id}/resolve', 'POST /api/v1/agent/bootstrap']);
+const publicOperations = new Set([
+  'GET /api/v1/health',
+  'POST /api/v1/activate',
+  'POST /api/v1/templates/{id}/resolve',
+  'POST /api/v1/agent/bootstrap',
+]);
 const agentOperations = new Set(['POST /api/v1/agent/checkin', 'POST /api/v1/agent/report']);
 
 type Operation = {
@@ -82,7 +87,11 @@ type Operation = {
 async function openapi() {
   const res = await ctx.request('GET', '/api/v1/openapi.json', { token: null });
   expect(res.status).toBe(200);
-  return res.body as { openapi: string; paths: Record<string, Record<string, Operation>>; components: Record<string, Record<string, unknown>> };
+  return res.body as {
+    openapi: string;
+    paths: Record<string, Record<string, Operation>>;
+    components: Record<string, Record<string, unknown>>;
+  };
 }
 
 function operations(doc: Awaited<ReturnType<typeof openapi>>) {
@@ -145,7 +154,9 @@ describe('GET /api/v1/openapi.json', () => {
       for (const [status, response] of Object.entries(op.responses)) {
         // The one non-error body above 400: health's 503, whose shape the contract fixes.
         if (Number(status) >= 400 && !(key === 'GET /api/v1/health' && status === '503')) {
-          expect(response.content?.['application/json']?.schema, `${key} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+          expect(response.content?.['application/json']?.schema, `${key} ${status}`).toEqual({
+            $ref: '#/components/schemas/Error',
+          });
         }
       }
     }

@@ -16,17 +16,36 @@ describe('catalog data', () => {
   it('lists the standard workspace with its Merkmale', async () => {
     const res = await ctx.request('GET', '/api/v1/workspaces');
     expect(res.body.items).toEqual([
-      { key: 'standard', name: 'Standard-Arbeitsplatz', workspace_merkmale: ['basis', 'desktop', 'firefox', 'provisioning-agent'] },
+      {
+        key: 'standard',
+        name: 'Standard-Arbeitsplatz',
+        workspace_merkmale: ['basis', 'desktop', 'firefox', 'provisioning-agent'],
+      },
     ]);
   });
 
   it('lists the Merkmale with the same role on both backends', async () => {
     const res = await ctx.request('GET', '/api/v1/merkmale');
     const byKey = Object.fromEntries(res.body.items.map((m: any) => [m.key, m]));
-    expect(Object.keys(byKey).sort()).toEqual(['basis', 'desktop', 'firefox', 'gastsitzung', 'libreoffice', 'onlyoffice', 'provisioning-agent', 'qgis']);
+    expect(Object.keys(byKey).sort()).toEqual([
+      'basis',
+      'desktop',
+      'firefox',
+      'gastsitzung',
+      'libreoffice',
+      'onlyoffice',
+      'provisioning-agent',
+      'qgis',
+    ]);
     expect(byKey.gastsitzung).toEqual({
-      key: 'gastsitzung', name: 'Gastsitzung', kategorie: 'individuelle-systemkonfiguration', im_auftragskatalog: true,
-      blueprints: [{ backend: 'debian', ansible_role: 'guest_session' }, { backend: 'ubuntu', ansible_role: 'guest_session' }],
+      key: 'gastsitzung',
+      name: 'Gastsitzung',
+      kategorie: 'individuelle-systemkonfiguration',
+      im_auftragskatalog: true,
+      blueprints: [
+        { backend: 'debian', ansible_role: 'guest_session' },
+        { backend: 'ubuntu', ansible_role: 'guest_session' },
+      ],
     });
     expect(byKey.basis.im_auftragskatalog).toBe(false);
     for (const key of ['firefox', 'libreoffice', 'onlyoffice', 'qgis']) expect(byKey[key].kategorie).toBe('app-store');
@@ -37,9 +56,22 @@ describe('catalog data', () => {
     expect(res.status).toBe(200);
     const byName = Object.fromEntries(res.body.items.map((t: any) => [t.name, t]));
     expect(Object.keys(byName).sort()).toEqual(['Debian Standard', 'Debian Verschlüsselt', 'Ubuntu Standard']);
-    expect(byName['Debian Standard']).toMatchObject({ backend: 'debian', workspace: 'standard', is_default: true, partitioning: { scheme: 'single', root_filesystem: 'ext4' } });
-    expect(byName['Ubuntu Standard']).toMatchObject({ backend: 'ubuntu', is_default: true, partitioning: { scheme: 'single', root_filesystem: 'ext4' } });
-    expect(byName['Debian Verschlüsselt']).toMatchObject({ backend: 'debian', is_default: false, partitioning: { scheme: 'luks-lvm', root_filesystem: 'ext4' } });
+    expect(byName['Debian Standard']).toMatchObject({
+      backend: 'debian',
+      workspace: 'standard',
+      is_default: true,
+      partitioning: { scheme: 'single', root_filesystem: 'ext4' },
+    });
+    expect(byName['Ubuntu Standard']).toMatchObject({
+      backend: 'ubuntu',
+      is_default: true,
+      partitioning: { scheme: 'single', root_filesystem: 'ext4' },
+    });
+    expect(byName['Debian Verschlüsselt']).toMatchObject({
+      backend: 'debian',
+      is_default: false,
+      partitioning: { scheme: 'luks-lvm', root_filesystem: 'ext4' },
+    });
     const one = await ctx.request('GET', `/api/v1/templates/${byName['Debian Standard'].id}`);
     expect(one.body).toEqual(byName['Debian Standard']);
   });
@@ -50,6 +82,8 @@ describe('catalog data', () => {
   });
 
   it('keeps partitioning an object in the database', async () => {
-    await expect(ctx.sql`update templates set partitioning = '"default"' where name = 'Debian Standard'`).rejects.toThrow(/templates_partitioning_object/);
+    await expect(
+      ctx.sql`update templates set partitioning = '"default"' where name = 'Debian Standard'`,
+    ).rejects.toThrow(/templates_partitioning_object/);
   });
 });

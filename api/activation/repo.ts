@@ -21,7 +21,9 @@ interface SessionRow {
 }
 
 function fromSession(row: SessionRow | undefined): Credential | null {
-  return row ? { kind: 'session', organizationId: row.organization_id, sessionId: row.id, templateId: row.template_id } : null;
+  return row
+    ? { kind: 'session', organizationId: row.organization_id, sessionId: row.id, templateId: row.template_id }
+    : null;
 }
 
 async function findClassicCode(db: Db, code: string): Promise<Credential | null> {
@@ -161,7 +163,10 @@ export interface TemplateContextRow {
 }
 
 /** The workspace and backend records a template names. */
-export async function templateContext(db: Db, template: Pick<TemplateRow, 'workspace' | 'backend'>): Promise<TemplateContextRow> {
+export async function templateContext(
+  db: Db,
+  template: Pick<TemplateRow, 'workspace' | 'backend'>,
+): Promise<TemplateContextRow> {
   const [row] = await db<TemplateContextRow[]>`
     select jsonb_build_object('key', w.key, 'name', w.name) as workspace,
            jsonb_build_object('key', b.key, 'name', b.name, 'distribution', b.distribution) as backend

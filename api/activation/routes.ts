@@ -19,7 +19,10 @@ const tooManyRequests = {
       '(ACTIVATION_MAX_FAILURES per ACTIVATION_FAILURE_WINDOW_SECONDS). Answered before any credential is ' +
       'checked, for right and wrong credentials alike.',
     headers: {
-      'Retry-After': { description: 'Seconds until the address may try again.', schema: { type: 'integer' as const, minimum: 1 } },
+      'Retry-After': {
+        description: 'Seconds until the address may try again.',
+        schema: { type: 'integer' as const, minimum: 1 },
+      },
     },
     content: { 'application/json': { schema: ErrorBody } },
   },
@@ -54,10 +57,10 @@ const resolveRoute = defineRoute({
   summary: 'Resolve the chosen template into the Runtime Blueprint',
   description:
     'Checks the credential again (a revoked or expired session is refused; the quota is not counted again). ' +
-    'The device must be a non-archived device of the credential\'s organization, else 404 `not_found` ' +
+    "The device must be a non-archived device of the credential's organization, else 404 `not_found` " +
     '(an archived device is gone for the installer: activating its serial again creates a new device). An ' +
     'enrollment session allows only its own template (403 `template_not_allowed`); an unknown template is ' +
-    '404 `not_found`. Records the assignment (the device\'s `template_id` and `backend`) and issues a fresh ' +
+    "404 `not_found`. Records the assignment (the device's `template_id` and `backend`) and issues a fresh " +
     'one-time `bootstrap_token`, valid 7 days, that voids every earlier one of the device.',
   auth: 'credential',
   middleware: [activationRateLimit] as const,

@@ -39,7 +39,10 @@ export const ActivateBody = z
       )
       .nullable()
       .optional()
-      .openapi({ description: 'Host name to record on the device; absent or null keeps the stored one.', example: 'arbeitsplatz-017' }),
+      .openapi({
+        description: 'Host name to record on the device; absent or null keeps the stored one.',
+        example: 'arbeitsplatz-017',
+      }),
     hardware: Hardware.nullable().optional(),
   })
   .openapi('ActivateRequest');
@@ -51,8 +54,7 @@ export const Activation = z
     organization_id: Uuid,
     device_id: Uuid,
     templates: z.array(Template).openapi({
-      description:
-        'Classic code: every template. Enrollment session: only its template, with `is_default: true`.',
+      description: 'Classic code: every template. Enrollment session: only its template, with `is_default: true`.',
     }),
     default_template_id: Uuid.openapi({
       description: 'Classic code: the default template of the preferred backend. Enrollment session: its template.',
@@ -90,9 +92,12 @@ export const RuntimeBlueprint = z
       distribution: z.string().openapi({ example: 'Debian 12' }),
     }),
     blueprints: z.array(MerkmalBlueprint).openapi({
-      description: "The workspace's Merkmale resolved to Ansible roles for the template's backend, ordered by Merkmal key.",
+      description:
+        "The workspace's Merkmale resolved to Ansible roles for the template's backend, ordered by Merkmal key.",
     }),
-    installation: z.record(z.string(), z.unknown()).openapi({ description: 'Installation directives of the template.' }),
+    installation: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'Installation directives of the template.' }),
     partitioning: Partitioning,
     agent: z.object({
       base_url: z.string().openapi({ example: 'https://fleet.example.org' }),

@@ -63,14 +63,22 @@ export async function activate(sql: Sql, input: ActivateInput): Promise<Activati
  * and issues a fresh bootstrap token. An archived device is no device of the credential
  * any more (activation would create a new one for its serial): 404, like an unknown id.
  */
-export async function resolve(sql: Sql, templateId: string, input: ResolveInput, baseUrl: string): Promise<RuntimeBlueprintType> {
+export async function resolve(
+  sql: Sql,
+  templateId: string,
+  input: ResolveInput,
+  baseUrl: string,
+): Promise<RuntimeBlueprintType> {
   return sql.begin(async (tx) => {
     const credential = await repo.checkCredential(tx, input.code);
     if (credential === null) throw new InvalidActivationCode(await repo.isKnownSession(tx, input.code));
     const template = await getTemplate(tx, templateId);
     if (!template) throw notFound('template', templateId);
     if (credential.kind === 'session' && credential.templateId !== template.id) {
-      throw new ApiError('template_not_allowed', `the enrollment session only offers template ${credential.templateId}`);
+      throw new ApiError(
+        'template_not_allowed',
+        `the enrollment session only offers template ${credential.templateId}`,
+      );
     }
     const deviceId = await repo.assignTemplate(tx, {
       deviceId: input.device_id,

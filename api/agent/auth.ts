@@ -32,9 +32,13 @@ export interface AgentSecretEnv {
 }
 
 export function invalidAgentSecret(): ApiError {
-  return new ApiError('invalid_agent_secret', 'a valid agent secret is required (Authorization: Bearer <agent_secret>)', {
-    headers: { 'WWW-Authenticate': 'Bearer' },
-  });
+  return new ApiError(
+    'invalid_agent_secret',
+    'a valid agent secret is required (Authorization: Bearer <agent_secret>)',
+    {
+      headers: { 'WWW-Authenticate': 'Bearer' },
+    },
+  );
 }
 
 /** Missing or malformed bearer: 401 before the body is even read. */
@@ -58,9 +62,13 @@ export interface AgentDeviceState {
  */
 export function requireLiveDevice<T extends AgentDeviceState>(device: T | undefined | null): T {
   if (!device) throw invalidAgentSecret();
-  if (device.archived_at !== null) throw new ApiError('device_archived', 'this device is archived; its agent may no longer call in');
+  if (device.archived_at !== null)
+    throw new ApiError('device_archived', 'this device is archived; its agent may no longer call in');
   if (device.deprovisioned_at !== null) {
-    throw new ApiError('device_deprovisioned', 'this device is deprovisioned; an admin must reprovision it before its agent can call in again');
+    throw new ApiError(
+      'device_deprovisioned',
+      'this device is deprovisioned; an admin must reprovision it before its agent can call in again',
+    );
   }
   return device;
 }

@@ -34,7 +34,10 @@ export async function bootstrap(
       where device_id = ${input.deviceId} and token_hash = ${input.tokenHash} and expires_at > now()
       returning device_id`;
     if (!token) {
-      throw new ApiError('invalid_bootstrap_token', 'the bootstrap token is wrong, used or expired; resolve the template again for a new one');
+      throw new ApiError(
+        'invalid_bootstrap_token',
+        'the bootstrap token is wrong, used or expired; resolve the template again for a new one',
+      );
     }
     // The row lock keeps a concurrent deprovision, archive or reprovision out until we commit.
     const [device] = await tx<Array<AgentDeviceState & { bootstrapped: boolean }>>`
@@ -42,7 +45,8 @@ export async function bootstrap(
       from devices where id = ${input.deviceId}
       for update`;
     // The token row references the device (on delete cascade), so the device exists.
-    if (device!.archived_at !== null) throw new ApiError('device_archived', 'this device is archived and cannot bootstrap');
+    if (device!.archived_at !== null)
+      throw new ApiError('device_archived', 'this device is archived and cannot bootstrap');
     if (device!.deprovisioned_at !== null) {
       throw new ApiError('device_deprovisioned', 'this device is deprovisioned; an admin must reprovision it first');
     }
@@ -94,7 +98,10 @@ export async function checkin(
 ): Promise<{ live: Checkin } | { live: null; device: AgentDeviceState | undefined }> {
   // Two prepared statements: the hardware CTE costs PostgreSQL work on every execution, but
   // agents send hardware only now and then.
-  const hardwareCte = hardware === undefined ? db`` : db`
+  const hardwareCte =
+    hardware === undefined
+      ? db``
+      : db`
     with hardware as (
       insert into device_hardware (device_id, hardware, reported_at)
       select id, ${db.json(hardware as never)}::jsonb, now()
@@ -139,7 +146,11 @@ export interface ReportEvent {
  * Inserts every event of a report, or none: one statement that checks all Merkmal keys
  * and inserts only when none is unknown. Returns the count inserted and the unknown keys.
  */
-export async function insertReport(db: Db, deviceId: string, events: ReportEvent[]): Promise<{ accepted: number; unknown: string[] }> {
+export async function insertReport(
+  db: Db,
+  deviceId: string,
+  events: ReportEvent[],
+): Promise<{ accepted: number; unknown: string[] }> {
   const [row] = await db<Array<{ accepted: number; unknown: string[] }>>`
     with entry as (
       select e.merkmal, e.type, e.payload, e.ord

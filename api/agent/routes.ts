@@ -38,7 +38,7 @@ const bootstrap = defineRoute({
     'The token comes from the Runtime Blueprint (`agent.bootstrap_token`) and is used up here. The agent secret is ' +
     'returned exactly once and stored only as its SHA-256 hash. The token is checked first: a wrong, used or ' +
     'expired token is 401 `invalid_bootstrap_token` whether or not the device exists, and only a caller with a ' +
-    "live token of the device learns its state (403 archived or deprovisioned, 409 when it already holds a secret: " +
+    'live token of the device learns its state (403 archived or deprovisioned, 409 when it already holds a secret: ' +
     'an admin must reprovision it). A rejected bootstrap leaves the token unused.',
   auth: 'credential',
   errors: ['invalid_bootstrap_token', 'device_deprovisioned', 'device_archived', 'agent_already_bootstrapped'],
@@ -129,7 +129,11 @@ export function agentRoutes() {
     const { sql } = c.get('deps');
     const { entries } = c.req.valid('json');
     const device = requireLiveDevice(await repo.findAgentDevice(sql, c.get('agentSecretHash')));
-    const badTypes = entries.flatMap((e, i) => (agentEvents.has(e.event) ? [] : [{ path: ['entries', String(i), 'event'], message: `not an agent event type: ${e.event}` }]));
+    const badTypes = entries.flatMap((e, i) =>
+      agentEvents.has(e.event)
+        ? []
+        : [{ path: ['entries', String(i), 'event'], message: `not an agent event type: ${e.event}` }],
+    );
     if (badTypes.length > 0) {
       throw new ApiError(
         'invalid_event_type',
@@ -147,9 +151,16 @@ export function agentRoutes() {
       })),
     );
     if (result.unknown.length > 0) {
-      throw new ApiError('unknown_merkmal', `unknown Merkmal: ${result.unknown.slice(0, 10).join(', ')}; nothing was stored`, {
-        details: result.unknown.map((merkmal) => ({ path: ['entries', 'merkmal'], message: `unknown Merkmal: ${merkmal}` })),
-      });
+      throw new ApiError(
+        'unknown_merkmal',
+        `unknown Merkmal: ${result.unknown.slice(0, 10).join(', ')}; nothing was stored`,
+        {
+          details: result.unknown.map((merkmal) => ({
+            path: ['entries', 'merkmal'],
+            message: `unknown Merkmal: ${merkmal}`,
+          })),
+        },
+      );
     }
     return c.json({ accepted: result.accepted }, 200);
   });
@@ -173,6 +184,7 @@ async function readCheckinBody<E extends AppEnv>(c: Context<E>): Promise<Checkin
     throw new ApiError('invalid_request', 'the request body is not valid JSON');
   }
   const parsed = CheckinRequest.safeParse(value);
-  if (!parsed.success) validationHook({ success: false, target: 'json', error: parsed.error }, c as unknown as Context<AppEnv>);
+  if (!parsed.success)
+    validationHook({ success: false, target: 'json', error: parsed.error }, c as unknown as Context<AppEnv>);
   return parsed.data!;
 }

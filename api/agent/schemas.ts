@@ -6,18 +6,21 @@ import { Uuid } from '../http/openapi.ts';
 /** Largest hardware object accepted, as UTF-8 JSON text (CONTRACT §7: "up to 64 KiB"). */
 export const MAX_HARDWARE_BYTES = 64 * 1024;
 
-export const Hardware = jsonObject({ maxBytes: MAX_HARDWARE_BYTES })
-  .openapi('Hardware', {
-    description:
-      'What the device reports about its hardware: a JSON object of at most 64 KiB, nested at most ' +
-      `${MAX_JSON_DEPTH} levels, without lone UTF-16 surrogates in strings or keys. Replaces the stored one.`,
-    example: { cpu: 'Intel Core i5-8365U', memory_mb: 16384, disks: [{ model: 'SAMSUNG MZVLB512', size_gb: 512 }] },
-  });
+export const Hardware = jsonObject({ maxBytes: MAX_HARDWARE_BYTES }).openapi('Hardware', {
+  description:
+    'What the device reports about its hardware: a JSON object of at most 64 KiB, nested at most ' +
+    `${MAX_JSON_DEPTH} levels, without lone UTF-16 surrogates in strings or keys. Replaces the stored one.`,
+  example: { cpu: 'Intel Core i5-8365U', memory_mb: 16384, disks: [{ model: 'SAMSUNG MZVLB512', size_gb: 512 }] },
+});
 
 export const BootstrapRequest = z
   .strictObject({
     device_id: Uuid,
-    bootstrap_token: z.string().min(1).max(512).openapi({ description: 'The one-time `agent.bootstrap_token` of the Runtime Blueprint.' }),
+    bootstrap_token: z
+      .string()
+      .min(1)
+      .max(512)
+      .openapi({ description: 'The one-time `agent.bootstrap_token` of the Runtime Blueprint.' }),
     hardware: Hardware.optional(),
   })
   .openapi('AgentBootstrapRequest');
@@ -60,10 +63,14 @@ export const CheckinResponse = z
   .object({
     device_id: Uuid,
     blueprints: z.array(RoleBlueprint).openapi({
-      description: "The workspace Merkmale of the device's template, resolved to roles for its backend. Independent of `auftraege`.",
+      description:
+        "The workspace Merkmale of the device's template, resolved to roles for its backend. Independent of `auftraege`.",
     }),
     repository_url: z.string().openapi({ description: 'Where the role content lives (ROLE_REPOSITORY_URL).' }),
-    poll_interval_seconds: z.number().int().openapi({ description: 'When to check in next (AGENT_POLL_INTERVAL_SECONDS).', example: 300 }),
+    poll_interval_seconds: z
+      .number()
+      .int()
+      .openapi({ description: 'When to check in next (AGENT_POLL_INTERVAL_SECONDS).', example: 300 }),
     auftraege: z.array(Auftrag).openapi({
       description:
         "Every Merkmal of the order catalog with a blueprint for the device's backend, with its effective state after " +
@@ -83,13 +90,18 @@ export const ReportEntry = z
     // Well-formed: the entries travel to PostgreSQL as jsonb, which refuses lone surrogates.
     merkmal: wellFormedText().max(200).openapi({ example: 'libreoffice' }),
     // A plain string here, so that a wrong type is answered 422 invalid_event_type, not 400.
-    event: z.string().max(100).openapi({ description: `One of ${agentEventTypes.join(', ')}.`, example: 'applied' }),
-    detail: jsonValue().optional().openapi({
-      description:
-        'Anything the agent wants to keep with the event (a message, an exit code, a log excerpt); stored as `payload.detail`. ' +
-        `Any JSON value nested at most ${MAX_JSON_DEPTH} levels, without lone UTF-16 surrogates in strings or keys.`,
-      example: 'ansible role libreoffice applied in 42 s',
-    }),
+    event: z
+      .string()
+      .max(100)
+      .openapi({ description: `One of ${agentEventTypes.join(', ')}.`, example: 'applied' }),
+    detail: jsonValue()
+      .optional()
+      .openapi({
+        description:
+          'Anything the agent wants to keep with the event (a message, an exit code, a log excerpt); stored as `payload.detail`. ' +
+          `Any JSON value nested at most ${MAX_JSON_DEPTH} levels, without lone UTF-16 surrogates in strings or keys.`,
+        example: 'ansible role libreoffice applied in 42 s',
+      }),
   })
   .openapi('AgentReportEntry');
 

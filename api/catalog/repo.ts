@@ -38,9 +38,10 @@ async function requireOwner(db: Db, scope: Scope, id: string): Promise<Owner> {
     if (!row) throw notFound('device', id);
     return { organizationId: row.organization_id, backend: row.backend };
   }
-  const [row] = scope === 'org-units'
-    ? await db<{ organization_id: string }[]>`select organization_id from org_units where id = ${id}`
-    : await db<{ organization_id: string }[]>`select organization_id from groups where id = ${id}`;
+  const [row] =
+    scope === 'org-units'
+      ? await db<{ organization_id: string }[]>`select organization_id from org_units where id = ${id}`
+      : await db<{ organization_id: string }[]>`select organization_id from groups where id = ${id}`;
   if (!row) throw notFound(scope === 'org-units' ? 'org unit' : 'group', id);
   return { organizationId: row.organization_id, backend: null };
 }
@@ -59,9 +60,12 @@ async function requireCatalogMerkmal(db: Db, merkmal: string, backend: string | 
   if (!row) throw new ApiError('unknown_merkmal', `Merkmal "${merkmal}" does not exist`);
   if (!row.im_auftragskatalog) throw new ApiError('not_in_catalog', `Merkmal "${merkmal}" is not in the order catalog`);
   if (!row.has_blueprint) {
-    throw new ApiError('not_in_catalog', backend === null
-      ? `Merkmal "${merkmal}" has no blueprint for any backend`
-      : `Merkmal "${merkmal}" has no blueprint for the device's backend "${backend}"`);
+    throw new ApiError(
+      'not_in_catalog',
+      backend === null
+        ? `Merkmal "${merkmal}" has no blueprint for any backend`
+        : `Merkmal "${merkmal}" has no blueprint for the device's backend "${backend}"`,
+    );
   }
 }
 
@@ -69,15 +73,25 @@ async function requireCatalogMerkmal(db: Db, merkmal: string, backend: string | 
 export async function listOverrides(db: Db, scope: 'org-units' | 'groups', id: string): Promise<CatalogOverrideType[]> {
   await requireOwner(db, scope, id);
   return scope === 'org-units'
-    ? db<CatalogOverrideType[]>`select merkmal, state, optionen from org_unit_merkmale where org_unit_id = ${id} order by merkmal`
-    : db<CatalogOverrideType[]>`select merkmal, state, optionen from group_merkmale where group_id = ${id} order by merkmal`;
+    ? db<
+        CatalogOverrideType[]
+      >`select merkmal, state, optionen from org_unit_merkmale where org_unit_id = ${id} order by merkmal`
+    : db<
+        CatalogOverrideType[]
+      >`select merkmal, state, optionen from group_merkmale where group_id = ${id} order by merkmal`;
 }
 
 /**
  * Sets (select / deselect) or removes (unset) the override of `merkmal` at a scope and
  * writes the events. Returns the override now set, or null after an unset.
  */
-export async function changeOverride(sql: Sql, scope: Scope, id: string, merkmal: string, change: Change): Promise<CatalogOverrideType | null> {
+export async function changeOverride(
+  sql: Sql,
+  scope: Scope,
+  id: string,
+  merkmal: string,
+  change: Change,
+): Promise<CatalogOverrideType | null> {
   try {
     return await sql.begin(async (tx) => {
       const owner = await requireOwner(tx, scope, id);
@@ -98,9 +112,10 @@ export async function changeOverride(sql: Sql, scope: Scope, id: string, merkmal
         if (direct || was !== is) events.push({ deviceId, type: is === 'present' ? 'selected' : 'deselected' });
       }
       if (events.length > 0) {
-        const payload = change.kind === 'set'
-          ? { origin: originOf[scope], source_id: id, optionen: change.optionen }
-          : { origin: originOf[scope], source_id: id, unset: true };
+        const payload =
+          change.kind === 'set'
+            ? { origin: originOf[scope], source_id: id, optionen: change.optionen }
+            : { origin: originOf[scope], source_id: id, unset: true };
         await tx`
           insert into device_merkmal_events (device_id, merkmal, type, payload)
           select e.device_id, ${merkmal}, e.type, ${tx.json(payload as Parameters<typeof tx.json>[0])}::jsonb
@@ -110,7 +125,8 @@ export async function changeOverride(sql: Sql, scope: Scope, id: string, merkmal
     });
   } catch (err) {
     // The owner was deleted between our read and the write.
-    if (isPgError(err, pgError.foreignKeyViolation)) throw notFound(scope === 'devices' ? 'device' : scope === 'org-units' ? 'org unit' : 'group', id);
+    if (isPgError(err, pgError.foreignKeyViolation))
+      throw notFound(scope === 'devices' ? 'device' : scope === 'org-units' ? 'org unit' : 'group', id);
     throw err;
   }
 }
@@ -119,26 +135,34 @@ interface WrittenOverride extends Override {
   updatedAt: number;
 }
 
-async function writeOverride(db: Db, scope: Scope, id: string, merkmal: string, change: Change): Promise<WrittenOverride | null> {
+async function writeOverride(
+  db: Db,
+  scope: Scope,
+  id: string,
+  merkmal: string,
+  change: Change,
+): Promise<WrittenOverride | null> {
   if (change.kind === 'unset') {
     if (scope === 'devices') await db`delete from device_merkmale where device_id = ${id} and merkmal = ${merkmal}`;
-    else if (scope === 'org-units') await db`delete from org_unit_merkmale where org_unit_id = ${id} and merkmal = ${merkmal}`;
+    else if (scope === 'org-units')
+      await db`delete from org_unit_merkmale where org_unit_id = ${id} and merkmal = ${merkmal}`;
     else await db`delete from group_merkmale where group_id = ${id} and merkmal = ${merkmal}`;
     return null;
   }
   const { state, optionen } = change;
   const json = db.json(optionen as Parameters<typeof db.json>[0]);
-  const [row] = scope === 'devices'
-    ? await db<{ us: number }[]>`
+  const [row] =
+    scope === 'devices'
+      ? await db<{ us: number }[]>`
         insert into device_merkmale (device_id, merkmal, state, optionen) values (${id}, ${merkmal}, ${state}, ${json})
         on conflict (device_id, merkmal) do update set state = excluded.state, optionen = excluded.optionen, updated_at = clock_timestamp()
         returning (extract(epoch from updated_at) * 1000000)::bigint as us`
-    : scope === 'org-units'
-      ? await db<{ us: number }[]>`
+      : scope === 'org-units'
+        ? await db<{ us: number }[]>`
         insert into org_unit_merkmale (org_unit_id, merkmal, state, optionen) values (${id}, ${merkmal}, ${state}, ${json})
         on conflict (org_unit_id, merkmal) do update set state = excluded.state, optionen = excluded.optionen, updated_at = clock_timestamp()
         returning (extract(epoch from updated_at) * 1000000)::bigint as us`
-      : await db<{ us: number }[]>`
+        : await db<{ us: number }[]>`
         insert into group_merkmale (group_id, merkmal, state, optionen) values (${id}, ${merkmal}, ${state}, ${json})
         on conflict (group_id, merkmal) do update set state = excluded.state, optionen = excluded.optionen, updated_at = clock_timestamp()
         returning (extract(epoch from updated_at) * 1000000)::bigint as us`;
@@ -180,22 +204,34 @@ interface DeviceInputRow {
  * devices a change at the scope can reach: the device itself; the non-archived devices of
  * the unit's subtree; the group's non-archived members.
  */
-async function loadAffected(db: Db, scope: Scope, id: string, organizationId: string, merkmal: string): Promise<Affected> {
-  const unitRows = await db<{ id: string; parent_id: string | null; state: OverrideState | null; optionen: Optionen | null }[]>`
+async function loadAffected(
+  db: Db,
+  scope: Scope,
+  id: string,
+  organizationId: string,
+  merkmal: string,
+): Promise<Affected> {
+  const unitRows = await db<
+    { id: string; parent_id: string | null; state: OverrideState | null; optionen: Optionen | null }[]
+  >`
     select ou.id, ou.parent_id, o.state, o.optionen
     from org_units ou
     left join org_unit_merkmale o on o.org_unit_id = ou.id and o.merkmal = ${merkmal}
     where ou.organization_id = ${organizationId}`;
   const units = new Map<string, UnitNode>();
   for (const u of unitRows) {
-    units.set(u.id, { parentId: u.parent_id, override: u.state === null ? undefined : { merkmal, state: u.state, optionen: u.optionen ?? {} } });
+    units.set(u.id, {
+      parentId: u.parent_id,
+      override: u.state === null ? undefined : { merkmal, state: u.state, optionen: u.optionen ?? {} },
+    });
   }
 
-  const filter = scope === 'devices'
-    ? db`d.id = ${id}`
-    : scope === 'groups'
-      ? db`d.archived_at is null and d.id in (select m.device_id from group_members m where m.group_id = ${id})`
-      : db`d.archived_at is null and d.organization_id = ${organizationId} and d.oe_id = any(${subtree(units, id)}::uuid[])`;
+  const filter =
+    scope === 'devices'
+      ? db`d.id = ${id}`
+      : scope === 'groups'
+        ? db`d.archived_at is null and d.id in (select m.device_id from group_members m where m.group_id = ${id})`
+        : db`d.archived_at is null and d.organization_id = ${organizationId} and d.oe_id = any(${subtree(units, id)}::uuid[])`;
   const rows = await db<DeviceInputRow[]>`
     select d.id, d.oe_id,
            exists (select 1 from blueprints b where b.merkmal = ${merkmal} and b.backend = dt.backend) as in_catalog,
@@ -246,7 +282,13 @@ function subtree(units: Map<string, UnitNode>, rootId: string): string[] {
 }
 
 /** The same inputs with the written override in place of the old one. */
-function applyChange(before: Affected, scope: Scope, id: string, merkmal: string, written: WrittenOverride | null): Affected {
+function applyChange(
+  before: Affected,
+  scope: Scope,
+  id: string,
+  merkmal: string,
+  written: WrittenOverride | null,
+): Affected {
   const override = written === null ? undefined : { merkmal, state: written.state, optionen: written.optionen };
   if (scope === 'org-units') {
     const units = new Map(before.units);

@@ -88,7 +88,12 @@ export function resolveCatalog(input: ResolutionInput): ResolvedMerkmal[] {
   for (const o of input.deviceOverrides) device.set(o.merkmal, o);
 
   return input.catalog.map((entry) =>
-    resolveOne(entry, nearestOrgUnit.get(entry.merkmal), groupsByMerkmal.get(entry.merkmal) ?? [], device.get(entry.merkmal)),
+    resolveOne(
+      entry,
+      nearestOrgUnit.get(entry.merkmal),
+      groupsByMerkmal.get(entry.merkmal) ?? [],
+      device.get(entry.merkmal),
+    ),
   );
 }
 
@@ -125,7 +130,12 @@ function mostRecent(groups: readonly GroupOverride[], state: OverrideState): Gro
   let best: GroupOverride | undefined;
   for (const g of groups) {
     if (g.state !== state) continue;
-    if (best === undefined || g.updatedAt > best.updatedAt || (g.updatedAt === best.updatedAt && g.groupId < best.groupId)) best = g;
+    if (
+      best === undefined ||
+      g.updatedAt > best.updatedAt ||
+      (g.updatedAt === best.updatedAt && g.groupId < best.groupId)
+    )
+      best = g;
   }
   // Only called when `state` has a strict majority, so at least one override has it.
   return best!;

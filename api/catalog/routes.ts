@@ -15,19 +15,40 @@ const tags = ['Order catalog'];
 
 const MerkmalParams = z.object({
   id: Uuid.openapi({ param: { name: 'id', in: 'path' } }),
-  merkmal: z.string().openapi({ param: { name: 'merkmal', in: 'path' }, example: 'libreoffice', description: 'A Merkmal key' }),
+  merkmal: z
+    .string()
+    .openapi({ param: { name: 'merkmal', in: 'path' }, example: 'libreoffice', description: 'A Merkmal key' }),
 });
 
 const selectionErrors = ['not_found', 'unknown_merkmal', 'not_in_catalog'] as const;
 
 const scopes = [
-  { scope: 'devices', op: 'Device', what: 'a device', reach: 'Writes a `selected` / `deselected` event for the device every time, with `payload: { origin: "geraet", source_id, optionen }`. Archived devices can be changed too.' },
-  { scope: 'org-units', op: 'OrgUnit', what: 'an org unit', reach: 'Reaches every device of the unit\'s subtree. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived device whose effective state changes, with `payload: { origin: "oe", source_id, optionen }`.' },
-  { scope: 'groups', op: 'Group', what: 'a group', reach: 'Reaches the group\'s members. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived member whose effective state changes, with `payload: { origin: "gruppe", source_id, optionen }`.' },
+  {
+    scope: 'devices',
+    op: 'Device',
+    what: 'a device',
+    reach:
+      'Writes a `selected` / `deselected` event for the device every time, with `payload: { origin: "geraet", source_id, optionen }`. Archived devices can be changed too.',
+  },
+  {
+    scope: 'org-units',
+    op: 'OrgUnit',
+    what: 'an org unit',
+    reach:
+      'Reaches every device of the unit\'s subtree. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived device whose effective state changes, with `payload: { origin: "oe", source_id, optionen }`.',
+  },
+  {
+    scope: 'groups',
+    op: 'Group',
+    what: 'a group',
+    reach:
+      'Reaches the group\'s members. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived member whose effective state changes, with `payload: { origin: "gruppe", source_id, optionen }`.',
+  },
 ] as const;
 
-const catalogNote = 'A Merkmal key that does not exist is 422 `unknown_merkmal`. A Merkmal that is not selectable is 422 `not_in_catalog`: '
-  + '`im_auftragskatalog` false, or no blueprint for the device\'s backend (at org units and groups, which span backends: no blueprint for any backend).';
+const catalogNote =
+  'A Merkmal key that does not exist is 422 `unknown_merkmal`. A Merkmal that is not selectable is 422 `not_in_catalog`: ' +
+  "`im_auftragskatalog` false, or no blueprint for the device's backend (at org units and groups, which span backends: no blueprint for any backend).";
 
 /**
  * The selection body is optional: a POST without a body, or with an empty one even when it
@@ -52,9 +73,10 @@ function selectionRoute(s: (typeof scopes)[number], verb: 'select' | 'deselect')
     operationId: `${verb}${s.op}Merkmal`,
     tags,
     summary: `${verb === 'select' ? 'Select' : 'Deselect'} a catalog Merkmal for ${s.what} (override \`${state}\`)`,
-    description: `Sets the override of the Merkmal at this scope to \`${state}\`, replacing any earlier one. `
-      + 'The body is optional; `optionen` (a JSON object, else 400) become the options of the order when this override decides it. '
-      + `${s.reach} ${catalogNote}`,
+    description:
+      `Sets the override of the Merkmal at this scope to \`${state}\`, replacing any earlier one. ` +
+      'The body is optional; `optionen` (a JSON object, else 400) become the options of the order when this override decides it. ' +
+      `${s.reach} ${catalogNote}`,
     auth: 'admin',
     errors: selectionErrors,
     middleware: [emptyBodyIsNoBody] as const,
@@ -73,8 +95,9 @@ function unsetRoute(s: (typeof scopes)[number]) {
     operationId: `unset${s.op}Merkmal`,
     tags,
     summary: `Unset a catalog Merkmal for ${s.what} (remove the override: inherit)`,
-    description: `Idempotent: 204 also when no override was set. Writes a \`selected\` / \`deselected\` event with \`payload: { origin, source_id, unset: true }\` `
-      + `for each non-archived device whose effective state changes${s.scope === 'devices' ? ' (the device itself, archived or not)' : ''}. ${catalogNote}`,
+    description:
+      `Idempotent: 204 also when no override was set. Writes a \`selected\` / \`deselected\` event with \`payload: { origin, source_id, unset: true }\` ` +
+      `for each non-archived device whose effective state changes${s.scope === 'devices' ? ' (the device itself, archived or not)' : ''}. ${catalogNote}`,
     auth: 'admin',
     errors: selectionErrors,
     request: { params: MerkmalParams },
@@ -88,10 +111,11 @@ const getDeviceCatalog = defineRoute({
   operationId: 'getDeviceCatalog',
   tags,
   summary: 'The effective order catalog of a device',
-  description: 'Every Merkmal with `im_auftragskatalog` that has a blueprint for the device\'s backend, ordered by key, with its '
-    + 'effective `state`, its `origin` and `optionen`, by the override resolution of CONTRACT §9: workspace default; the nearest '
-    + 'org unit with an override; a strict majority of the device\'s groups with an override (optionen from the most recently '
-    + 'changed override on the winning side); the device\'s own override always wins. The same rule gives the agent\'s `auftraege`.',
+  description:
+    "Every Merkmal with `im_auftragskatalog` that has a blueprint for the device's backend, ordered by key, with its " +
+    'effective `state`, its `origin` and `optionen`, by the override resolution of CONTRACT §9: workspace default; the nearest ' +
+    "org unit with an override; a strict majority of the device's groups with an override (optionen from the most recently " +
+    "changed override on the winning side); the device's own override always wins. The same rule gives the agent's `auftraege`.",
   auth: 'admin',
   errors: ['not_found'],
   request: { params: IdParams },
@@ -128,9 +152,19 @@ export function catalogRoutes() {
       const { id } = c.req.valid('param');
       const items = await loadCatalogStates(c.get('deps').sql, id);
       if (items === null) throw notFound('device', id);
-      return c.json({
-        items: items.map(({ merkmal, name, kategorie, state, origin, optionen }) => ({ merkmal, name, kategorie, state, origin, optionen })),
-      }, 200);
+      return c.json(
+        {
+          items: items.map(({ merkmal, name, kategorie, state, origin, optionen }) => ({
+            merkmal,
+            name,
+            kategorie,
+            state,
+            origin,
+            optionen,
+          })),
+        },
+        200,
+      );
     })
     .openapi(listOrgUnitOverrides, async (c) => {
       const { id } = c.req.valid('param');
@@ -147,7 +181,11 @@ export function catalogRoutes() {
         const { id, merkmal } = c.req.valid('param');
         const { optionen = {} } = c.req.valid('json') as z.infer<typeof SelectionBody>;
         const state = verb === 'select' ? 'present' : 'absent';
-        const override = await repo.changeOverride(c.get('deps').sql, s.scope, id, merkmal, { kind: 'set', state, optionen });
+        const override = await repo.changeOverride(c.get('deps').sql, s.scope, id, merkmal, {
+          kind: 'set',
+          state,
+          optionen,
+        });
         return c.json(override!, 200);
       });
     }

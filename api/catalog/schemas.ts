@@ -2,15 +2,16 @@
 import { z } from '@hono/zod-openapi';
 import { jsonObject, MAX_JSON_DEPTH } from '../http/json_value.ts';
 
-export const Optionen = jsonObject()
-  .openapi({
-    type: 'object',
-    additionalProperties: true,
-    description:
-      'Per-order options (a JSON object nested at most ' + MAX_JSON_DEPTH + ' levels, without lone UTF-16 surrogates ' +
-      'in strings or keys), passed through to the agent in the check-in\'s `auftraege`.',
-    example: { sprache: 'de' },
-  });
+export const Optionen = jsonObject().openapi({
+  type: 'object',
+  additionalProperties: true,
+  description:
+    'Per-order options (a JSON object nested at most ' +
+    MAX_JSON_DEPTH +
+    ' levels, without lone UTF-16 surrogates ' +
+    "in strings or keys), passed through to the agent in the check-in's `auftraege`.",
+  example: { sprache: 'de' },
+});
 
 export const OverrideState = z.enum(['present', 'absent']);
 
@@ -21,8 +22,9 @@ export const CatalogItem = z
     kategorie: z.string().openapi({ example: 'app-store' }),
     state: OverrideState,
     origin: z.enum(['workspace', 'oe', 'gruppe', 'geraet']).openapi({
-      description: 'Where the effective state comes from: the workspace default, the nearest org unit with an override, '
-        + 'the majority of the device\'s groups, or the device\'s own override.',
+      description:
+        'Where the effective state comes from: the workspace default, the nearest org unit with an override, ' +
+        "the majority of the device's groups, or the device's own override.",
     }),
     optionen: Optionen.openapi({ description: 'From the override that decided (`{}` for the workspace default).' }),
   })
@@ -30,7 +32,7 @@ export const CatalogItem = z
 
 export const DeviceCatalog = z
   .object({ items: z.array(CatalogItem) })
-  .openapi('DeviceCatalog', { description: 'Every catalog Merkmal of the device\'s backend, ordered by key.' });
+  .openapi('DeviceCatalog', { description: "Every catalog Merkmal of the device's backend, ordered by key." });
 
 export const CatalogOverride = z
   .object({
@@ -46,7 +48,9 @@ export const CatalogOverrideList = z
 
 export const SelectionBody = z
   .strictObject({
-    optionen: Optionen.optional().openapi({ description: 'Options of this order; `{}` when absent. Must be a JSON object.' }),
+    optionen: Optionen.optional().openapi({
+      description: 'Options of this order; `{}` when absent. Must be a JSON object.',
+    }),
   })
   .openapi('SelectionBody');
 

@@ -58,8 +58,14 @@ export function isPgError(err: unknown, code: string): err is postgres.PostgresE
 
 /** Errors of the socket (Node) and of postgres.js's connection handling. */
 const connectionErrorCodes = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT',
-  'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
 ]);
 
 /**

@@ -21,7 +21,10 @@ const tags = ['Devices'];
 const DeviceHardware = z
   .object({
     device_id: Uuid,
-    hardware: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'As last reported by bootstrap or check-in; null when never reported.' }),
+    hardware: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: 'As last reported by bootstrap or check-in; null when never reported.' }),
     reported_at: Timestamp.nullable(),
   })
   .openapi('DeviceHardware');
@@ -33,7 +36,8 @@ const DeviceEvent = z
     merkmal: z.string().openapi({ example: 'libreoffice' }),
     type: z.enum(['selected', 'deselected', 'applied', 'apply_failed', 'removed', 'remove_failed']),
     payload: z.record(z.string(), z.unknown()).openapi({
-      description: 'Agent events: `{ detail }` as reported (or `{}`). Selection events: what the selection recorded (e.g. `origin`, `source_id`).',
+      description:
+        'Agent events: `{ detail }` as reported (or `{}`). Selection events: what the selection recorded (e.g. `origin`, `source_id`).',
     }),
     created_at: Timestamp,
   })
@@ -146,7 +150,8 @@ export function deviceLifecycleRoutes() {
       const { id } = c.req.valid('param');
       const outcome = await lifecycle.reprovision(sql, id);
       if (outcome === 'not_found') throw notFound('device', id);
-      if (outcome === 'archived') throw new ApiError('device_archived', 'an archived device cannot be reprovisioned', { status: 409 });
+      if (outcome === 'archived')
+        throw new ApiError('device_archived', 'an archived device cannot be reprovisioned', { status: 409 });
       return c.json(await deviceBody(sql, id), 200);
     })
     .openapi(archive, async (c) => {
@@ -166,8 +171,14 @@ export function deviceLifecycleRoutes() {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
       const before = decodeSeqCursor(cursor);
-      const [exists, rows] = await Promise.all([lifecycle.deviceExists(sql, id), lifecycle.listEvents(sql, id, before, limit)]);
+      const [exists, rows] = await Promise.all([
+        lifecycle.deviceExists(sql, id),
+        lifecycle.listEvents(sql, id, before, limit),
+      ]);
       if (!exists) throw notFound('device', id);
-      return c.json(toPage(rows, limit, serializeEvent, (r) => encodeSeqCursor(r.seq)), 200);
+      return c.json(
+        toPage(rows, limit, serializeEvent, (r) => encodeSeqCursor(r.seq)),
+        200,
+      );
     });
 }

@@ -31,7 +31,10 @@ export async function listOrganizationDevices(
   if (filter.group_id !== undefined) {
     const group = await requireGroup(db, filter.group_id);
     if (group.organization_id !== organizationId) {
-      throw new ApiError('organization_mismatch', `group ${filter.group_id} (group_id) belongs to another organization`);
+      throw new ApiError(
+        'organization_mismatch',
+        `group ${filter.group_id} (group_id) belongs to another organization`,
+      );
     }
   }
   return db<DeviceRow[]>`
@@ -39,8 +42,11 @@ export async function listOrganizationDevices(
     where d.organization_id = ${organizationId}
       and d.archived_at is null
       and ${filter.oe_id === undefined ? db`true` : db`d.oe_id = ${filter.oe_id}`}
-      and ${filter.group_id === undefined ? db`true`
-        : db`exists (select 1 from group_members m where m.group_id = ${filter.group_id} and m.device_id = d.id)`}
+      and ${
+        filter.group_id === undefined
+          ? db`true`
+          : db`exists (select 1 from group_members m where m.group_id = ${filter.group_id} and m.device_id = d.id)`
+      }
       and ${afterCursor(db, cursor, 'asc', 'd')}
     order by d.created_at, d.id
     limit ${limit + 1}`;

@@ -14,12 +14,14 @@ import { Device } from './schemas.ts';
 const tags = ['Devices'];
 
 const DeviceListQuery = PageQuery.extend({
-  oe_id: Uuid.optional().openapi({ description: 'Only devices filed directly in this org unit (not in its descendants).' }),
+  oe_id: Uuid.optional().openapi({
+    description: 'Only devices filed directly in this org unit (not in its descendants).',
+  }),
   group_id: Uuid.optional().openapi({ description: 'Only members of this group.' }),
 });
 
 const DeviceOrgUnitBody = z
-  .strictObject({ oe_id: Uuid.openapi({ description: 'An org unit of the device\'s organization.' }) })
+  .strictObject({ oe_id: Uuid.openapi({ description: "An org unit of the device's organization." }) })
   .openapi('DeviceOrgUnit');
 
 const listDevices = defineRoute({
@@ -28,8 +30,9 @@ const listDevices = defineRoute({
   operationId: 'listDevices',
   tags,
   summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
-  description: 'In creation order. `oe_id` and `group_id` combine (both must hold). A filter naming an unknown '
-    + 'org unit or group is 404, one of another organization 422 `organization_mismatch`.',
+  description:
+    'In creation order. `oe_id` and `group_id` combine (both must hold). A filter naming an unknown ' +
+    'org unit or group is 404, one of another organization 422 `organization_mismatch`.',
   auth: 'admin',
   errors: ['not_found', 'organization_mismatch'],
   request: { params: IdParams, query: DeviceListQuery },
@@ -54,8 +57,9 @@ const moveDeviceRoute = defineRoute({
   operationId: 'moveDevice',
   tags,
   summary: 'Move a device to an org unit',
-  description: 'An unknown org unit is 404, one of another organization 422 `organization_mismatch`; '
-    + 'an archived device cannot be moved (409 `device_archived`).',
+  description:
+    'An unknown org unit is 404, one of another organization 422 `organization_mismatch`; ' +
+    'an archived device cannot be moved (409 `device_archived`).',
   auth: 'admin',
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: IdParams, body: jsonBody(DeviceOrgUnitBody) },
@@ -67,7 +71,13 @@ export function deviceRoutes() {
     .openapi(listDevices, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor, oe_id, group_id } = c.req.valid('query');
-      const rows = await listOrganizationDevices(c.get('deps').sql, id, { oe_id, group_id }, decodeCursor(cursor), limit);
+      const rows = await listOrganizationDevices(
+        c.get('deps').sql,
+        id,
+        { oe_id, group_id },
+        decodeCursor(cursor),
+        limit,
+      );
       return c.json(toPage(rows, limit, serializeDevice), 200);
     })
     .openapi(getDeviceRoute, async (c) => {

@@ -10,7 +10,9 @@ export const Device = z
     hostname: z.string().nullable().openapi({ example: 'arbeitsplatz-017' }),
     oe_id: Uuid.openapi({ description: 'The single org unit of the device.' }),
     group_ids: z.array(Uuid),
-    template_id: Uuid.openapi({ description: 'The assigned template; the default template of the preferred backend until one is resolved.' }),
+    template_id: Uuid.openapi({
+      description: 'The assigned template; the default template of the preferred backend until one is resolved.',
+    }),
     backend: z.string().openapi({ example: 'debian' }),
     enrollment_session_id: Uuid.nullable(),
     deprovisioned_at: Timestamp.nullable(),

@@ -14,7 +14,10 @@ export const EnrollmentSession = z
     template_id: Uuid.openapi({ description: 'The one template the session offers.' }),
     expires_at: Timestamp,
     max_devices: z.number().int().openapi({ example: 25 }),
-    devices_used: z.number().int().openapi({ description: 'Successful activations so far; never above max_devices.', example: 3 }),
+    devices_used: z
+      .number()
+      .int()
+      .openapi({ description: 'Successful activations so far; never above max_devices.', example: 3 }),
     revoked_at: Timestamp.nullable(),
     created_at: Timestamp,
   })
@@ -30,7 +33,10 @@ export const EnrollmentSessionCreate = z
       .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
       // An offset can push 9999-12-31 into year 10000 (UTC), which no ISO 8601 response could show.
       .refine((value) => Date.parse(value) < LATEST_EXPIRY, 'must be before the year 10000 (UTC)')
-      .openapi({ description: 'When the session stops working; must be in the future (and before the year 10000, UTC).', example: '2026-12-31T23:59:59.000Z' }),
+      .openapi({
+        description: 'When the session stops working; must be in the future (and before the year 10000, UTC).',
+        example: '2026-12-31T23:59:59.000Z',
+      }),
     max_devices: z
       .number()
       .int()

@@ -43,7 +43,12 @@ export async function createGroup(db: Db, organizationId: string, input: GroupCr
   }
 }
 
-export async function listGroups(db: Db, organizationId: string, cursor: Cursor | null, limit: number): Promise<GroupRow[]> {
+export async function listGroups(
+  db: Db,
+  organizationId: string,
+  cursor: Cursor | null,
+  limit: number,
+): Promise<GroupRow[]> {
   return db<GroupRow[]>`
     select id, organization_id, name, created_at
     from groups
@@ -79,7 +84,10 @@ async function requireMembershipPair(db: Db, groupId: string, deviceId: string):
     select id, organization_id, archived_at from devices where id = ${deviceId}`;
   if (!device) throw notFound('device', deviceId);
   if (device.organization_id !== group.organization_id) {
-    throw new ApiError('organization_mismatch', `device ${deviceId} and group ${groupId} belong to different organizations`);
+    throw new ApiError(
+      'organization_mismatch',
+      `device ${deviceId} and group ${groupId} belong to different organizations`,
+    );
   }
   return { group, device };
 }
@@ -109,7 +117,12 @@ export async function removeMember(db: Db, groupId: string, deviceId: string): P
 }
 
 /** The group's devices (archived ones omitted), in device creation order. */
-export async function listGroupDevices(db: Db, groupId: string, cursor: Cursor | null, limit: number): Promise<DeviceRow[]> {
+export async function listGroupDevices(
+  db: Db,
+  groupId: string,
+  cursor: Cursor | null,
+  limit: number,
+): Promise<DeviceRow[]> {
   return db<DeviceRow[]>`
     ${deviceSelect(db)}
     join group_members m on m.device_id = d.id and m.group_id = ${groupId}

@@ -94,8 +94,9 @@ const addMember = defineRoute({
   operationId: 'addGroupMember',
   tags,
   summary: 'Add a device to the group (idempotent)',
-  description: 'A device can be in many groups. The device must belong to the group\'s organization '
-    + '(422 `organization_mismatch`); an archived device cannot join (409 `device_archived`).',
+  description:
+    "A device can be in many groups. The device must belong to the group's organization " +
+    '(422 `organization_mismatch`); an archived device cannot join (409 `device_archived`).',
   auth: 'admin',
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: MemberParams },

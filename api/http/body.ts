@@ -24,7 +24,8 @@ function nodeIncoming(c: Context): IncomingMessage | undefined {
 /** A Content-Length that alone decides the body's size (none with Transfer-Encoding). */
 function declaredLength(c: Context): number | undefined {
   const length = c.req.header('content-length');
-  if (length === undefined || c.req.header('transfer-encoding') !== undefined || !/^\d+$/.test(length)) return undefined;
+  if (length === undefined || c.req.header('transfer-encoding') !== undefined || !/^\d+$/.test(length))
+    return undefined;
   return Number(length);
 }
 

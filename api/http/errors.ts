@@ -138,7 +138,10 @@ export function errorResponses(...specs: ErrorSpec[]) {
     const [code, status] = typeof spec === 'string' ? [spec, statusesOf(spec)[0]] : spec;
     byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code));
   }
-  const responses: Record<string, { description: string; content: { 'application/json': { schema: typeof ErrorBody } } }> = {};
+  const responses: Record<
+    string,
+    { description: string; content: { 'application/json': { schema: typeof ErrorBody } } }
+  > = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[String(status)] = {
       description: `Error: ${[...codes].map((c) => '`' + c + '`').join(', ')}`,

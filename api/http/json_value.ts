@@ -52,7 +52,8 @@ export function findJsonProblem(value: unknown, maxDepth: number = MAX_JSON_DEPT
     }
     if (typeof v !== 'object' || v === null) continue;
     const depth = node.depth + 1;
-    if (depth > maxDepth) return { path: pathOf(node), message: `nested deeper than ${maxDepth} levels of objects and arrays` };
+    if (depth > maxDepth)
+      return { path: pathOf(node), message: `nested deeper than ${maxDepth} levels of objects and arrays` };
     // Children are pushed last-first, so they are visited in document order.
     if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth, key: i, parent: node });
@@ -97,7 +98,10 @@ const rules = `nested at most ${MAX_JSON_DEPTH} levels deep, strings and keys we
 
 /** Any JSON value, within the limits above. */
 export function jsonValue(options: JsonValueOptions = {}) {
-  return z.unknown().superRefine(refineJson(options)).openapi({ description: `Any JSON value, ${rules}.` });
+  return z
+    .unknown()
+    .superRefine(refineJson(options))
+    .openapi({ description: `Any JSON value, ${rules}.` });
 }
 
 /** A JSON object with any keys and values, within the limits above. */

@@ -39,7 +39,11 @@ export function newRouter() {
  * id in the path, which names nothing that exists: 404 `not_found`.
  */
 export function validationHook(
-  result: { success: boolean; target: string; error?: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string }> } },
+  result: {
+    success: boolean;
+    target: string;
+    error?: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string }> };
+  },
   c: Context<AppEnv>,
 ) {
   if (result.success) return;
@@ -66,7 +70,11 @@ const uuidPattern = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
  * after parsing: handlers compare ids with the ones PostgreSQL returns (always lower case)
  * and echo them, so an upper-case UUID must name the same resource and come back the same.
  */
-export const Uuid = z.string().regex(uuidPattern, 'must be a UUID').toLowerCase().openapi({ format: 'uuid', example: '3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41' });
+export const Uuid = z
+  .string()
+  .regex(uuidPattern, 'must be a UUID')
+  .toLowerCase()
+  .openapi({ format: 'uuid', example: '3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41' });
 
 export function isUuid(value: string): boolean {
   return uuidPattern.test(value);

@@ -11,16 +11,20 @@ import { ApiError } from './errors.ts';
 import { isUuid } from './openapi.ts';
 
 export const PageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(100).openapi({ description: 'Page size, 1–500.', example: 100 }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(500)
+    .default(100)
+    .openapi({ description: 'Page size, 1–500.', example: 100 }),
   cursor: z.string().max(200).optional().openapi({ description: 'The `next_cursor` of the previous page.' }),
 });
 
 export type PageQueryType = z.infer<typeof PageQuery>;
 
 export function collectionOf<T extends z.ZodType>(item: T, name: string) {
-  return z
-    .object({ items: z.array(item), next_cursor: z.string().nullable() })
-    .openapi(name);
+  return z.object({ items: z.array(item), next_cursor: z.string().nullable() }).openapi(name);
 }
 
 export interface Cursor {
@@ -50,7 +54,9 @@ export function decodeCursor(cursor: string | undefined): Cursor | null {
     if (typeof id !== 'string' || !isUuid(id)) throw new Error('bad id');
     return { createdAt, id: id.toLowerCase() };
   } catch {
-    throw new ApiError('invalid_request', 'cursor is not valid', { details: [{ path: ['cursor'], message: 'not a cursor of this list' }] });
+    throw new ApiError('invalid_request', 'cursor is not valid', {
+      details: [{ path: ['cursor'], message: 'not a cursor of this list' }],
+    });
   }
 }
 
@@ -100,7 +106,9 @@ export function decodeSeqCursor(cursor: string | undefined): number | null {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const seq = seqCursorText.test(text) ? Number(text.slice(1)) : Number.NaN;
   if (!Number.isSafeInteger(seq) || encodeSeqCursor(seq) !== cursor) {
-    throw new ApiError('invalid_request', 'cursor is not valid', { details: [{ path: ['cursor'], message: 'not a cursor of this list' }] });
+    throw new ApiError('invalid_request', 'cursor is not valid', {
+      details: [{ path: ['cursor'], message: 'not a cursor of this list' }],
+    });
   }
   return seq;
 }

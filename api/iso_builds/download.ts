@@ -16,7 +16,12 @@ export type RangeDecision =
  * that starts past the end is 416. An `If-Range` that is not the current ETag also sends
  * the whole file, so a resumed download never mixes two images.
  */
-export function decideRange(range: string | undefined, ifRange: string | undefined, etag: string, size: number): RangeDecision {
+export function decideRange(
+  range: string | undefined,
+  ifRange: string | undefined,
+  etag: string,
+  size: number,
+): RangeDecision {
   if (range === undefined) return { kind: 'full' };
   if (ifRange !== undefined && ifRange.trim() !== etag) return { kind: 'full' };
   const match = /^bytes=(\d*)-(\d*)$/.exec(range.trim());

@@ -85,7 +85,12 @@ export async function getIsoBuild(db: Db, id: string): Promise<IsoBuildRow | nul
 }
 
 /** Newest first, keyset-paged on (created_at, id) descending. */
-export async function listIsoBuilds(db: Db, organizationId: string, cursor: Cursor | null, limit: number): Promise<IsoBuildRow[]> {
+export async function listIsoBuilds(
+  db: Db,
+  organizationId: string,
+  cursor: Cursor | null,
+  limit: number,
+): Promise<IsoBuildRow[]> {
   return db<IsoBuildRow[]>`
     ${selectBuilds(db)}
     where organization_id = ${organizationId} and ${afterCursor(db, cursor, 'desc')}

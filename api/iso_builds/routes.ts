@@ -64,7 +64,10 @@ const binary = { [ISO_CONTENT_TYPE]: { schema: z.string().openapi({ format: 'bin
 const fileHeaders = {
   'Content-Length': { schema: { type: 'integer' as const }, description: 'Bytes in this response.' },
   ETag: { schema: { type: 'string' as const }, description: 'The quoted `sha256` of the whole image.' },
-  'Content-Disposition': { schema: { type: 'string' as const }, description: '`attachment; filename="fleet-installer-<id>.iso"`' },
+  'Content-Disposition': {
+    schema: { type: 'string' as const },
+    description: '`attachment; filename="fleet-installer-<id>.iso"`',
+  },
   'Accept-Ranges': { schema: { type: 'string' as const }, description: '`bytes`' },
 };
 
@@ -93,7 +96,10 @@ const downloadIsoBuild = defineRoute({
     200: { description: 'The whole image', headers: fileHeaders, content: binary },
     206: {
       description: 'The requested byte range',
-      headers: { ...fileHeaders, 'Content-Range': { schema: { type: 'string' as const }, description: '`bytes <start>-<end>/<size>`' } },
+      headers: {
+        ...fileHeaders,
+        'Content-Range': { schema: { type: 'string' as const }, description: '`bytes <start>-<end>/<size>`' },
+      },
       content: binary,
     },
   },
@@ -106,7 +112,11 @@ export function isoBuildRoutes() {
       const body = c.req.valid('json');
       const { sql, config } = c.get('deps');
       const row = await repo.createIsoBuild(sql, { organizationId: id, wlan: body.wlan, wlanKey: config.wlanKey });
-      c.get('deps').log.info('iso build queued', { build_id: row.id, organization_id: id, wlan: body.wlan !== undefined });
+      c.get('deps').log.info('iso build queued', {
+        build_id: row.id,
+        organization_id: id,
+        wlan: body.wlan !== undefined,
+      });
       return c.json(repo.serializeIsoBuild(row), 202);
     })
     .openapi(listIsoBuilds, async (c) => {
@@ -130,7 +140,10 @@ export function isoBuildRoutes() {
       const row = await repo.getIsoBuild(sql, id);
       if (!row) throw notFound('ISO build', id);
       if (row.status !== 'completed' || !row.file_name || !row.sha256) {
-        throw new ApiError('iso_not_ready', `ISO build ${id} is ${row.status}; only a completed build can be downloaded`);
+        throw new ApiError(
+          'iso_not_ready',
+          `ISO build ${id} is ${row.status}; only a completed build can be downloaded`,
+        );
       }
       const file = await openFile(join(config.isoDir, basename(row.file_name)));
       if (!file) {
@@ -162,7 +175,11 @@ export function isoBuildRoutes() {
       const length = end - start + 1;
       const body = fileStream(file.handle, start, end);
       if (decision.kind === 'partial') {
-        return c.body(body, 206, { ...headers, 'Content-Length': String(length), 'Content-Range': `bytes ${start}-${end}/${file.size}` });
+        return c.body(body, 206, {
+          ...headers,
+          'Content-Length': String(length),
+          'Content-Range': `bytes ${start}-${end}/${file.size}`,
+        });
       }
       return c.body(body, 200, { ...headers, 'Content-Length': String(file.size) });
     });

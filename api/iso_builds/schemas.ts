@@ -14,7 +14,10 @@ export const WlanInput = z
       .string()
       // WPA2/WPA3-Personal passphrase; the message never repeats the value.
       .regex(/^[\x20-\x7e]{8,63}$/, 'must be 8–63 printable ASCII characters')
-      .openapi({ description: 'WPA passphrase, 8–63 printable ASCII characters. Never stored, never returned.', example: 'correct horse battery' }),
+      .openapi({
+        description: 'WPA passphrase, 8–63 printable ASCII characters. Never stored, never returned.',
+        example: 'correct horse battery',
+      }),
   })
   .openapi('IsoBuildWlan');
 
@@ -37,13 +40,26 @@ export const IsoBuild = z
     id: Uuid,
     organization_id: Uuid,
     status: IsoBuildStatus,
-    progress: z.number().int().min(0).max(100).openapi({ description: '0–100 while running, 100 when completed.', example: 40 }),
+    progress: z
+      .number()
+      .int()
+      .min(0)
+      .max(100)
+      .openapi({ description: '0–100 while running, 100 when completed.', example: 40 }),
     created_at: Timestamp,
     started_at: Timestamp.nullable(),
     finished_at: Timestamp.nullable().openapi({ description: 'Set when the build completed or failed.' }),
-    expires_at: Timestamp.nullable().openapi({ description: '`finished_at` + 7 days, set on success; the hourly sweep deletes the build then.' }),
+    expires_at: Timestamp.nullable().openapi({
+      description: '`finished_at` + 7 days, set on success; the hourly sweep deletes the build then.',
+    }),
     size_bytes: z.number().int().nullable().openapi({ example: 681574400 }),
-    sha256: z.string().nullable().openapi({ description: 'Hex SHA-256 of the image; also the download ETag.', example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }),
+    sha256: z
+      .string()
+      .nullable()
+      .openapi({
+        description: 'Hex SHA-256 of the image; also the download ETag.',
+        example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+      }),
     error: z.string().nullable().openapi({ description: 'Why the build failed (status `failed`).' }),
   })
   .openapi('IsoBuild');

@@ -16,7 +16,10 @@ export interface WlanCredentials {
 export const SealedWlan = z.strictObject({
   v: z.literal(1),
   iv: z.string().regex(/^[A-Za-z0-9_-]{16}$/),
-  data: z.string().regex(/^[A-Za-z0-9_-]+$/).max(4096),
+  data: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .max(4096),
 });
 export type SealedWlanType = z.infer<typeof SealedWlan>;
 
@@ -45,7 +48,11 @@ export async function sealWlan(key: Uint8Array, buildId: string, wlan: WlanCrede
 /** Throws when the key or the build id do not match (a tampered or foreign payload). */
 export async function openWlan(key: Uint8Array, buildId: string, sealed: SealedWlanType): Promise<WlanCredentials> {
   const plain = await crypto.subtle.decrypt(
-    { name: 'AES-GCM', iv: new Uint8Array(Buffer.from(sealed.iv, 'base64url')), additionalData: new TextEncoder().encode(buildId) },
+    {
+      name: 'AES-GCM',
+      iv: new Uint8Array(Buffer.from(sealed.iv, 'base64url')),
+      additionalData: new TextEncoder().encode(buildId),
+    },
     await importKey(key, 'decrypt'),
     new Uint8Array(Buffer.from(sealed.data, 'base64url')),
   );

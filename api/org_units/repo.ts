@@ -52,7 +52,12 @@ export async function requireOrgUnitOf(db: Db, id: string, organizationId: strin
 }
 
 /** The organization's units, the whole tree flat, in creation order. */
-export async function listOrgUnits(db: Db, organizationId: string, cursor: Cursor | null, limit: number): Promise<OrgUnitRow[]> {
+export async function listOrgUnits(
+  db: Db,
+  organizationId: string,
+  cursor: Cursor | null,
+  limit: number,
+): Promise<OrgUnitRow[]> {
   return db<OrgUnitRow[]>`
     select id, organization_id, parent_id, name, protected, created_at
     from org_units
@@ -83,12 +88,18 @@ export async function updateOrgUnit(sql: Sql, id: string, patch: OrgUnitPatchInp
     const unit = await requireOrgUnit(tx, id); // as it is now that we hold the lock
     const moving = patch.parent_id !== undefined;
     if (unit.protected && (patch.name !== undefined || moving)) {
-      throw new ApiError('protected_org_unit', `org unit ${id} ("${unit.name}") is protected: it cannot be renamed or moved`);
+      throw new ApiError(
+        'protected_org_unit',
+        `org unit ${id} ("${unit.name}") is protected: it cannot be renamed or moved`,
+      );
     }
     if (moving && patch.parent_id !== null) {
       await requireOrgUnitOf(tx, patch.parent_id!, unit.organization_id, 'parent_id');
       if (await isSelfOrAncestor(tx, unit.id, patch.parent_id!)) {
-        throw new ApiError('org_unit_cycle', `org unit ${patch.parent_id} is ${patch.parent_id === id ? 'the unit itself' : 'a descendant of the unit'}: the move would make the unit its own ancestor`);
+        throw new ApiError(
+          'org_unit_cycle',
+          `org unit ${patch.parent_id} is ${patch.parent_id === id ? 'the unit itself' : 'a descendant of the unit'}: the move would make the unit its own ancestor`,
+        );
       }
     }
     const columns = (['name', 'parent_id'] as const).filter((c) => patch[c] !== undefined);
@@ -125,12 +136,16 @@ export async function deleteOrgUnit(sql: Sql, id: string): Promise<void> {
       const found = await requireOrgUnit(tx, id);
       await lockOrganization(tx, found.organization_id);
       const unit = await requireOrgUnit(tx, id);
-      if (unit.protected) throw new ApiError('protected_org_unit', `org unit ${id} ("${unit.name}") is protected: it cannot be deleted`);
+      if (unit.protected)
+        throw new ApiError('protected_org_unit', `org unit ${id} ("${unit.name}") is protected: it cannot be deleted`);
       const [usage] = await tx<{ children: number; devices: number }[]>`
         select (select count(*)::int from org_units where parent_id = ${id}) as children,
                (select count(*)::int from devices where oe_id = ${id} and archived_at is null) as devices`;
       if (usage!.children > 0 || usage!.devices > 0) {
-        throw new ApiError('org_unit_not_empty', `org unit ${id} still has ${usage!.children} child unit(s) and ${usage!.devices} device(s)`);
+        throw new ApiError(
+          'org_unit_not_empty',
+          `org unit ${id} still has ${usage!.children} child unit(s) and ${usage!.devices} device(s)`,
+        );
       }
       await tx`
         update devices set oe_id = (
@@ -140,7 +155,8 @@ export async function deleteOrgUnit(sql: Sql, id: string): Promise<void> {
     });
   } catch (err) {
     // A device moved in by a transaction that does not take the lock.
-    if (isPgError(err, pgError.foreignKeyViolation)) throw new ApiError('org_unit_not_empty', `org unit ${id} still has devices`);
+    if (isPgError(err, pgError.foreignKeyViolation))
+      throw new ApiError('org_unit_not_empty', `org unit ${id} still has devices`);
     throw err;
   }
 }

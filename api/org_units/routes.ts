@@ -13,8 +13,9 @@ const createOrgUnit = defineRoute({
   operationId: 'createOrgUnit',
   tags,
   summary: 'Create an org unit',
-  description: 'Creates a unit at the top level (`parent_id` absent or `null`) or under a unit of the same organization. '
-    + 'A `parent_id` that does not exist is 404, one of another organization 422 `organization_mismatch`.',
+  description:
+    'Creates a unit at the top level (`parent_id` absent or `null`) or under a unit of the same organization. ' +
+    'A `parent_id` that does not exist is 404, one of another organization 422 `organization_mismatch`.',
   auth: 'admin',
   errors: ['not_found', 'organization_mismatch'],
   request: { params: IdParams, body: jsonBody(OrgUnitCreate) },
@@ -52,10 +53,11 @@ const patchOrgUnit = defineRoute({
   operationId: 'updateOrgUnit',
   tags,
   summary: 'Rename and/or move an org unit',
-  description: '`parent_id` moves the unit (with its subtree); `null` moves it to the top level. '
-    + 'The protected unit "Neue Geräte" cannot be renamed or moved (409 `protected_org_unit`, even to the same values). '
-    + 'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; '
-    + 'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404.',
+  description:
+    '`parent_id` moves the unit (with its subtree); `null` moves it to the top level. ' +
+    'The protected unit "Neue Geräte" cannot be renamed or moved (409 `protected_org_unit`, even to the same values). ' +
+    'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; ' +
+    'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404.',
   auth: 'admin',
   errors: ['not_found', 'protected_org_unit', 'org_unit_cycle', 'organization_mismatch'],
   request: { params: IdParams, body: jsonBody(OrgUnitPatch) },
@@ -68,9 +70,10 @@ const deleteOrgUnit = defineRoute({
   operationId: 'deleteOrgUnit',
   tags,
   summary: 'Delete an empty org unit',
-  description: 'Only a unit without child units and without (non-archived) devices can be deleted (else 409 `org_unit_not_empty`); '
-    + 'archived devices still filed under it are moved to "Neue Geräte". Its Merkmal overrides go with it '
-    + '(no events are written for that). "Neue Geräte" cannot be deleted (409 `protected_org_unit`).',
+  description:
+    'Only a unit without child units and without (non-archived) devices can be deleted (else 409 `org_unit_not_empty`); ' +
+    'archived devices still filed under it are moved to "Neue Geräte". Its Merkmal overrides go with it ' +
+    '(no events are written for that). "Neue Geräte" cannot be deleted (409 `protected_org_unit`).',
   auth: 'admin',
   errors: ['not_found', 'protected_org_unit', 'org_unit_not_empty'],
   request: { params: IdParams },

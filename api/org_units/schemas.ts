@@ -10,7 +10,9 @@ export const OrgUnit = z
     organization_id: Uuid,
     parent_id: Uuid.nullable().openapi({ description: 'The parent org unit; `null` at the top level.' }),
     name: z.string().openapi({ example: 'Schule Nord' }),
-    protected: z.boolean().openapi({ description: 'True only for "Neue Geräte", which cannot be deleted, renamed or moved.' }),
+    protected: z
+      .boolean()
+      .openapi({ description: 'True only for "Neue Geräte", which cannot be deleted, renamed or moved.' }),
     created_at: Timestamp,
   })
   .openapi('OrgUnit');
@@ -18,14 +20,21 @@ export const OrgUnit = z
 export const OrgUnitCreate = z
   .strictObject({
     name,
-    parent_id: Uuid.nullable().optional().openapi({ description: 'An org unit of the same organization; absent or `null` = top level.' }),
+    parent_id: Uuid.nullable()
+      .optional()
+      .openapi({ description: 'An org unit of the same organization; absent or `null` = top level.' }),
   })
   .openapi('OrgUnitCreate');
 
 export const OrgUnitPatch = z
   .strictObject({
     name: name.optional(),
-    parent_id: Uuid.nullable().optional().openapi({ description: 'Moves the unit: an org unit of the same organization that is not the unit itself or one of its descendants; `null` = top level.' }),
+    parent_id: Uuid.nullable()
+      .optional()
+      .openapi({
+        description:
+          'Moves the unit: an org unit of the same organization that is not the unit itself or one of its descendants; `null` = top level.',
+      }),
   })
   .openapi('OrgUnitPatch');
 

@@ -21,11 +21,7 @@ export function generateActivationCode(): string {
  * Crockford's look-alikes (O→0, I and L→1) folded. Null when it cannot be a code.
  */
 export function normalizeActivationCode(input: string): string | null {
-  const chars = input
-    .toUpperCase()
-    .replace(/[\s-]/g, '')
-    .replace(/O/g, '0')
-    .replace(/[IL]/g, '1');
+  const chars = input.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
   if (!/^[0-9A-HJKMNP-TV-Z]{20}$/.test(chars)) return null;
   return chars.match(/.{5}/g)!.join('-');
 }

@@ -72,7 +72,11 @@ export async function listOrganizations(db: Db, cursor: Cursor | null, limit: nu
     limit ${limit + 1}`;
 }
 
-export async function updateOrganization(db: Db, id: string, patch: OrganizationPatchInput): Promise<OrganizationRow | null> {
+export async function updateOrganization(
+  db: Db,
+  id: string,
+  patch: OrganizationPatchInput,
+): Promise<OrganizationRow | null> {
   const columns = (['name', ...contactColumns] as const).filter((c) => patch[c] !== undefined);
   if (columns.length > 0) {
     const [row] = await db`update organizations set ${db(patch, ...columns)} where id = ${id} returning id`;

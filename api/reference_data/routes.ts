@@ -17,7 +17,9 @@ const Workspace = z
   .object({
     key: z.string().openapi({ example: 'standard' }),
     name: z.string(),
-    workspace_merkmale: z.array(z.string()).openapi({ description: 'Merkmale every device of the workspace gets by default.' }),
+    workspace_merkmale: z
+      .array(z.string())
+      .openapi({ description: 'Merkmale every device of the workspace gets by default.' }),
   })
   .openapi('Workspace');
 
@@ -34,19 +36,31 @@ const Merkmal = z
 const list = <T extends z.ZodType>(item: T, name: string) => z.object({ items: z.array(item) }).openapi(name);
 
 const listBackends = defineRoute({
-  method: 'get', path: '/backends', operationId: 'listBackends', tags, auth: 'admin',
+  method: 'get',
+  path: '/backends',
+  operationId: 'listBackends',
+  tags,
+  auth: 'admin',
   summary: 'List backends (distributions)',
   responses: { 200: json(list(Backend, 'BackendList'), 'All backends') },
 });
 
 const listWorkspaces = defineRoute({
-  method: 'get', path: '/workspaces', operationId: 'listWorkspaces', tags, auth: 'admin',
+  method: 'get',
+  path: '/workspaces',
+  operationId: 'listWorkspaces',
+  tags,
+  auth: 'admin',
   summary: 'List workspaces with their default Merkmale',
   responses: { 200: json(list(Workspace, 'WorkspaceList'), 'All workspaces') },
 });
 
 const listMerkmale = defineRoute({
-  method: 'get', path: '/merkmale', operationId: 'listMerkmale', tags, auth: 'admin',
+  method: 'get',
+  path: '/merkmale',
+  operationId: 'listMerkmale',
+  tags,
+  auth: 'admin',
   summary: 'List Merkmale with their Ansible role per backend',
   responses: { 200: json(list(Merkmal, 'MerkmalList'), 'All Merkmale') },
 });

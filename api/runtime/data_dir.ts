@@ -17,7 +17,11 @@ export async function ensureDataDir(dataDir: string): Promise<void> {
 }
 
 /** Reads the secret file, or creates it with `generate()` (mode 0600, never overwritten). */
-export async function loadOrCreateSecret(dataDir: string, name: string, generate: () => string): Promise<{ value: string; path: string; created: boolean }> {
+export async function loadOrCreateSecret(
+  dataDir: string,
+  name: string,
+  generate: () => string,
+): Promise<{ value: string; path: string; created: boolean }> {
   const path = join(dataDir, name);
   try {
     return { value: (await readFile(path, 'utf8')).trim(), path, created: false };

@@ -97,7 +97,8 @@ function uidAndGid(): Promise<{ uid?: number; gid?: number }> {
   if (process.getuid?.() !== 0) return Promise.resolve({});
   const id = (flag: string) =>
     new Promise<number>((done, fail) =>
-      execFile('id', [flag, 'postgres'], (err, out) => (err ? fail(err) : done(Number.parseInt(out, 10)))));
+      execFile('id', [flag, 'postgres'], (err, out) => (err ? fail(err) : done(Number.parseInt(out, 10)))),
+    );
   return Promise.all([id('-u'), id('-g')]).then(([uid, gid]) => ({ uid, gid }));
 }
 
@@ -113,7 +114,9 @@ export async function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -183,11 +186,16 @@ export async function startEmbeddedPostgres(options: {
   const binary = await postgresBinary();
   const ids = await uidAndGid();
   const args = [
-    '-D', databaseDir,
-    '-p', String(port),
-    '-c', 'listen_addresses=127.0.0.1',
-    '-c', 'unix_socket_directories=',
-    '-c', 'max_connections=200',
+    '-D',
+    databaseDir,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=200',
     ...(options.ephemeral ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
   ];
 
@@ -215,7 +223,12 @@ export async function startEmbeddedPostgres(options: {
       });
       proc.on('error', (err) => rejectStart(new StartupError(`the embedded PostgreSQL did not start: ${err.message}`)));
       proc.on('exit', (code, signal) => {
-        const reason = lastLines.trim().split('\n').filter((l) => /FATAL|ERROR|PANIC/.test(l)).pop()?.trim();
+        const reason = lastLines
+          .trim()
+          .split('\n')
+          .filter((l) => /FATAL|ERROR|PANIC/.test(l))
+          .pop()
+          ?.trim();
         const how = signal ?? `code ${code}`;
         const why = reason ? `: ${reason}` : '';
         rejectStart(new StartupError(`the embedded PostgreSQL exited during start-up (${how})${why}`));

@@ -50,7 +50,11 @@ export async function loadRuntime(): Promise<Runtime> {
     : await loadOrCreateSecret(dataDir, 'admin-token', () => randomToken(32));
   const wlanKey = env.ISO_ENCRYPTION_KEY
     ? env.ISO_ENCRYPTION_KEY
-    : (await loadOrCreateSecret(dataDir, 'iso-encryption-key', () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'))).value;
+    : (
+        await loadOrCreateSecret(dataDir, 'iso-encryption-key', () =>
+          Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'),
+        )
+      ).value;
   const config = appConfig(env, { adminToken: admin.value, wlanKeyBase64: wlanKey, dataDir });
   return { env, log, dataDir, config, adminTokenFile: admin.path };
 }
@@ -174,7 +178,9 @@ function announce(rt: Runtime, port: number) {
     ? `the admin token is in ${rt.adminTokenFile} (mode 0600): Authorization: Bearer $(cat ${rt.adminTokenFile})`
     : 'the admin token is the value of ADMIN_TOKEN: Authorization: Bearer $ADMIN_TOKEN';
   rt.log.info('service ready', { docs: `${base}/api/v1/docs`, health: `${base}/api/v1/health`, auth: how });
-  console.log(`\n  Fleet provisioning service is running.\n  Docs:   ${base}/api/v1/docs\n  Health: ${base}/api/v1/health\n  Auth:   ${how}\n`);
+  console.log(
+    `\n  Fleet provisioning service is running.\n  Docs:   ${base}/api/v1/docs\n  Health: ${base}/api/v1/health\n  Auth:   ${how}\n`,
+  );
 }
 
 /** `npm start`: database (embedded unless DATABASE_URL), migrations, API and worker. */

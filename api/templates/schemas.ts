@@ -16,7 +16,9 @@ export const Template = z
     backend: z.string().openapi({ example: 'debian' }),
     workspace: z.string().openapi({ example: 'standard' }),
     partitioning: Partitioning,
-    installation: z.record(z.string(), z.unknown()).openapi({ description: 'Installation directives for the installer.' }),
+    installation: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'Installation directives for the installer.' }),
     is_default: z.boolean().openapi({ description: 'True for the one default template of its backend.' }),
   })
   .openapi('Template');

@@ -26,7 +26,8 @@ export function workPaths(isoDir: string, buildId: string) {
   return { dir, staging: join(dir, 'fleet'), partial: join(dir, 'image.iso.partial') };
 }
 
-const perBuildName = /^(?:fleet-installer-|\.work-)([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\.iso)?$/;
+const perBuildName =
+  /^(?:fleet-installer-|\.work-)([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\.iso)?$/;
 
 /** The build id in a per-build name; null for any other entry. */
 export function buildIdOf(name: string): string | null {

@@ -9,7 +9,10 @@ import type { WlanCredentials } from '../../api/iso_builds/wlan_crypto.ts';
  * trailing space would otherwise be trimmed by the parser).
  */
 export function escapeKeyfileValue(value: string): string {
-  return value.replace(/[\\\n\r\t ]/g, (ch) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', ' ': '\\s' })[ch]!);
+  return value.replace(
+    /[\\\n\r\t ]/g,
+    (ch) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', ' ': '\\s' })[ch]!,
+  );
 }
 
 /**

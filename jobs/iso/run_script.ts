@@ -99,7 +99,10 @@ export function runBuildScript(options: ScriptOptions): Promise<ScriptOutcome> {
     child.on('close', (code, signal) => {
       if (stoppedFor === 'aborted') return finish({ kind: 'aborted' });
       if (stoppedFor === 'timeout') {
-        return finish({ kind: 'timeout', message: `the build did not finish within ${formatDuration(options.timeoutMs)} and was stopped` });
+        return finish({
+          kind: 'timeout',
+          message: `the build did not finish within ${formatDuration(options.timeoutMs)} and was stopped`,
+        });
       }
       if (code === 0) return finish({ kind: 'ok' });
       if (lastError) return finish({ kind: 'failed', message: lastError });

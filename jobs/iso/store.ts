@@ -29,7 +29,10 @@ export async function claimBuild(db: PoolClient, buildId: string): Promise<Claim
 
 /** Progress only ever grows, and only while running. */
 export async function setProgress(db: PoolClient, buildId: string, percent: number): Promise<void> {
-  await db.query(`update iso_builds set progress = $2 where id = $1 and status = 'running' and progress < $2`, [buildId, percent]);
+  await db.query(`update iso_builds set progress = $2 where id = $1 and status = 'running' and progress < $2`, [
+    buildId,
+    percent,
+  ]);
 }
 
 /** running → failed with a readable reason; false when the build is no longer running. */
@@ -44,7 +47,10 @@ export async function failBuild(db: PoolClient, buildId: string, error: string):
 
 /** running → pending, for a retry after the worker was asked to stop mid-build. */
 export async function releaseBuild(db: PoolClient, buildId: string): Promise<void> {
-  await db.query(`update iso_builds set status = 'pending', started_at = null, progress = 0 where id = $1 and status = 'running'`, [buildId]);
+  await db.query(
+    `update iso_builds set status = 'pending', started_at = null, progress = 0 where id = $1 and status = 'running'`,
+    [buildId],
+  );
 }
 
 export interface Completion {

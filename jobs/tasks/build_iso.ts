@@ -50,13 +50,23 @@ async function runBuild(deps: WorkerDeps, payload: BuildIsoPayloadType, helpers:
   const work = workPaths(config.isoDir, buildId);
   const fileName = finalFileName(buildId);
   const finalPath = join(config.isoDir, fileName);
-  log.info('iso build started', { build_id: buildId, organization_id: claim.organization_id, attempt: helpers.job.attempts });
+  log.info('iso build started', {
+    build_id: buildId,
+    organization_id: claim.organization_id,
+    attempt: helpers.job.attempts,
+  });
   try {
     const image = await buildImage(deps, payload, claim, helpers);
     // Renamed into place only when complete and hashed: a half-written image is never served.
     await rename(image.path, finalPath);
     const result = await helpers.withPgClient((db) =>
-      completeBuild(db, { buildId, organizationId: claim.organization_id, sizeBytes: image.size, sha256: image.sha256, fileName }),
+      completeBuild(db, {
+        buildId,
+        organizationId: claim.organization_id,
+        sizeBytes: image.size,
+        sha256: image.sha256,
+        fileName,
+      }),
     );
     if (!result.completed) {
       // The row was deleted or failed by the sweep meanwhile: its file has no owner.
@@ -107,7 +117,9 @@ async function buildImage(
       wlan = await openWlan(config.wlanKey, buildId, payload.wlan);
     } catch {
       // Never the underlying message: nothing about the credentials reaches a log or the row.
-      throw new BuildFailure("the WLAN credentials could not be decrypted: the build host's ISO_ENCRYPTION_KEY differs from the API's");
+      throw new BuildFailure(
+        "the WLAN credentials could not be decrypted: the build host's ISO_ENCRYPTION_KEY differs from the API's",
+      );
     }
   }
 
@@ -126,7 +138,9 @@ async function buildImage(
     wlan_profile: wlan ? '/fleet/wlan.nmconnection' : null,
     built_at: new Date().toISOString(),
   };
-  await writeFile(join(work.staging, 'provisioning.json'), JSON.stringify(provisioning, null, 2) + '\n', { mode: 0o600 });
+  await writeFile(join(work.staging, 'provisioning.json'), JSON.stringify(provisioning, null, 2) + '\n', {
+    mode: 0o600,
+  });
   if (wlan) {
     await writeFile(join(work.staging, 'wlan.nmconnection'), wlanKeyfile(wlan, crypto.randomUUID()), { mode: 0o600 });
     wlan = null;

@@ -43,7 +43,9 @@ export async function sweepIsoBuilds(deps: WorkerDeps, db: PoolClient): Promise<
   );
   for (const row of expired.rows) await rm(join(deps.config.isoDir, row.file_name), { force: true });
   // Failed builds own no file; their rows are kept a week so a portal can show why.
-  const failedDeleted = await db.query(`delete from iso_builds where status = 'failed' and finished_at < now() - interval '7 days'`);
+  const failedDeleted = await db.query(
+    `delete from iso_builds where status = 'failed' and finished_at < now() - interval '7 days'`,
+  );
 
   const orphansRemoved = await removeOrphans(deps, db);
   return {

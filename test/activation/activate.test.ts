@@ -11,7 +11,9 @@ const activate = (body: unknown) => ctx.request('POST', '/api/v1/activate', { to
 
 /** Everything an activation can write. */
 async function snapshot() {
-  const [sessions] = await ctx.sql<{ used: number }[]>`select coalesce(sum(devices_used), 0)::int as used from enrollment_sessions`;
+  const [sessions] = await ctx.sql<
+    { used: number }[]
+  >`select coalesce(sum(devices_used), 0)::int as used from enrollment_sessions`;
   return {
     devices: await countRows(ctx.sql, 'devices'),
     hardware: await countRows(ctx.sql, 'device_hardware'),
@@ -27,7 +29,9 @@ async function deviceRow(id: string) {
 }
 
 async function sessionUsed(id: string): Promise<number> {
-  const [row] = await ctx.sql<{ devices_used: number }[]>`select devices_used from enrollment_sessions where id = ${id}`;
+  const [row] = await ctx.sql<
+    { devices_used: number }[]
+  >`select devices_used from enrollment_sessions where id = ${id}`;
   return row!.devices_used;
 }
 
@@ -40,7 +44,11 @@ describe('POST /api/v1/activate with the classic code', () => {
     expect(Object.keys(res.body).sort()).toEqual(['default_template_id', 'device_id', 'organization_id', 'templates']);
     expect(res.body.organization_id).toBe(org.id);
     expect(res.body.default_template_id).toBe(TEMPLATES.debianStandard);
-    expect(res.body.templates.map((t: any) => t.id)).toEqual([TEMPLATES.debianStandard, TEMPLATES.ubuntuStandard, TEMPLATES.debianEncrypted]);
+    expect(res.body.templates.map((t: any) => t.id)).toEqual([
+      TEMPLATES.debianStandard,
+      TEMPLATES.ubuntuStandard,
+      TEMPLATES.debianEncrypted,
+    ]);
     expect(res.body.templates[0]).toEqual({
       id: TEMPLATES.debianStandard,
       name: 'Debian Standard',
@@ -223,7 +231,10 @@ describe('POST /api/v1/activate with an enrollment session (every row of the spe
 
   it('valid and within quota: succeeds with only its template as the default, devices_used + 1', async () => {
     const org = await createOrganization(ctx);
-    const session = await createEnrollmentSession(ctx, org.id, { template_id: TEMPLATES.debianEncrypted, max_devices: 3 });
+    const session = await createEnrollmentSession(ctx, org.id, {
+      template_id: TEMPLATES.debianEncrypted,
+      max_devices: 3,
+    });
     const res = await activate({ code: session.id.toUpperCase(), serial: newSerial(), hostname: 'rollout-1' });
     expect(res.status).toBe(200);
     expect(res.body.organization_id).toBe(org.id);
@@ -273,7 +284,12 @@ describe('POST /api/v1/activate with an enrollment session (every row of the spe
     for (const r of results.filter((r) => r.status === 403)) expect(r.body.error).toBe('invalid_activation_code');
     expect(await sessionUsed(session.id)).toBe(5);
     const devices = await ctx.sql<{ id: string }[]>`select id from devices where enrollment_session_id = ${session.id}`;
-    expect(devices.map((d) => d.id).sort()).toEqual(results.filter((r) => r.status === 200).map((r) => r.body.device_id).sort());
+    expect(devices.map((d) => d.id).sort()).toEqual(
+      results
+        .filter((r) => r.status === 200)
+        .map((r) => r.body.device_id)
+        .sort(),
+    );
     expect(await countRows(ctx.sql, 'devices')).toBe(devicesBefore + 5);
   });
 

@@ -22,7 +22,11 @@ function activateFrom(address: string, body: unknown) {
 }
 
 function resolveFrom(address: string, templateId: string, body: unknown) {
-  return ctx.request('POST', `/api/v1/templates/${templateId}/resolve`, { token: null, body, headers: { 'x-forwarded-for': address } });
+  return ctx.request('POST', `/api/v1/templates/${templateId}/resolve`, {
+    token: null,
+    body,
+    headers: { 'x-forwarded-for': address },
+  });
 }
 
 const wrong = () => ({ code: '00000-00000-00000-00000', serial: newSerial() });
@@ -68,7 +72,10 @@ describe('the limit of failed activations per client address', () => {
     const device = await activateDevice(ctx, org.id);
     const address = newAddress();
     await fail(address, 3);
-    const res = await resolveFrom(address, TEMPLATES.debianStandard, { code: device.code, device_id: device.device_id });
+    const res = await resolveFrom(address, TEMPLATES.debianStandard, {
+      code: device.code,
+      device_id: device.device_id,
+    });
     expect(res.status).toBe(429);
     expect(res.body.error).toBe('too_many_requests');
     expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
@@ -88,7 +95,10 @@ describe('the limit of failed activations per client address', () => {
     const device = await activateDevice(ctx, org.id);
     const address = newAddress();
     for (let i = 0; i < 3; i++) {
-      const res = await resolveFrom(address, TEMPLATES.debianStandard, { code: crypto.randomUUID(), device_id: device.device_id });
+      const res = await resolveFrom(address, TEMPLATES.debianStandard, {
+        code: crypto.randomUUID(),
+        device_id: device.device_id,
+      });
       expect(res.status).toBe(403);
     }
     expect((await activateFrom(address, { code: device.code, serial: newSerial() })).status).toBe(429);
@@ -103,8 +113,13 @@ describe('the limit of failed activations per client address', () => {
     for (let i = 0; i < 5; i++) expect((await activateFrom(address, { code: '', serial: 'x' })).status).toBe(400);
     const device = await activateFrom(address, { code, serial: newSerial() });
     for (let i = 0; i < 3; i++) {
-      expect((await resolveFrom(address, crypto.randomUUID(), { code, device_id: device.body.device_id })).status).toBe(404);
-      expect((await resolveFrom(address, TEMPLATES.debianStandard, { code: session.id, device_id: device.body.device_id })).status).toBe(403);
+      expect((await resolveFrom(address, crypto.randomUUID(), { code, device_id: device.body.device_id })).status).toBe(
+        404,
+      );
+      expect(
+        (await resolveFrom(address, TEMPLATES.debianStandard, { code: session.id, device_id: device.body.device_id }))
+          .status,
+      ).toBe(403);
     }
     await fail(address, 2);
     expect((await activateFrom(address, { code, serial: newSerial() })).status).toBe(200);
@@ -158,7 +173,11 @@ describe('the limit of failed activations per client address', () => {
   it('ignores X-Forwarded-For unless the proxy is trusted', async () => {
     const org = await createOrganization(ctx);
     const code = await activationCodeOf(ctx, org.id);
-    const untrusting = createApp({ sql: ctx.sql, config: testConfig({ activation: { ...limit, trustProxy: false } }), log: silentLogger });
+    const untrusting = createApp({
+      sql: ctx.sql,
+      config: testConfig({ activation: { ...limit, trustProxy: false } }),
+      log: silentLogger,
+    });
     const send = (address: string, body: unknown) =>
       request(untrusting, 'POST', '/api/v1/activate', { token: null, body, headers: { 'x-forwarded-for': address } });
     // Three different claimed addresses, one real client (no connection in-process: "unknown").
@@ -181,7 +200,9 @@ describe('clientAddress', () => {
   });
 
   it('reads the Deno connection', async () => {
-    expect(await addressOf({ remoteAddr: { hostname: '2001:db8::1', port: 5555, transport: 'tcp' } })).toBe('2001:db8::1');
+    expect(await addressOf({ remoteAddr: { hostname: '2001:db8::1', port: 5555, transport: 'tcp' } })).toBe(
+      '2001:db8::1',
+    );
   });
 
   it("falls back to 'unknown', and takes X-Forwarded-For only when trusted", async () => {
@@ -195,7 +216,11 @@ describe('clientAddress', () => {
 
 describe('the limit over a real Node server', () => {
   it('counts failures against the address of the connection', async () => {
-    const app = createApp({ sql: ctx.sql, config: testConfig({ activation: { ...limit, trustProxy: false } }), log: silentLogger });
+    const app = createApp({
+      sql: ctx.sql,
+      config: testConfig({ activation: { ...limit, trustProxy: false } }),
+      log: silentLogger,
+    });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
     });
@@ -262,11 +287,13 @@ describe('the limit under concurrency and behind one NAT address (a real Node se
       // attempts from one address than the limit would briefly see 429.
       const statuses: number[] = [];
       for (let batch = 0; batch < 3; batch++) {
-        statuses.push(...(await Promise.all(
-          Array.from({ length: 10 }, async () => {
-            return (await post(base, address, { code: session.id, serial: newSerial() })).status;
-          }),
-        )));
+        statuses.push(
+          ...(await Promise.all(
+            Array.from({ length: 10 }, async () => {
+              return (await post(base, address, { code: session.id, serial: newSerial() })).status;
+            }),
+          )),
+        );
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(5);
       expect(statuses.filter((s) => s === 403)).toHaveLength(25);

@@ -27,7 +27,10 @@ const hashOf = (token: string) => Buffer.from(sha256(new TextEncoder().encode(to
 async function activateWithSession(templateId: string = TEMPLATES.debianEncrypted, maxDevices = 5) {
   const org = await createOrganization(ctx);
   const session = await createEnrollmentSession(ctx, org.id, { template_id: templateId, max_devices: maxDevices });
-  const res = await ctx.request('POST', '/api/v1/activate', { token: null, body: { code: session.id, serial: newSerial() } });
+  const res = await ctx.request('POST', '/api/v1/activate', {
+    token: null,
+    body: { code: session.id, serial: newSerial() },
+  });
   expect(res.status).toBe(200);
   return { org, session, deviceId: res.body.device_id as string };
 }
@@ -50,7 +53,13 @@ describe('POST /api/v1/templates/{id}/resolve', () => {
         { merkmal: 'firefox', ansible_role: 'firefox' },
         { merkmal: 'provisioning-agent', ansible_role: 'provisioning_agent' },
       ],
-      installation: { locale: 'de_DE.UTF-8', keyboard: 'de', timezone: 'Europe/Berlin', encryption: false, packages: [] },
+      installation: {
+        locale: 'de_DE.UTF-8',
+        keyboard: 'de',
+        timezone: 'Europe/Berlin',
+        encryption: false,
+        packages: [],
+      },
       partitioning: { scheme: 'single', root_filesystem: 'ext4' },
       agent: { base_url: 'http://fleet.test', device_id: device.device_id, bootstrap_token: expect.any(String) },
     });
@@ -62,12 +71,18 @@ describe('POST /api/v1/templates/{id}/resolve', () => {
     const org = await createOrganization(ctx);
     const device = await activateDevice(ctx, org.id);
     // Before any resolve: the default template of the preferred backend.
-    expect(await getDevice(ctx.sql, device.device_id)).toMatchObject({ template_id: TEMPLATES.debianStandard, backend: 'debian' });
+    expect(await getDevice(ctx.sql, device.device_id)).toMatchObject({
+      template_id: TEMPLATES.debianStandard,
+      backend: 'debian',
+    });
     const blueprint = await resolveDevice(ctx, { ...device, template_id: TEMPLATES.ubuntuStandard });
     expect(blueprint.backend).toEqual({ key: 'ubuntu', name: 'Ubuntu', distribution: 'Ubuntu 24.04 LTS' });
     expect(blueprint.partitioning).toEqual({ scheme: 'single', root_filesystem: 'ext4' });
     expect(await assignment(device.device_id)).toBe(TEMPLATES.ubuntuStandard);
-    expect(await getDevice(ctx.sql, device.device_id)).toMatchObject({ template_id: TEMPLATES.ubuntuStandard, backend: 'ubuntu' });
+    expect(await getDevice(ctx.sql, device.device_id)).toMatchObject({
+      template_id: TEMPLATES.ubuntuStandard,
+      backend: 'ubuntu',
+    });
   });
 
   it('stores the bootstrap token only as its SHA-256 hash, valid 7 days', async () => {
@@ -89,14 +104,18 @@ describe('POST /api/v1/templates/{id}/resolve', () => {
     const rows = await ctx.sql`select token_hash from bootstrap_tokens where device_id = ${device.device_id}`;
     expect(rows).toHaveLength(1);
     expect(Buffer.from(rows[0]!.token_hash).toString('hex')).toBe(hashOf(second.agent.bootstrap_token));
-    const [stale] = await ctx.sql`select 1 from bootstrap_tokens where token_hash = ${sha256(new TextEncoder().encode(first.agent.bootstrap_token))}`;
+    const [stale] =
+      await ctx.sql`select 1 from bootstrap_tokens where token_hash = ${sha256(new TextEncoder().encode(first.agent.bootstrap_token))}`;
     expect(stale).toBeUndefined();
   });
 
   it('accepts the code in any case and the ids in upper case', async () => {
     const org = await createOrganization(ctx);
     const device = await activateDevice(ctx, org.id);
-    const res = await resolve(TEMPLATES.debianStandard.toUpperCase(), { code: device.code.toLowerCase(), device_id: device.device_id.toUpperCase() });
+    const res = await resolve(TEMPLATES.debianStandard.toUpperCase(), {
+      code: device.code.toLowerCase(),
+      device_id: device.device_id.toUpperCase(),
+    });
     expect(res.status).toBe(200);
     expect(res.body.device_id).toBe(device.device_id);
     expect(res.body.template.id).toBe(TEMPLATES.debianStandard);
@@ -106,7 +125,9 @@ describe('POST /api/v1/templates/{id}/resolve', () => {
     const org = await createOrganization(ctx);
     const device = await activateDevice(ctx, org.id);
     await ctx.sql`update devices set deprovisioned_at = now() where id = ${device.device_id}`;
-    expect((await resolve(TEMPLATES.debianStandard, { code: device.code, device_id: device.device_id })).status).toBe(200);
+    expect((await resolve(TEMPLATES.debianStandard, { code: device.code, device_id: device.device_id })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -174,7 +195,7 @@ describe('resolve errors', () => {
     expect(await tokenRow(device.device_id)).toBeNull();
   });
 
-  it("answers 404 not_found for a device of another organization, nothing written", async () => {
+  it('answers 404 not_found for a device of another organization, nothing written', async () => {
     const a = await createOrganization(ctx);
     const b = await createOrganization(ctx);
     const deviceA = await activateDevice(ctx, a.id);

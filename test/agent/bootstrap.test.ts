@@ -82,7 +82,8 @@ describe('POST /api/v1/agent/bootstrap', () => {
 
   it('lets a reprovisioned device bootstrap again after a new resolve; the old secret stops working', async () => {
     const agent = await enrollAgent(ctx);
-    const staleToken = (await resolveDevice(ctx, { code: agent.code, device_id: agent.device_id })).agent.bootstrap_token;
+    const staleToken = (await resolveDevice(ctx, { code: agent.code, device_id: agent.device_id })).agent
+      .bootstrap_token;
     expect((await ctx.request('POST', `/api/v1/devices/${agent.device_id}/reprovision`)).status).toBe(200);
 
     // A token issued before the reprovision is void: only a resolve after it counts.
@@ -107,16 +108,34 @@ describe('POST /api/v1/agent/bootstrap', () => {
   });
 
   it.each([
-    ['a wrong token', async (d: Awaited<ReturnType<typeof resolvedDevice>>) => ({ device_id: d.device_id, bootstrap_token: d.token.slice(0, -1) + (d.token.endsWith('A') ? 'B' : 'A') })],
-    ['an unknown device', async (d: Awaited<ReturnType<typeof resolvedDevice>>) => ({ device_id: crypto.randomUUID(), bootstrap_token: d.token })],
-    ['the token of another device', async (d: Awaited<ReturnType<typeof resolvedDevice>>) => {
-      const other = await resolvedDevice();
-      return { device_id: d.device_id, bootstrap_token: other.token };
-    }],
-    ['an expired token', async (d: Awaited<ReturnType<typeof resolvedDevice>>) => ({
-      device_id: d.device_id,
-      bootstrap_token: await insertBootstrapToken(ctx, d.device_id, new Date(Date.now() - 1000)),
-    })],
+    [
+      'a wrong token',
+      async (d: Awaited<ReturnType<typeof resolvedDevice>>) => ({
+        device_id: d.device_id,
+        bootstrap_token: d.token.slice(0, -1) + (d.token.endsWith('A') ? 'B' : 'A'),
+      }),
+    ],
+    [
+      'an unknown device',
+      async (d: Awaited<ReturnType<typeof resolvedDevice>>) => ({
+        device_id: crypto.randomUUID(),
+        bootstrap_token: d.token,
+      }),
+    ],
+    [
+      'the token of another device',
+      async (d: Awaited<ReturnType<typeof resolvedDevice>>) => {
+        const other = await resolvedDevice();
+        return { device_id: d.device_id, bootstrap_token: other.token };
+      },
+    ],
+    [
+      'an expired token',
+      async (d: Awaited<ReturnType<typeof resolvedDevice>>) => ({
+        device_id: d.device_id,
+        bootstrap_token: await insertBootstrapToken(ctx, d.device_id, new Date(Date.now() - 1000)),
+      }),
+    ],
   ])('answers 401 invalid_bootstrap_token to %s and writes nothing', async (_case, makeBody) => {
     const d = await resolvedDevice();
     const body = await makeBody(d);
@@ -152,7 +171,9 @@ describe('POST /api/v1/agent/bootstrap', () => {
 
   it('lets exactly one of many concurrent bootstraps with the same token win', async () => {
     const d = await resolvedDevice();
-    const results = await Promise.all(Array.from({ length: 8 }, () => bootstrap({ device_id: d.device_id, bootstrap_token: d.token })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => bootstrap({ device_id: d.device_id, bootstrap_token: d.token })),
+    );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([201, 401, 401, 401, 401, 401, 401, 401]);
     const winner = results.find((r) => r.status === 201)!;
@@ -166,7 +187,10 @@ describe('POST /api/v1/agent/bootstrap', () => {
     ['a non-UUID device id', { device_id: 'device-1', bootstrap_token: 'x' }],
     ['an unknown field', { device_id: crypto.randomUUID(), bootstrap_token: 'x', agent_secret_hash: 'aa' }],
     ['hardware that is an array', { device_id: crypto.randomUUID(), bootstrap_token: 'x', hardware: [1, 2] }],
-    ['hardware over 64 KiB', { device_id: crypto.randomUUID(), bootstrap_token: 'x', hardware: { blob: 'x'.repeat(64 * 1024) } }],
+    [
+      'hardware over 64 KiB',
+      { device_id: crypto.randomUUID(), bootstrap_token: 'x', hardware: { blob: 'x'.repeat(64 * 1024) } },
+    ],
   ])('rejects %s with 400 invalid_request', async (_case, body) => {
     const res = await bootstrap(body);
     expect(res.status).toBe(400);
@@ -175,7 +199,11 @@ describe('POST /api/v1/agent/bootstrap', () => {
 
   it('rejects oversized hardware with 400 and consumes no token', async () => {
     const d = await resolvedDevice();
-    const res = await bootstrap({ device_id: d.device_id, bootstrap_token: d.token, hardware: { blob: 'x'.repeat(64 * 1024) } });
+    const res = await bootstrap({
+      device_id: d.device_id,
+      bootstrap_token: d.token,
+      hardware: { blob: 'x'.repeat(64 * 1024) },
+    });
     expect(res.status).toBe(400);
     expect((await secretState(d.device_id)).tokens).toBe(1);
   });

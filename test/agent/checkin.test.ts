@@ -98,7 +98,11 @@ describe('POST /api/v1/agent/checkin', () => {
     expect(await storedHardware(agent.device_id)).toEqual(replaced);
 
     const hw = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/hardware`);
-    expect(hw.body).toEqual({ device_id: agent.device_id, hardware: { cpu: 'i7' }, reported_at: replaced!.reported_at.toISOString() });
+    expect(hw.body).toEqual({
+      device_id: agent.device_id,
+      hardware: { cpu: 'i7' },
+      reported_at: replaced!.reported_at.toISOString(),
+    });
   });
 
   it('accepts hardware of exactly 64 KiB and rejects one byte more with 400, writing nothing', async () => {
@@ -142,17 +146,24 @@ describe('agent authentication of check-in', () => {
     ['a well-formed unknown secret', { authorization: `Bearer ${unknownSecret()}` }],
   ];
 
-  it.each(malformed)('answers 401 invalid_agent_secret to %s, with the same body every time', async (_case, headers) => {
-    const agent = await enrollAgent(ctx);
-    const res = await ctx.request('POST', '/api/v1/agent/checkin', { token: null, headers, body: { hardware: { cpu: 'x' } } });
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'invalid_agent_secret', message: expect.any(String) });
-    expect(res.headers.get('www-authenticate')).toBe('Bearer');
-    const reference = await checkin(ctx, unknownSecret());
-    expect(res.body).toEqual(reference.body);
-    expect(await lastCheckin(agent.device_id)).toBeNull();
-    expect(await storedHardware(agent.device_id)).toBeNull();
-  });
+  it.each(malformed)(
+    'answers 401 invalid_agent_secret to %s, with the same body every time',
+    async (_case, headers) => {
+      const agent = await enrollAgent(ctx);
+      const res = await ctx.request('POST', '/api/v1/agent/checkin', {
+        token: null,
+        headers,
+        body: { hardware: { cpu: 'x' } },
+      });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'invalid_agent_secret', message: expect.any(String) });
+      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+      const reference = await checkin(ctx, unknownSecret());
+      expect(res.body).toEqual(reference.body);
+      expect(await lastCheckin(agent.device_id)).toBeNull();
+      expect(await storedHardware(agent.device_id)).toBeNull();
+    },
+  );
 
   it('answers 401 for a secret that differs from a real one in a single character', async () => {
     const agent = await enrollAgent(ctx);
@@ -201,7 +212,10 @@ describe('check-in cost', () => {
       const app = createApp({ sql: counted, config: ctx.config, log: silentLogger });
       expect((await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret })).status).toBe(200); // warms the cache
       statements = 0;
-      const res = await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret, body: { hardware: { cpu: 'i5' } } });
+      const res = await request(app, 'POST', '/api/v1/agent/checkin', {
+        token: agent.secret,
+        body: { hardware: { cpu: 'i5' } },
+      });
       expect(res.status).toBe(200);
       expect(statements).toBe(1);
     } finally {

@@ -21,7 +21,11 @@ async function ok(method: string, path: string, body?: unknown) {
 async function catalogStates(deviceId: string) {
   const res = await ctx.request('GET', `/api/v1/devices/${deviceId}/catalog`);
   expect(res.status).toBe(200);
-  return res.body.items.map((i: { merkmal: string; state: string; optionen: unknown }) => ({ merkmal: i.merkmal, state: i.state, optionen: i.optionen }));
+  return res.body.items.map((i: { merkmal: string; state: string; optionen: unknown }) => ({
+    merkmal: i.merkmal,
+    state: i.state,
+    optionen: i.optionen,
+  }));
 }
 
 describe('the agent over HTTP', () => {
@@ -41,10 +45,16 @@ describe('the agent over HTTP', () => {
     expect(first.body.auftraege).toEqual(await catalogStates(activated.device_id));
     seen.push(first.body);
 
-    const selected = await ok('POST', `/api/v1/devices/${activated.device_id}/catalog/libreoffice/select`, { optionen: { sprache: 'de' } });
+    const selected = await ok('POST', `/api/v1/devices/${activated.device_id}/catalog/libreoffice/select`, {
+      optionen: { sprache: 'de' },
+    });
     seen.push(selected);
     const second = await checkin(ctx, secret);
-    expect(second.body.auftraege).toContainEqual({ merkmal: 'libreoffice', state: 'present', optionen: { sprache: 'de' } });
+    expect(second.body.auftraege).toContainEqual({
+      merkmal: 'libreoffice',
+      state: 'present',
+      optionen: { sprache: 'de' },
+    });
     seen.push(second.body);
 
     const reported = await report(ctx, secret, [
@@ -62,7 +72,11 @@ describe('the agent over HTTP', () => {
     expect(byType).toEqual(expect.arrayContaining(['selected:libreoffice', 'applied:libreoffice', 'applied:firefox']));
     // Newest first: the agent's reports came after the selection.
     expect(byType.indexOf('selected:libreoffice')).toBe(byType.length - 1);
-    expect(events.body.items.find((e: { type: string; merkmal: string }) => e.type === 'applied' && e.merkmal === 'libreoffice').payload).toEqual({
+    expect(
+      events.body.items.find(
+        (e: { type: string; merkmal: string }) => e.type === 'applied' && e.merkmal === 'libreoffice',
+      ).payload,
+    ).toEqual({
       detail: 'libreoffice 7.4 installed',
     });
 
@@ -80,12 +94,19 @@ describe('the agent over HTTP', () => {
     const org = await createOrganization(ctx);
     const top = await ok('POST', `/api/v1/organizations/${org.id}/org-units`, { name: 'Verwaltung' });
     const mid = await ok('POST', `/api/v1/organizations/${org.id}/org-units`, { name: 'Bauamt', parent_id: top.id });
-    const leaf = await ok('POST', `/api/v1/organizations/${org.id}/org-units`, { name: 'Vermessung', parent_id: mid.id });
+    const leaf = await ok('POST', `/api/v1/organizations/${org.id}/org-units`, {
+      name: 'Vermessung',
+      parent_id: mid.id,
+    });
     const groups = [];
-    for (const name of ['GIS', 'Schulung', 'Leitung']) groups.push(await ok('POST', `/api/v1/organizations/${org.id}/groups`, { name }));
+    for (const name of ['GIS', 'Schulung', 'Leitung'])
+      groups.push(await ok('POST', `/api/v1/organizations/${org.id}/groups`, { name }));
 
     const activated = await activateDevice(ctx, org.id);
-    const secret = await bootstrapAgent(ctx, (await resolveDevice(ctx, { code: activated.code, device_id: activated.device_id })).agent);
+    const secret = await bootstrapAgent(
+      ctx,
+      (await resolveDevice(ctx, { code: activated.code, device_id: activated.device_id })).agent,
+    );
     const id = activated.device_id;
     await ok('PUT', `/api/v1/devices/${id}/org-unit`, { oe_id: leaf.id });
     for (const g of groups) await ok('PUT', `/api/v1/groups/${g.id}/devices/${id}`);

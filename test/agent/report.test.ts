@@ -24,7 +24,11 @@ describe('POST /api/v1/agent/report', () => {
     expect(res.body).toEqual({ accepted: 4 });
     expect(await eventsOf(agent.device_id)).toEqual([
       { merkmal: 'firefox', type: 'applied', payload: { detail: 'role firefox applied in 12 s' } },
-      { merkmal: 'libreoffice', type: 'apply_failed', payload: { detail: { rc: 2, stderr: 'E: unable to locate package' } } },
+      {
+        merkmal: 'libreoffice',
+        type: 'apply_failed',
+        payload: { detail: { rc: 2, stderr: 'E: unable to locate package' } },
+      },
       { merkmal: 'onlyoffice', type: 'removed', payload: {} },
       { merkmal: 'qgis', type: 'remove_failed', payload: { detail: 'dpkg lock held' } },
     ]);
@@ -39,7 +43,11 @@ describe('POST /api/v1/agent/report', () => {
 
   it('accepts 500 entries', async () => {
     const agent = await enrollAgent(ctx);
-    const entries = Array.from({ length: 500 }, (_, i) => ({ merkmal: 'firefox', event: 'applied', detail: `run ${i}` }));
+    const entries = Array.from({ length: 500 }, (_, i) => ({
+      merkmal: 'firefox',
+      event: 'applied',
+      detail: `run ${i}`,
+    }));
     const res = await report(ctx, agent.secret, entries);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ accepted: 500 });
@@ -52,7 +60,10 @@ describe('POST /api/v1/agent/report', () => {
     ['no entries field', {}],
     ['an entry without event', { entries: [{ merkmal: 'firefox' }] }],
     ['an entry without merkmal', { entries: [{ event: 'applied' }] }],
-    ['an entry with an unknown field', { entries: [{ merkmal: 'firefox', event: 'applied', device_id: crypto.randomUUID() }] }],
+    [
+      'an entry with an unknown field',
+      { entries: [{ merkmal: 'firefox', event: 'applied', device_id: crypto.randomUUID() }] },
+    ],
     ['an event that is not a string', { entries: [{ merkmal: 'firefox', event: 1 }] }],
   ])('rejects %s with 400 invalid_request and writes nothing', async (_case, body) => {
     const agent = await enrollAgent(ctx);
@@ -126,7 +137,11 @@ describe('POST /api/v1/agent/report', () => {
 
   it('never shows the secret in its answers', async () => {
     const agent = await enrollAgent(ctx);
-    for (const entries of [[{ merkmal: 'firefox', event: 'applied' }], [{ merkmal: 'firefox', event: 'selected' }], [{ merkmal: 'x', event: 'applied' }]]) {
+    for (const entries of [
+      [{ merkmal: 'firefox', event: 'applied' }],
+      [{ merkmal: 'firefox', event: 'selected' }],
+      [{ merkmal: 'x', event: 'applied' }],
+    ]) {
       const res = await report(ctx, agent.secret, entries);
       expect(JSON.stringify(res.body)).not.toContain(agent.secret);
     }

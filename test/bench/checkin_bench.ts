@@ -61,9 +61,9 @@ const settings = {
   orgs: Math.max(1, setting('orgs', 'BENCH_ORGS', 8)),
   hardwareEvery: setting('hardware-every', 'BENCH_HARDWARE_EVERY', 100),
 };
-const runtime = (process.argv.find((a) => a.startsWith('--runtime='))?.slice('--runtime='.length) ?? process.env.BENCH_RUNTIME ?? 'node') as
-  | 'node'
-  | 'deno';
+const runtime = (process.argv.find((a) => a.startsWith('--runtime='))?.slice('--runtime='.length) ??
+  process.env.BENCH_RUNTIME ??
+  'node') as 'node' | 'deno';
 if (runtime !== 'node' && runtime !== 'deno') {
   console.error(`--runtime: node or deno, got ${JSON.stringify(runtime)}`);
   process.exit(2);
@@ -123,9 +123,13 @@ interface PhaseResult {
 const hardwareBody = JSON.stringify({
   agent_version: '1.4.2',
   hardware: {
-    cpu: 'Intel Core i5-8365U', memory_mb: 16384,
+    cpu: 'Intel Core i5-8365U',
+    memory_mb: 16384,
     disks: [{ model: 'SAMSUNG MZVLB512', size_gb: 512 }],
-    nics: [{ name: 'enp0s31f6', mac: '8c:16:45:00:00:01' }, { name: 'wlp0s20f3', mac: 'a0:a4:c5:00:00:01' }],
+    nics: [
+      { name: 'enp0s31f6', mac: '8c:16:45:00:00:01' },
+      { name: 'wlp0s20f3', mac: 'a0:a4:c5:00:00:01' },
+    ],
   },
 });
 const plainBody = JSON.stringify({ agent_version: '1.4.2' });
@@ -200,7 +204,15 @@ async function runPhase(
   for (const c of connections) c.close();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { cpu, requests: latencies.length, errors, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), firstError };
+  return {
+    cpu,
+    requests: latencies.length,
+    errors,
+    perSecond: latencies.length / elapsed,
+    p50: at(0.5),
+    p99: at(0.99),
+    firstError,
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -290,7 +302,11 @@ async function main(): Promise<void> {
   const transactionsBefore = await settledTransactions(stats, database);
 
   const adminToken = randomToken(32);
-  log(runtime === 'deno' ? 'starting the API as `deno task api` does' : 'starting the API (node --import tsx api/main_node.ts --api-only)');
+  log(
+    runtime === 'deno'
+      ? 'starting the API as `deno task api` does'
+      : 'starting the API (node --import tsx api/main_node.ts --api-only)',
+  );
   server = await startService(
     {
       DATABASE_URL: pg.url,

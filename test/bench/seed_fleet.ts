@@ -16,7 +16,11 @@ const TEMPLATES = [
  * Seeds the fleet: `secrets.length` devices spread over the organizations, each holding the
  * agent secret at its index (stored as SHA-256, as bootstrap stores it). Returns row counts.
  */
-export async function seedFleet(sql: Sql, secrets: string[], options: { organizations: number }): Promise<Record<string, number>> {
+export async function seedFleet(
+  sql: Sql,
+  secrets: string[],
+  options: { organizations: number },
+): Promise<Record<string, number>> {
   await sql.begin(async (tx) => {
     await tx`create temporary table bench_orgs (id uuid, idx int) on commit drop`;
     await tx`create temporary table bench_units (id uuid, organization_id uuid, level int) on commit drop`;
@@ -37,7 +41,12 @@ export async function seedFleet(sql: Sql, secrets: string[], options: { organiza
         returning id, organization_id
       )
       insert into bench_units select id, organization_id, 0 from ou`;
-    for (const [level, fanout] of [[1, 3], [2, 3], [3, 3], [4, 2]] as const) {
+    for (const [level, fanout] of [
+      [1, 3],
+      [2, 3],
+      [3, 3],
+      [4, 2],
+    ] as const) {
       await tx`
         with ou as (
           insert into org_units (organization_id, parent_id, name)

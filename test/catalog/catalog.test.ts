@@ -3,7 +3,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
-import { addToGroup, insertDevice, insertGroup, insertOrgUnit, insertOrgUnitChain, TEMPLATE_IDS } from '../support/devices.ts';
+import {
+  addToGroup,
+  insertDevice,
+  insertGroup,
+  insertOrgUnit,
+  insertOrgUnitChain,
+  TEMPLATE_IDS,
+} from '../support/devices.ts';
 
 const ctx = useTestApp();
 
@@ -16,7 +23,14 @@ beforeAll(async () => {
   await ctx.sql`insert into blueprints (merkmal, backend, ansible_role) values ('nur-ubuntu', 'ubuntu', 'only_ubuntu')`;
 });
 
-type Item = { merkmal: string; name: string; kategorie: string; state: string; origin: string; optionen: Record<string, unknown> };
+type Item = {
+  merkmal: string;
+  name: string;
+  kategorie: string;
+  state: string;
+  origin: string;
+  optionen: Record<string, unknown>;
+};
 
 async function catalog(deviceId: string): Promise<Record<string, Item>> {
   const res = await ctx.request('GET', `/api/v1/devices/${deviceId}/catalog`);
@@ -37,7 +51,8 @@ async function call(method: string, path: string, body?: unknown, expected = met
 
 const select = (scope: string, id: string, merkmal: string, optionen?: Record<string, unknown>) =>
   call('POST', `/${scope}/${id}/catalog/${merkmal}/select`, optionen === undefined ? undefined : { optionen });
-const deselect = (scope: string, id: string, merkmal: string) => call('POST', `/${scope}/${id}/catalog/${merkmal}/deselect`);
+const deselect = (scope: string, id: string, merkmal: string) =>
+  call('POST', `/${scope}/${id}/catalog/${merkmal}/deselect`);
 const unset = (scope: string, id: string, merkmal: string) => call('DELETE', `/${scope}/${id}/catalog/${merkmal}`);
 
 async function events(deviceId: string) {
@@ -60,24 +75,67 @@ describe('GET /api/v1/devices/{id}/catalog: defaults', () => {
     ['debian (unassigned: the preferred default)', null],
     ['debian (assigned)', TEMPLATE_IDS.debianEncrypted],
     ['ubuntu', TEMPLATE_IDS.ubuntuStandard],
-  ])('on %s: firefox present, office suites, qgis and the guest session absent, all from the workspace', async (_case, templateId) => {
-    const org = await createOrganization(ctx);
-    const d = await insertDevice(ctx.sql, { organizationId: org.id, templateId });
-    const res = await ctx.request('GET', `/api/v1/devices/${d.id}/catalog`);
-    expect(res.status).toBe(200);
-    const seeded = [
-      { merkmal: 'firefox', name: 'Firefox', kategorie: 'app-store', state: 'present', origin: 'workspace', optionen: {} },
-      { merkmal: 'gastsitzung', name: 'Gastsitzung', kategorie: 'individuelle-systemkonfiguration', state: 'absent', origin: 'workspace', optionen: {} },
-      { merkmal: 'libreoffice', name: 'LibreOffice', kategorie: 'app-store', state: 'absent', origin: 'workspace', optionen: {} },
-      { merkmal: 'onlyoffice', name: 'ONLYOFFICE', kategorie: 'app-store', state: 'absent', origin: 'workspace', optionen: {} },
-      { merkmal: 'qgis', name: 'QGIS', kategorie: 'app-store', state: 'absent', origin: 'workspace', optionen: {} },
-    ];
-    // The ubuntu-only test Merkmal is in the catalog of ubuntu devices only; system Merkmale never.
-    const expected = templateId === TEMPLATE_IDS.ubuntuStandard
-      ? [...seeded.slice(0, 3), { merkmal: 'nur-ubuntu', name: 'Nur Ubuntu', kategorie: 'app-store', state: 'absent', origin: 'workspace', optionen: {} }, ...seeded.slice(3)]
-      : seeded;
-    expect(res.body).toEqual({ items: expected });
-  });
+  ])(
+    'on %s: firefox present, office suites, qgis and the guest session absent, all from the workspace',
+    async (_case, templateId) => {
+      const org = await createOrganization(ctx);
+      const d = await insertDevice(ctx.sql, { organizationId: org.id, templateId });
+      const res = await ctx.request('GET', `/api/v1/devices/${d.id}/catalog`);
+      expect(res.status).toBe(200);
+      const seeded = [
+        {
+          merkmal: 'firefox',
+          name: 'Firefox',
+          kategorie: 'app-store',
+          state: 'present',
+          origin: 'workspace',
+          optionen: {},
+        },
+        {
+          merkmal: 'gastsitzung',
+          name: 'Gastsitzung',
+          kategorie: 'individuelle-systemkonfiguration',
+          state: 'absent',
+          origin: 'workspace',
+          optionen: {},
+        },
+        {
+          merkmal: 'libreoffice',
+          name: 'LibreOffice',
+          kategorie: 'app-store',
+          state: 'absent',
+          origin: 'workspace',
+          optionen: {},
+        },
+        {
+          merkmal: 'onlyoffice',
+          name: 'ONLYOFFICE',
+          kategorie: 'app-store',
+          state: 'absent',
+          origin: 'workspace',
+          optionen: {},
+        },
+        { merkmal: 'qgis', name: 'QGIS', kategorie: 'app-store', state: 'absent', origin: 'workspace', optionen: {} },
+      ];
+      // The ubuntu-only test Merkmal is in the catalog of ubuntu devices only; system Merkmale never.
+      const expected =
+        templateId === TEMPLATE_IDS.ubuntuStandard
+          ? [
+              ...seeded.slice(0, 3),
+              {
+                merkmal: 'nur-ubuntu',
+                name: 'Nur Ubuntu',
+                kategorie: 'app-store',
+                state: 'absent',
+                origin: 'workspace',
+                optionen: {},
+              },
+              ...seeded.slice(3),
+            ]
+          : seeded;
+      expect(res.body).toEqual({ items: expected });
+    },
+  );
 
   it('answers 404 for an unknown or malformed device id, and shows archived devices', async () => {
     for (const id of [crypto.randomUUID(), 'nope']) {
@@ -97,14 +155,26 @@ describe('resolution through the API: nested org units, conflicting groups, devi
     const [top, middle, leaf] = await insertOrgUnitChain(ctx.sql, org.id, 3);
     const d = await insertDevice(ctx.sql, { organizationId: org.id, oeId: leaf });
     await select('org-units', top!, 'libreoffice', { quelle: 'top' });
-    expect(await effective(d.id, 'libreoffice')).toEqual({ state: 'present', origin: 'oe', optionen: { quelle: 'top' } });
+    expect(await effective(d.id, 'libreoffice')).toEqual({
+      state: 'present',
+      origin: 'oe',
+      optionen: { quelle: 'top' },
+    });
     await deselect('org-units', middle!, 'libreoffice');
     expect(await effective(d.id, 'libreoffice')).toEqual({ state: 'absent', origin: 'oe', optionen: {} });
     await select('org-units', leaf!, 'libreoffice', { quelle: 'leaf' });
-    expect(await effective(d.id, 'libreoffice')).toEqual({ state: 'present', origin: 'oe', optionen: { quelle: 'leaf' } });
+    expect(await effective(d.id, 'libreoffice')).toEqual({
+      state: 'present',
+      origin: 'oe',
+      optionen: { quelle: 'leaf' },
+    });
     await unset('org-units', leaf!, 'libreoffice');
     await unset('org-units', middle!, 'libreoffice');
-    expect(await effective(d.id, 'libreoffice')).toEqual({ state: 'present', origin: 'oe', optionen: { quelle: 'top' } });
+    expect(await effective(d.id, 'libreoffice')).toEqual({
+      state: 'present',
+      origin: 'oe',
+      optionen: { quelle: 'top' },
+    });
     // An org unit can also take away a workspace Merkmal.
     await deselect('org-units', top!, 'firefox');
     expect(await effective(d.id, 'firefox')).toEqual({ state: 'absent', origin: 'oe', optionen: {} });
@@ -120,16 +190,24 @@ describe('resolution through the API: nested org units, conflicting groups, devi
     expect(await effective(d.id, 'qgis')).toEqual({ state: 'present', origin: 'oe', optionen: { ebene: 10 } });
   });
 
-  it('follows the contract\'s vote table with several groups in conflict', async () => {
+  it("follows the contract's vote table with several groups in conflict", async () => {
     const org = await createOrganization(ctx);
     const unit = await insertOrgUnit(ctx.sql, org.id, 'Schule');
     const d = await insertDevice(ctx.sql, { organizationId: org.id, oeId: unit });
-    const [g1, g2, g3] = [await insertGroup(ctx.sql, org.id), await insertGroup(ctx.sql, org.id), await insertGroup(ctx.sql, org.id)];
+    const [g1, g2, g3] = [
+      await insertGroup(ctx.sql, org.id),
+      await insertGroup(ctx.sql, org.id),
+      await insertGroup(ctx.sql, org.id),
+    ];
     for (const g of [g1!, g2!, g3!]) await call('PUT', `/groups/${g}/devices/${d.id}`, undefined, 204);
 
     // absent (workspace), 1:0 -> present, gruppe
     await select('groups', g1!, 'onlyoffice', { von: 'g1' });
-    expect(await effective(d.id, 'onlyoffice')).toEqual({ state: 'present', origin: 'gruppe', optionen: { von: 'g1' } });
+    expect(await effective(d.id, 'onlyoffice')).toEqual({
+      state: 'present',
+      origin: 'gruppe',
+      optionen: { von: 'g1' },
+    });
     // present (oe), 1:1 -> present, oe
     await select('org-units', unit, 'onlyoffice', { von: 'oe' });
     await deselect('groups', g2!, 'onlyoffice');
@@ -137,16 +215,28 @@ describe('resolution through the API: nested org units, conflicting groups, devi
     // absent (oe), 2:1 -> present, gruppe; optionen from the most recently changed winning group
     await deselect('org-units', unit, 'onlyoffice');
     await select('groups', g3!, 'onlyoffice', { von: 'g3' });
-    expect(await effective(d.id, 'onlyoffice')).toEqual({ state: 'present', origin: 'gruppe', optionen: { von: 'g3' } });
+    expect(await effective(d.id, 'onlyoffice')).toEqual({
+      state: 'present',
+      origin: 'gruppe',
+      optionen: { von: 'g3' },
+    });
     await select('groups', g1!, 'onlyoffice', { von: 'g1 neu' });
-    expect(await effective(d.id, 'onlyoffice')).toEqual({ state: 'present', origin: 'gruppe', optionen: { von: 'g1 neu' } });
+    expect(await effective(d.id, 'onlyoffice')).toEqual({
+      state: 'present',
+      origin: 'gruppe',
+      optionen: { von: 'g1 neu' },
+    });
     // present (workspace), 0:2 -> absent, gruppe
     await deselect('groups', g1!, 'firefox');
     await deselect('groups', g2!, 'firefox');
     expect(await effective(d.id, 'firefox')).toMatchObject({ state: 'absent', origin: 'gruppe' });
     // a device override beats everything
     await select('devices', d.id, 'firefox', { von: 'gerät' });
-    expect(await effective(d.id, 'firefox')).toEqual({ state: 'present', origin: 'geraet', optionen: { von: 'gerät' } });
+    expect(await effective(d.id, 'firefox')).toEqual({
+      state: 'present',
+      origin: 'geraet',
+      optionen: { von: 'gerät' },
+    });
     await deselect('devices', d.id, 'onlyoffice');
     expect(await effective(d.id, 'onlyoffice')).toEqual({ state: 'absent', origin: 'geraet', optionen: {} });
     // unset falls back to the groups
@@ -167,14 +257,34 @@ describe('select, deselect, unset: bodies', () => {
     const d = await insertDevice(ctx.sql, { organizationId: org.id });
     const unit = await insertOrgUnit(ctx.sql, org.id, 'A');
     const group = await insertGroup(ctx.sql, org.id);
-    for (const [scope, id] of [['devices', d.id], ['org-units', unit], ['groups', group]] as const) {
-      expect(await select(scope, id, 'libreoffice')).toEqual({ merkmal: 'libreoffice', state: 'present', optionen: {} });
-      expect(await select(scope, id, 'libreoffice', { sprache: 'de', erweiterungen: ['x'] }))
-        .toEqual({ merkmal: 'libreoffice', state: 'present', optionen: { sprache: 'de', erweiterungen: ['x'] } });
-      expect(await deselect(scope, id, 'libreoffice')).toEqual({ merkmal: 'libreoffice', state: 'absent', optionen: {} });
-      expect(await call('POST', `/${scope}/${id}/catalog/gastsitzung/deselect`, { optionen: { aufräumen: true } }))
-        .toEqual({ merkmal: 'gastsitzung', state: 'absent', optionen: { aufräumen: true } });
-      expect(await call('POST', `/${scope}/${id}/catalog/qgis/select`, {})).toEqual({ merkmal: 'qgis', state: 'present', optionen: {} });
+    for (const [scope, id] of [
+      ['devices', d.id],
+      ['org-units', unit],
+      ['groups', group],
+    ] as const) {
+      expect(await select(scope, id, 'libreoffice')).toEqual({
+        merkmal: 'libreoffice',
+        state: 'present',
+        optionen: {},
+      });
+      expect(await select(scope, id, 'libreoffice', { sprache: 'de', erweiterungen: ['x'] })).toEqual({
+        merkmal: 'libreoffice',
+        state: 'present',
+        optionen: { sprache: 'de', erweiterungen: ['x'] },
+      });
+      expect(await deselect(scope, id, 'libreoffice')).toEqual({
+        merkmal: 'libreoffice',
+        state: 'absent',
+        optionen: {},
+      });
+      expect(
+        await call('POST', `/${scope}/${id}/catalog/gastsitzung/deselect`, { optionen: { aufräumen: true } }),
+      ).toEqual({ merkmal: 'gastsitzung', state: 'absent', optionen: { aufräumen: true } });
+      expect(await call('POST', `/${scope}/${id}/catalog/qgis/select`, {})).toEqual({
+        merkmal: 'qgis',
+        state: 'present',
+        optionen: {},
+      });
     }
     expect(await call('GET', `/org-units/${unit}/catalog`)).toEqual({
       items: [
@@ -184,19 +294,32 @@ describe('select, deselect, unset: bodies', () => {
       ],
     });
     expect((await call('GET', `/groups/${group}/catalog`)).items).toHaveLength(3);
-    for (const [scope, id] of [['devices', d.id], ['org-units', unit], ['groups', group]] as const) {
+    for (const [scope, id] of [
+      ['devices', d.id],
+      ['org-units', unit],
+      ['groups', group],
+    ] as const) {
       await unset(scope, id, 'libreoffice');
       await unset(scope, id, 'libreoffice'); // idempotent
     }
-    expect((await call('GET', `/org-units/${unit}/catalog`)).items.map((i: Item) => i.merkmal)).toEqual(['gastsitzung', 'qgis']);
-    expect((await call('GET', `/groups/${group}/catalog`)).items.map((i: Item) => i.merkmal)).toEqual(['gastsitzung', 'qgis']);
+    expect((await call('GET', `/org-units/${unit}/catalog`)).items.map((i: Item) => i.merkmal)).toEqual([
+      'gastsitzung',
+      'qgis',
+    ]);
+    expect((await call('GET', `/groups/${group}/catalog`)).items.map((i: Item) => i.merkmal)).toEqual([
+      'gastsitzung',
+      'qgis',
+    ]);
     expect(await effective(d.id, 'libreoffice')).toEqual({ state: 'absent', origin: 'workspace', optionen: {} });
   });
 
   it('accepts an empty body sent as application/json', async () => {
     const org = await createOrganization(ctx);
     const d = await insertDevice(ctx.sql, { organizationId: org.id });
-    const res = await ctx.request('POST', `/api/v1/devices/${d.id}/catalog/qgis/select`, { rawBody: '', headers: { 'content-type': 'application/json' } });
+    const res = await ctx.request('POST', `/api/v1/devices/${d.id}/catalog/qgis/select`, {
+      rawBody: '',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ merkmal: 'qgis', state: 'present', optionen: {} });
   });
@@ -218,7 +341,10 @@ describe('select, deselect, unset: bodies', () => {
       expect(res.status, path).toBe(400);
       expect(res.body.error).toBe('invalid_request');
     }
-    const malformed = await ctx.request('POST', `/api/v1/devices/${d.id}/catalog/qgis/select`, { rawBody: '{"optionen":', headers: { 'content-type': 'application/json' } });
+    const malformed = await ctx.request('POST', `/api/v1/devices/${d.id}/catalog/qgis/select`, {
+      rawBody: '{"optionen":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.status).toBe(400);
     expect(await overrideCounts()).toEqual(before);
   });
@@ -232,7 +358,18 @@ describe('selection errors', () => {
     const unit = await insertOrgUnit(ctx.sql, org.id, 'A');
     const group = await insertGroup(ctx.sql, org.id);
     await addToGroup(ctx.sql, group, debian.id);
-    return { org, debian, ubuntu, unit, group, targets: [['devices', debian.id], ['org-units', unit], ['groups', group]] as const };
+    return {
+      org,
+      debian,
+      ubuntu,
+      unit,
+      group,
+      targets: [
+        ['devices', debian.id],
+        ['org-units', unit],
+        ['groups', group],
+      ] as const,
+    };
   }
 
   const verbs = [
@@ -265,7 +402,8 @@ describe('selection errors', () => {
     const before = await overrideCounts();
     const cases: Array<[string, string, string]> = [];
     for (const [scope, id] of f.targets) {
-      for (const merkmal of ['basis', 'desktop', 'provisioning-agent', 'ohne-blueprint']) cases.push([scope, id, merkmal]);
+      for (const merkmal of ['basis', 'desktop', 'provisioning-agent', 'ohne-blueprint'])
+        cases.push([scope, id, merkmal]);
     }
     cases.push(['devices', f.debian.id, 'nur-ubuntu']); // no blueprint for the device's backend
     for (const [scope, id, merkmal] of cases) {
@@ -278,7 +416,7 @@ describe('selection errors', () => {
     expect(await overrideCounts()).toEqual(before);
   });
 
-  it('accepts a Merkmal with a blueprint for the device\'s backend, or for any backend at org units and groups', async () => {
+  it("accepts a Merkmal with a blueprint for the device's backend, or for any backend at org units and groups", async () => {
     const f = await fixtures();
     expect(await select('devices', f.ubuntu.id, 'nur-ubuntu')).toMatchObject({ state: 'present' });
     expect(await select('org-units', f.unit, 'nur-ubuntu')).toMatchObject({ state: 'present' });
@@ -291,15 +429,29 @@ describe('selection errors', () => {
   it('answers 404 for unknown, malformed and wrong-scope ids, and changes nothing', async () => {
     const f = await fixtures();
     const before = await overrideCounts();
-    const wrongScope: Array<[string, string]> = [['devices', f.unit], ['org-units', f.group], ['groups', f.debian.id]];
-    for (const [scope, id] of [['devices', crypto.randomUUID()], ['org-units', crypto.randomUUID()], ['groups', crypto.randomUUID()], ['groups', 'nope'], ...wrongScope]) {
+    const wrongScope: Array<[string, string]> = [
+      ['devices', f.unit],
+      ['org-units', f.group],
+      ['groups', f.debian.id],
+    ];
+    for (const [scope, id] of [
+      ['devices', crypto.randomUUID()],
+      ['org-units', crypto.randomUUID()],
+      ['groups', crypto.randomUUID()],
+      ['groups', 'nope'],
+      ...wrongScope,
+    ]) {
       for (const [method, verb] of verbs) {
         const res = await ctx.request(method, path(scope!, id!, 'qgis', verb));
         expect(res.status, `${method} ${scope} ${verb}`).toBe(404);
         expect(res.body.error).toBe('not_found');
       }
     }
-    for (const p of [`/api/v1/org-units/${crypto.randomUUID()}/catalog`, `/api/v1/groups/${crypto.randomUUID()}/catalog`, `/api/v1/groups/${f.unit}/catalog`]) {
+    for (const p of [
+      `/api/v1/org-units/${crypto.randomUUID()}/catalog`,
+      `/api/v1/groups/${crypto.randomUUID()}/catalog`,
+      `/api/v1/groups/${f.unit}/catalog`,
+    ]) {
       expect((await ctx.request('GET', p)).status).toBe(404);
     }
     expect(await overrideCounts()).toEqual(before);
@@ -317,7 +469,11 @@ describe('selection errors', () => {
         }
       }
     }
-    for (const p of [`/api/v1/devices/${f.debian.id}/catalog`, `/api/v1/org-units/${f.unit}/catalog`, `/api/v1/groups/${f.group}/catalog`]) {
+    for (const p of [
+      `/api/v1/devices/${f.debian.id}/catalog`,
+      `/api/v1/org-units/${f.unit}/catalog`,
+      `/api/v1/groups/${f.group}/catalog`,
+    ]) {
       expect((await ctx.request('GET', p, { token: null })).status).toBe(401);
     }
     expect(await overrideCounts()).toEqual(before);
@@ -334,17 +490,29 @@ describe('selection events', () => {
     await deselect('devices', d.id, 'firefox');
     await unset('devices', d.id, 'qgis'); // no override, no change: no event
     expect(await events(d.id)).toEqual([
-      { merkmal: 'libreoffice', type: 'selected', payload: { origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' } } },
-      { merkmal: 'libreoffice', type: 'selected', payload: { origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' } } },
+      {
+        merkmal: 'libreoffice',
+        type: 'selected',
+        payload: { origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' } },
+      },
+      {
+        merkmal: 'libreoffice',
+        type: 'selected',
+        payload: { origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' } },
+      },
       { merkmal: 'firefox', type: 'deselected', payload: { origin: 'geraet', source_id: d.id, optionen: {} } },
     ]);
     // Unsetting a device override that decided writes the change back to the inherited state.
     await unset('devices', d.id, 'firefox');
-    expect((await events(d.id)).at(-1)).toEqual({ merkmal: 'firefox', type: 'selected', payload: { origin: 'geraet', source_id: d.id, unset: true } });
+    expect((await events(d.id)).at(-1)).toEqual({
+      merkmal: 'firefox',
+      type: 'selected',
+      payload: { origin: 'geraet', source_id: d.id, unset: true },
+    });
     expect(await events(other.id)).toEqual([]);
   });
 
-  it('an org-unit selection writes events for the subtree\'s devices whose effective state changes', async () => {
+  it("an org-unit selection writes events for the subtree's devices whose effective state changes", async () => {
     const org = await createOrganization(ctx);
     const [top, child, grandchild] = await insertOrgUnitChain(ctx.sql, org.id, 3);
     const sibling = await insertOrgUnit(ctx.sql, org.id, 'Nebenan');
@@ -367,7 +535,8 @@ describe('selection events', () => {
     const payload = { origin: 'oe', source_id: top, optionen: { v: 1 } };
     expect(await events(inTop.id)).toEqual([{ merkmal: 'libreoffice', type: 'selected', payload }]);
     expect(await events(inGrandchild.id)).toEqual([{ merkmal: 'libreoffice', type: 'selected', payload }]);
-    for (const d of [deviceOverride, groupMajority, ownUnitOverride, archived, outside]) expect(await events(d.id)).toEqual([]);
+    for (const d of [deviceOverride, groupMajority, ownUnitOverride, archived, outside])
+      expect(await events(d.id)).toEqual([]);
 
     // Re-selecting with new optionen changes no state: no events.
     await select('org-units', top!, 'libreoffice', { v: 2 });
@@ -375,10 +544,18 @@ describe('selection events', () => {
     // A nearer unit taking it away again: only the devices under it.
     await deselect('org-units', grandchild!, 'libreoffice');
     expect(await events(inTop.id)).toHaveLength(1);
-    expect((await events(inGrandchild.id)).at(-1)).toEqual({ merkmal: 'libreoffice', type: 'deselected', payload: { origin: 'oe', source_id: grandchild, optionen: {} } });
+    expect((await events(inGrandchild.id)).at(-1)).toEqual({
+      merkmal: 'libreoffice',
+      type: 'deselected',
+      payload: { origin: 'oe', source_id: grandchild, optionen: {} },
+    });
     // Unset at the top: back to the workspace default for the top's own device.
     await unset('org-units', top!, 'libreoffice');
-    expect((await events(inTop.id)).at(-1)).toEqual({ merkmal: 'libreoffice', type: 'deselected', payload: { origin: 'oe', source_id: top, unset: true } });
+    expect((await events(inTop.id)).at(-1)).toEqual({
+      merkmal: 'libreoffice',
+      type: 'deselected',
+      payload: { origin: 'oe', source_id: top, unset: true },
+    });
     expect(await events(inGrandchild.id)).toHaveLength(2);
   });
 
@@ -388,7 +565,10 @@ describe('selection events', () => {
     const onlyG1 = await insertDevice(ctx.sql, { organizationId: org.id });
     const both = await insertDevice(ctx.sql, { organizationId: org.id });
     const nonMember = await insertDevice(ctx.sql, { organizationId: org.id });
-    const ubuntuMember = await insertDevice(ctx.sql, { organizationId: org.id, templateId: TEMPLATE_IDS.ubuntuStandard });
+    const ubuntuMember = await insertDevice(ctx.sql, {
+      organizationId: org.id,
+      templateId: TEMPLATE_IDS.ubuntuStandard,
+    });
     for (const d of [onlyG1, both, ubuntuMember]) await addToGroup(ctx.sql, g1!, d.id);
     await addToGroup(ctx.sql, g2!, both.id);
     await deselect('groups', g2!, 'qgis'); // no change for anyone (qgis absent by default)
@@ -407,6 +587,8 @@ describe('selection events', () => {
     expect((await events(ubuntuMember.id)).map((e) => e.merkmal)).toEqual(['qgis', 'nur-ubuntu']);
 
     await unset('groups', g2!, 'qgis'); // now 1:0 for `both`
-    expect(await events(both.id)).toEqual([{ merkmal: 'qgis', type: 'selected', payload: { origin: 'gruppe', source_id: g2, unset: true } }]);
+    expect(await events(both.id)).toEqual([
+      { merkmal: 'qgis', type: 'selected', payload: { origin: 'gruppe', source_id: g2, unset: true } },
+    ]);
   });
 });

@@ -5,10 +5,20 @@ import { useTestApp } from '../support/app.ts';
 const ctx = useTestApp();
 
 const expected: Array<[string, string, number, string[]]> = [
-  ['post', '/api/v1/organizations/{id}/org-units', 201, ['not_found', 'organization_mismatch', 'invalid_request', 'unauthorized']],
+  [
+    'post',
+    '/api/v1/organizations/{id}/org-units',
+    201,
+    ['not_found', 'organization_mismatch', 'invalid_request', 'unauthorized'],
+  ],
   ['get', '/api/v1/organizations/{id}/org-units', 200, ['not_found', 'invalid_request', 'unauthorized']],
   ['get', '/api/v1/org-units/{id}', 200, ['not_found', 'unauthorized']],
-  ['patch', '/api/v1/org-units/{id}', 200, ['not_found', 'protected_org_unit', 'org_unit_cycle', 'organization_mismatch', 'invalid_request']],
+  [
+    'patch',
+    '/api/v1/org-units/{id}',
+    200,
+    ['not_found', 'protected_org_unit', 'org_unit_cycle', 'organization_mismatch', 'invalid_request'],
+  ],
   ['delete', '/api/v1/org-units/{id}', 204, ['not_found', 'protected_org_unit', 'org_unit_not_empty']],
   ['post', '/api/v1/organizations/{id}/groups', 201, ['not_found', 'invalid_request']],
   ['get', '/api/v1/organizations/{id}/groups', 200, ['not_found']],
@@ -20,16 +30,31 @@ const expected: Array<[string, string, number, string[]]> = [
   ['delete', '/api/v1/groups/{id}/devices/{device_id}', 204, ['not_found', 'organization_mismatch']],
   ['get', '/api/v1/organizations/{id}/devices', 200, ['not_found', 'organization_mismatch', 'invalid_request']],
   ['get', '/api/v1/devices/{id}', 200, ['not_found']],
-  ['put', '/api/v1/devices/{id}/org-unit', 200, ['not_found', 'organization_mismatch', 'device_archived', 'invalid_request']],
+  [
+    'put',
+    '/api/v1/devices/{id}/org-unit',
+    200,
+    ['not_found', 'organization_mismatch', 'device_archived', 'invalid_request'],
+  ],
   ['get', '/api/v1/devices/{id}/catalog', 200, ['not_found']],
   ['get', '/api/v1/org-units/{id}/catalog', 200, ['not_found']],
   ['get', '/api/v1/groups/{id}/catalog', 200, ['not_found']],
 ];
 for (const scope of ['devices', 'org-units', 'groups']) {
   for (const verb of ['select', 'deselect']) {
-    expected.push(['post', `/api/v1/${scope}/{id}/catalog/{merkmal}/${verb}`, 200, ['not_found', 'unknown_merkmal', 'not_in_catalog', 'invalid_request', 'unauthorized']]);
+    expected.push([
+      'post',
+      `/api/v1/${scope}/{id}/catalog/{merkmal}/${verb}`,
+      200,
+      ['not_found', 'unknown_merkmal', 'not_in_catalog', 'invalid_request', 'unauthorized'],
+    ]);
   }
-  expected.push(['delete', `/api/v1/${scope}/{id}/catalog/{merkmal}`, 204, ['not_found', 'unknown_merkmal', 'not_in_catalog']]);
+  expected.push([
+    'delete',
+    `/api/v1/${scope}/{id}/catalog/{merkmal}`,
+    204,
+    ['not_found', 'unknown_merkmal', 'not_in_catalog'],
+  ]);
 }
 
 describe('OpenAPI document', () => {

@@ -30,7 +30,11 @@ async function versionOf(organizationId: string): Promise<number> {
 }
 
 /** Runs `change` and returns how far it moved the organization's counter (and another's). */
-async function bumps(organizationId: string, bystander: string, change: () => Promise<unknown>): Promise<[number, number]> {
+async function bumps(
+  organizationId: string,
+  bystander: string,
+  change: () => Promise<unknown>,
+): Promise<[number, number]> {
   const [before, bystanderBefore] = [await versionOf(organizationId), await versionOf(bystander)];
   await change();
   return [(await versionOf(organizationId)) - before, (await versionOf(bystander)) - bystanderBefore];
@@ -46,12 +50,24 @@ describe('override_versions', () => {
     const cases: Array<[string, () => Promise<unknown>]> = [
       ['insert org unit', () => insertOrgUnit(sql, org, 'Neu')],
       ['rename org unit', () => sql`update org_units set name = 'Schule Süd' where id = ${unit}`],
-      ['insert two unit overrides at once', () => sql`
-        insert into org_unit_merkmale (org_unit_id, merkmal, state) values (${unit}, 'qgis', 'present'), (${unit}, 'firefox', 'absent')`],
-      ['update unit override', () => sql`update org_unit_merkmale set state = 'absent' where org_unit_id = ${unit} and merkmal = 'qgis'`],
-      ['delete unit override', () => sql`delete from org_unit_merkmale where org_unit_id = ${unit} and merkmal = 'qgis'`],
+      [
+        'insert two unit overrides at once',
+        () => sql`
+        insert into org_unit_merkmale (org_unit_id, merkmal, state) values (${unit}, 'qgis', 'present'), (${unit}, 'firefox', 'absent')`,
+      ],
+      [
+        'update unit override',
+        () => sql`update org_unit_merkmale set state = 'absent' where org_unit_id = ${unit} and merkmal = 'qgis'`,
+      ],
+      [
+        'delete unit override',
+        () => sql`delete from org_unit_merkmale where org_unit_id = ${unit} and merkmal = 'qgis'`,
+      ],
       ['insert group', () => insertGroup(sql, org)],
-      ['insert group override', () => sql`insert into group_merkmale (group_id, merkmal, state) values (${group}, 'qgis', 'present')`],
+      [
+        'insert group override',
+        () => sql`insert into group_merkmale (group_id, merkmal, state) values (${group}, 'qgis', 'present')`,
+      ],
       ['update group override', () => sql`update group_merkmale set optionen = '{"a": 1}' where group_id = ${group}`],
       ['delete group override', () => sql`delete from group_merkmale where group_id = ${group}`],
       ['rename group', () => sql`update groups set name = 'Umbenannt' where id = ${group}`],
@@ -130,7 +146,11 @@ describe('a warm cache in another client', () => {
     const { org, top, device: id } = await device();
     await ctx.sql`insert into org_unit_merkmale (org_unit_id, merkmal, state) values (${top}, 'qgis', 'present')`;
     const queries: string[] = [];
-    const counted = postgres(ctx.db.url, { max: 1, onnotice: () => {}, debug: (_c, query) => void queries.push(query) });
+    const counted = postgres(ctx.db.url, {
+      max: 1,
+      onnotice: () => {},
+      debug: (_c, query) => void queries.push(query),
+    });
     try {
       await loadCatalogStates(counted, id); // loads the seed catalog and the organization
       queries.length = 0;

@@ -20,12 +20,22 @@ function input(partial: Partial<ResolutionInput> & { inWorkspace?: boolean } = {
   };
 }
 
-const oe = (depth: number, state: OverrideState, optionen = {}, merkmal = M): OrgUnitOverride =>
-  ({ merkmal, state, optionen, orgUnitId: `oe-${depth}`, depth });
+const oe = (depth: number, state: OverrideState, optionen = {}, merkmal = M): OrgUnitOverride => ({
+  merkmal,
+  state,
+  optionen,
+  orgUnitId: `oe-${depth}`,
+  depth,
+});
 
 let groupSeq = 0;
-const group = (state: OverrideState, updatedAt = 1, optionen = {}, groupId = `g-${String(++groupSeq).padStart(4, '0')}`, merkmal = M): GroupOverride =>
-  ({ merkmal, state, optionen, groupId, updatedAt });
+const group = (
+  state: OverrideState,
+  updatedAt = 1,
+  optionen = {},
+  groupId = `g-${String(++groupSeq).padStart(4, '0')}`,
+  merkmal = M,
+): GroupOverride => ({ merkmal, state, optionen, groupId, updatedAt });
 
 const device = (state: OverrideState, optionen = {}, merkmal = M): Override => ({ merkmal, state, optionen });
 
@@ -41,55 +51,105 @@ function one(i: ResolutionInput) {
 
 describe('workspace default (step 1)', () => {
   it('is present for a workspace Merkmal and absent otherwise, origin workspace, optionen {}', () => {
-    expect(one(input({ inWorkspace: true }))).toEqual({ merkmal: M, state: 'present', origin: 'workspace', optionen: {} });
-    expect(one(input({ inWorkspace: false }))).toEqual({ merkmal: M, state: 'absent', origin: 'workspace', optionen: {} });
+    expect(one(input({ inWorkspace: true }))).toEqual({
+      merkmal: M,
+      state: 'present',
+      origin: 'workspace',
+      optionen: {},
+    });
+    expect(one(input({ inWorkspace: false }))).toEqual({
+      merkmal: M,
+      state: 'absent',
+      origin: 'workspace',
+      optionen: {},
+    });
   });
 });
 
 describe('org-unit chain (step 2)', () => {
   it('the nearest unit with an override decides, whatever the order of the rows', () => {
     const chain = [oe(3, 'absent', { far: true }), oe(1, 'present', { near: true }), oe(2, 'absent')];
-    expect(one(input({ orgUnitOverrides: chain }))).toEqual({ merkmal: M, state: 'present', origin: 'oe', optionen: { near: true } });
+    expect(one(input({ orgUnitOverrides: chain }))).toEqual({
+      merkmal: M,
+      state: 'present',
+      origin: 'oe',
+      optionen: { near: true },
+    });
   });
 
-  it('an override on the device\'s own unit (depth 0) beats its ancestors', () => {
-    expect(one(input({ inWorkspace: true, orgUnitOverrides: [oe(5, 'present'), oe(0, 'absent')] }))).toMatchObject({ state: 'absent', origin: 'oe' });
+  it("an override on the device's own unit (depth 0) beats its ancestors", () => {
+    expect(one(input({ inWorkspace: true, orgUnitOverrides: [oe(5, 'present'), oe(0, 'absent')] }))).toMatchObject({
+      state: 'absent',
+      origin: 'oe',
+    });
   });
 
   it('follows a deep chain: only the nearest of 200 levels counts', () => {
-    const chain = Array.from({ length: 200 }, (_, d) => oe(d + 10, d % 2 === 0 ? 'present' : 'absent', { depth: d + 10 }));
-    expect(one(input({ orgUnitOverrides: chain }))).toEqual({ merkmal: M, state: 'present', origin: 'oe', optionen: { depth: 10 } });
+    const chain = Array.from({ length: 200 }, (_, d) =>
+      oe(d + 10, d % 2 === 0 ? 'present' : 'absent', { depth: d + 10 }),
+    );
+    expect(one(input({ orgUnitOverrides: chain }))).toEqual({
+      merkmal: M,
+      state: 'present',
+      origin: 'oe',
+      optionen: { depth: 10 },
+    });
   });
 
   it('an org unit may confirm the workspace default and still be the origin', () => {
-    expect(one(input({ inWorkspace: true, orgUnitOverrides: [oe(2, 'present')] }))).toMatchObject({ state: 'present', origin: 'oe' });
+    expect(one(input({ inWorkspace: true, orgUnitOverrides: [oe(2, 'present')] }))).toMatchObject({
+      state: 'present',
+      origin: 'oe',
+    });
   });
 });
 
-describe('groups (step 3): the contract\'s vote table', () => {
+describe("groups (step 3): the contract's vote table", () => {
   it('absent (workspace), groups 1:0 -> present, gruppe', () => {
     expect(one(input({ groupOverrides: votes(1, 0) }))).toMatchObject({ state: 'present', origin: 'gruppe' });
   });
 
   it('present (oe), groups 1:1 -> present, oe', () => {
-    expect(one(input({ orgUnitOverrides: [oe(0, 'present', { von: 'oe' })], groupOverrides: votes(1, 1) })))
-      .toEqual({ merkmal: M, state: 'present', origin: 'oe', optionen: { von: 'oe' } });
+    expect(one(input({ orgUnitOverrides: [oe(0, 'present', { von: 'oe' })], groupOverrides: votes(1, 1) }))).toEqual({
+      merkmal: M,
+      state: 'present',
+      origin: 'oe',
+      optionen: { von: 'oe' },
+    });
   });
 
   it('absent (oe), groups 2:1 -> present, gruppe', () => {
-    expect(one(input({ inWorkspace: true, orgUnitOverrides: [oe(1, 'absent')], groupOverrides: votes(2, 1) })))
-      .toMatchObject({ state: 'present', origin: 'gruppe' });
+    expect(
+      one(input({ inWorkspace: true, orgUnitOverrides: [oe(1, 'absent')], groupOverrides: votes(2, 1) })),
+    ).toMatchObject({ state: 'present', origin: 'gruppe' });
   });
 
   it('present (workspace), groups 0:2 -> absent, gruppe', () => {
-    expect(one(input({ inWorkspace: true, groupOverrides: votes(0, 2) }))).toMatchObject({ state: 'absent', origin: 'gruppe' });
+    expect(one(input({ inWorkspace: true, groupOverrides: votes(0, 2) }))).toMatchObject({
+      state: 'absent',
+      origin: 'gruppe',
+    });
   });
 
   it('any inherited, any votes: the device override, geraet', () => {
     for (const inherited of [[], [oe(0, 'present')], [oe(3, 'absent')]]) {
-      for (const [p, a] of [[0, 0], [1, 0], [0, 1], [3, 1], [1, 3], [2, 2]] as const) {
+      for (const [p, a] of [
+        [0, 0],
+        [1, 0],
+        [0, 1],
+        [3, 1],
+        [1, 3],
+        [2, 2],
+      ] as const) {
         for (const d of ['present', 'absent'] as const) {
-          const r = one(input({ inWorkspace: p > a, orgUnitOverrides: inherited, groupOverrides: votes(p, a), deviceOverrides: [device(d, { d })] }));
+          const r = one(
+            input({
+              inWorkspace: p > a,
+              orgUnitOverrides: inherited,
+              groupOverrides: votes(p, a),
+              deviceOverrides: [device(d, { d })],
+            }),
+          );
           expect(r).toEqual({ merkmal: M, state: d, origin: 'geraet', optionen: { d } });
         }
       }
@@ -98,22 +158,36 @@ describe('groups (step 3): the contract\'s vote table', () => {
 });
 
 describe('groups: ties and majorities beyond the table', () => {
-  it('a single group overrides its org units (the tie goes to the groups\' own majority)', () => {
-    expect(one(input({ orgUnitOverrides: [oe(0, 'present')], groupOverrides: votes(0, 1) }))).toMatchObject({ state: 'absent', origin: 'gruppe' });
+  it("a single group overrides its org units (the tie goes to the groups' own majority)", () => {
+    expect(one(input({ orgUnitOverrides: [oe(0, 'present')], groupOverrides: votes(0, 1) }))).toMatchObject({
+      state: 'absent',
+      origin: 'gruppe',
+    });
   });
 
   it('evenly split groups (2:2) leave the inherited result with its own origin', () => {
     expect(one(input({ groupOverrides: votes(2, 2) }))).toMatchObject({ state: 'absent', origin: 'workspace' });
-    expect(one(input({ inWorkspace: true, groupOverrides: votes(2, 2) }))).toMatchObject({ state: 'present', origin: 'workspace' });
-    expect(one(input({ orgUnitOverrides: [oe(4, 'absent')], inWorkspace: true, groupOverrides: votes(2, 2) }))).toMatchObject({ state: 'absent', origin: 'oe' });
+    expect(one(input({ inWorkspace: true, groupOverrides: votes(2, 2) }))).toMatchObject({
+      state: 'present',
+      origin: 'workspace',
+    });
+    expect(
+      one(input({ orgUnitOverrides: [oe(4, 'absent')], inWorkspace: true, groupOverrides: votes(2, 2) })),
+    ).toMatchObject({ state: 'absent', origin: 'oe' });
   });
 
   it('a group majority agreeing with the inherited state still has origin gruppe', () => {
-    expect(one(input({ inWorkspace: true, groupOverrides: votes(2, 0) }))).toMatchObject({ state: 'present', origin: 'gruppe' });
-    expect(one(input({ orgUnitOverrides: [oe(0, 'absent')], groupOverrides: votes(1, 3) }))).toMatchObject({ state: 'absent', origin: 'gruppe' });
+    expect(one(input({ inWorkspace: true, groupOverrides: votes(2, 0) }))).toMatchObject({
+      state: 'present',
+      origin: 'gruppe',
+    });
+    expect(one(input({ orgUnitOverrides: [oe(0, 'absent')], groupOverrides: votes(1, 3) }))).toMatchObject({
+      state: 'absent',
+      origin: 'gruppe',
+    });
   });
 
-  it('matches the literal vote count (inherited = one more vote, ties to the groups\' majority) for every small case', () => {
+  it("matches the literal vote count (inherited = one more vote, ties to the groups' majority) for every small case", () => {
     for (let p = 0; p <= 5; p++) {
       for (let a = 0; a <= 5; a++) {
         for (const inherited of ['present', 'absent'] as const) {
@@ -130,30 +204,43 @@ describe('groups: ties and majorities beyond the table', () => {
 });
 
 describe('optionen', () => {
-  it('come from the winning groups\' most recently changed override', () => {
-    const r = one(input({
-      groupOverrides: [
-        group('present', 100, { v: 'old' }),
-        group('present', 300, { v: 'newest' }),
-        group('absent', 400, { v: 'loser, even newer' }),
-        group('present', 200, { v: 'middle' }),
-      ],
-    }));
+  it("come from the winning groups' most recently changed override", () => {
+    const r = one(
+      input({
+        groupOverrides: [
+          group('present', 100, { v: 'old' }),
+          group('present', 300, { v: 'newest' }),
+          group('absent', 400, { v: 'loser, even newer' }),
+          group('present', 200, { v: 'middle' }),
+        ],
+      }),
+    );
     expect(r).toEqual({ merkmal: M, state: 'present', origin: 'gruppe', optionen: { v: 'newest' } });
   });
 
   it('a tie in the change time goes to the smallest group id', () => {
-    const r = one(input({ groupOverrides: [group('absent', 7, { g: 'b' }, 'bbbb'), group('absent', 7, { g: 'a' }, 'aaaa')], inWorkspace: true }));
+    const r = one(
+      input({
+        groupOverrides: [group('absent', 7, { g: 'b' }, 'bbbb'), group('absent', 7, { g: 'a' }, 'aaaa')],
+        inWorkspace: true,
+      }),
+    );
     expect(r.optionen).toEqual({ g: 'a' });
   });
 
   it('come from the deciding org unit, or the device override', () => {
-    expect(one(input({ orgUnitOverrides: [oe(1, 'present', { oe: 1 }), oe(2, 'present', { oe: 2 })] })).optionen).toEqual({ oe: 1 });
-    expect(one(input({ groupOverrides: votes(1, 0), deviceOverrides: [device('present', { dev: true })] })).optionen).toEqual({ dev: true });
+    expect(
+      one(input({ orgUnitOverrides: [oe(1, 'present', { oe: 1 }), oe(2, 'present', { oe: 2 })] })).optionen,
+    ).toEqual({ oe: 1 });
+    expect(
+      one(input({ groupOverrides: votes(1, 0), deviceOverrides: [device('present', { dev: true })] })).optionen,
+    ).toEqual({ dev: true });
   });
 
   it('are {} when a split group vote falls back to the workspace default', () => {
-    expect(one(input({ groupOverrides: [group('present', 1, { x: 1 }), group('absent', 2, { y: 2 })] })).optionen).toEqual({});
+    expect(
+      one(input({ groupOverrides: [group('present', 1, { x: 1 }), group('absent', 2, { y: 2 })] })).optionen,
+    ).toEqual({});
   });
 });
 

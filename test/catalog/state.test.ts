@@ -16,10 +16,14 @@ const queries: string[] = [];
 let lastParameters: unknown[] = [];
 
 beforeAll(async () => {
-  counted = postgres(ctx.db.url, { max: 1, onnotice: () => {}, debug: (_connection, query, parameters) => {
-    queries.push(query);
-    lastParameters = parameters;
-  } });
+  counted = postgres(ctx.db.url, {
+    max: 1,
+    onnotice: () => {},
+    debug: (_connection, query, parameters) => {
+      queries.push(query);
+      lastParameters = parameters;
+    },
+  });
   await counted`select 1`; // the connection's own start-up queries are not the loader's
 });
 afterAll(async () => {
@@ -30,7 +34,11 @@ afterAll(async () => {
 async function busyDevice() {
   const org = await createOrganization(ctx);
   const chain = await insertOrgUnitChain(ctx.sql, org.id, 60);
-  const device = await insertDevice(ctx.sql, { organizationId: org.id, oeId: chain[59], templateId: TEMPLATE_IDS.ubuntuStandard });
+  const device = await insertDevice(ctx.sql, {
+    organizationId: org.id,
+    oeId: chain[59],
+    templateId: TEMPLATE_IDS.ubuntuStandard,
+  });
   await ctx.sql`insert into org_unit_merkmale (org_unit_id, merkmal, state, optionen)
     values (${chain[0]!}, 'libreoffice', 'present', '{"ebene": 1}'), (${chain[30]!}, 'libreoffice', 'absent', '{}'),
            (${chain[50]!}, 'gastsitzung', 'present', '{"ebene": 51}'), (${chain[10]!}, 'basis', 'absent', '{}')`;
@@ -51,18 +59,53 @@ async function busyDevice() {
 }
 
 describe('loadCatalogStates', () => {
-  it('resolves a deep tree with many groups in ONE query, matching the contract\'s rule', async () => {
+  it("resolves a deep tree with many groups in ONE query, matching the contract's rule", async () => {
     const { device } = await busyDevice();
     await loadCatalogStates(counted, device.id); // loads the seed catalog and the organization's overrides once per client
     queries.length = 0;
     const states = await loadCatalogStates(counted, device.id);
     expect(queries).toHaveLength(1);
     expect(states).toEqual([
-      { merkmal: 'firefox', name: 'Firefox', kategorie: 'app-store', state: 'absent', origin: 'geraet', optionen: { grund: 'kiosk' } },
-      { merkmal: 'gastsitzung', name: 'Gastsitzung', kategorie: 'individuelle-systemkonfiguration', state: 'present', origin: 'oe', optionen: { ebene: 51 } },
-      { merkmal: 'libreoffice', name: 'LibreOffice', kategorie: 'app-store', state: 'absent', origin: 'oe', optionen: {} },
-      { merkmal: 'onlyoffice', name: 'ONLYOFFICE', kategorie: 'app-store', state: 'absent', origin: 'workspace', optionen: {} },
-      { merkmal: 'qgis', name: 'QGIS', kategorie: 'app-store', state: 'present', origin: 'gruppe', optionen: { gruppe: 19 } },
+      {
+        merkmal: 'firefox',
+        name: 'Firefox',
+        kategorie: 'app-store',
+        state: 'absent',
+        origin: 'geraet',
+        optionen: { grund: 'kiosk' },
+      },
+      {
+        merkmal: 'gastsitzung',
+        name: 'Gastsitzung',
+        kategorie: 'individuelle-systemkonfiguration',
+        state: 'present',
+        origin: 'oe',
+        optionen: { ebene: 51 },
+      },
+      {
+        merkmal: 'libreoffice',
+        name: 'LibreOffice',
+        kategorie: 'app-store',
+        state: 'absent',
+        origin: 'oe',
+        optionen: {},
+      },
+      {
+        merkmal: 'onlyoffice',
+        name: 'ONLYOFFICE',
+        kategorie: 'app-store',
+        state: 'absent',
+        origin: 'workspace',
+        optionen: {},
+      },
+      {
+        merkmal: 'qgis',
+        name: 'QGIS',
+        kategorie: 'app-store',
+        state: 'present',
+        origin: 'gruppe',
+        optionen: { gruppe: 19 },
+      },
     ]);
     // The HTTP listing is the same rule.
     const res = await ctx.request('GET', `/api/v1/devices/${device.id}/catalog`);
@@ -103,7 +146,14 @@ describe('loadCatalogStates', () => {
       await tx`set local enable_seqscan = off`;
       const plan = await tx.unsafe(`explain ${text}`, parameters as postgres.ParameterOrJSON<never>[]);
       const lines = plan.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
-      for (const table of ['org_unit_merkmale', 'group_merkmale', 'device_merkmale', 'group_members', 'org_units', 'devices']) {
+      for (const table of [
+        'org_unit_merkmale',
+        'group_merkmale',
+        'device_merkmale',
+        'group_members',
+        'org_units',
+        'devices',
+      ]) {
         expect(lines, lines).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));
       }
     });

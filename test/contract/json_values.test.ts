@@ -42,21 +42,54 @@ async function setUp() {
   const raw = (method: string, path: string, body: string, token?: string | null) =>
     ctx.request(method, path, { token, rawBody: body, headers: { 'content-type': 'application/json' } });
   const endpoints: Endpoint[] = [
-    { name: 'device selection', field: 'optionen', send: (o) => raw('POST', `/api/v1/devices/${agent.device_id}/catalog/libreoffice/select`, `{"optionen":${o}}`) },
-    { name: 'org-unit selection', field: 'optionen', send: (o) => raw('POST', `/api/v1/org-units/${unit}/catalog/qgis/select`, `{"optionen":${o}}`) },
-    { name: 'group selection', field: 'optionen', send: (o) => raw('POST', `/api/v1/groups/${group}/catalog/onlyoffice/select`, `{"optionen":${o}}`) },
+    {
+      name: 'device selection',
+      field: 'optionen',
+      send: (o) => raw('POST', `/api/v1/devices/${agent.device_id}/catalog/libreoffice/select`, `{"optionen":${o}}`),
+    },
+    {
+      name: 'org-unit selection',
+      field: 'optionen',
+      send: (o) => raw('POST', `/api/v1/org-units/${unit}/catalog/qgis/select`, `{"optionen":${o}}`),
+    },
+    {
+      name: 'group selection',
+      field: 'optionen',
+      send: (o) => raw('POST', `/api/v1/groups/${group}/catalog/onlyoffice/select`, `{"optionen":${o}}`),
+    },
     {
       name: 'report',
       field: 'detail',
-      send: (o) => raw('POST', '/api/v1/agent/report', `{"entries":[{"merkmal":"firefox","event":"applied"},{"merkmal":"qgis","event":"applied","detail":${o}}]}`, agent.secret),
+      send: (o) =>
+        raw(
+          'POST',
+          '/api/v1/agent/report',
+          `{"entries":[{"merkmal":"firefox","event":"applied"},{"merkmal":"qgis","event":"applied","detail":${o}}]}`,
+          agent.secret,
+        ),
     },
-    { name: 'check-in', field: 'hardware', send: (o) => raw('POST', '/api/v1/agent/checkin', `{"agent_version":"1.0","hardware":${o}}`, agent.secret) },
+    {
+      name: 'check-in',
+      field: 'hardware',
+      send: (o) => raw('POST', '/api/v1/agent/checkin', `{"agent_version":"1.0","hardware":${o}}`, agent.secret),
+    },
     {
       name: 'bootstrap',
       field: 'hardware',
-      send: (o) => raw('POST', '/api/v1/agent/bootstrap', `{"device_id":"${waiting.device_id}","bootstrap_token":"${blueprint.agent.bootstrap_token}","hardware":${o}}`, null),
+      send: (o) =>
+        raw(
+          'POST',
+          '/api/v1/agent/bootstrap',
+          `{"device_id":"${waiting.device_id}","bootstrap_token":"${blueprint.agent.bootstrap_token}","hardware":${o}}`,
+          null,
+        ),
     },
-    { name: 'activation', field: 'hardware', send: (o) => raw('POST', '/api/v1/activate', `{"code":"${code}","serial":"${newSerial()}","hardware":${o}}`, null) },
+    {
+      name: 'activation',
+      field: 'hardware',
+      send: (o) =>
+        raw('POST', '/api/v1/activate', `{"code":"${code}","serial":"${newSerial()}","hardware":${o}}`, null),
+    },
   ];
   return { org, agent, waiting, blueprint, endpoints };
 }
@@ -91,7 +124,11 @@ describe('deeply nested JSON objects', () => {
       expectInvalid(res, endpoint.name, new RegExp(`deeper than ${MAX_JSON_DEPTH} levels`));
       // The path leads to where the limit was passed, below the field that carries the object.
       const path: string[] = res.body.details[0].path;
-      expect(path.slice(-MAX_JSON_DEPTH - 1), endpoint.name).toEqual([endpoint.field, 'a', ...Array.from({ length: MAX_JSON_DEPTH - 1 }, () => '0')]);
+      expect(path.slice(-MAX_JSON_DEPTH - 1), endpoint.name).toEqual([
+        endpoint.field,
+        'a',
+        ...Array.from({ length: MAX_JSON_DEPTH - 1 }, () => '0'),
+      ]);
     }
     expect(await snapshot()).toEqual(before);
   });
@@ -116,7 +153,10 @@ describe('deeply nested JSON objects', () => {
     const catalog = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/catalog`);
     expect(catalog.body.items.find((i: { merkmal: string }) => i.merkmal === 'libreoffice').optionen).toEqual(value);
     const events = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=500`);
-    expect(events.body.items.find((e: { merkmal: string; type: string }) => e.merkmal === 'qgis' && e.type === 'applied').payload).toEqual({ detail: value });
+    expect(
+      events.body.items.find((e: { merkmal: string; type: string }) => e.merkmal === 'qgis' && e.type === 'applied')
+        .payload,
+    ).toEqual({ detail: value });
     for (const id of [agent.device_id, waiting.device_id]) {
       expect((await ctx.request('GET', `/api/v1/devices/${id}/hardware`)).body.hardware).toEqual(value);
     }
@@ -145,17 +185,20 @@ describe('lone UTF-16 surrogates', () => {
     ['a surrogate in a nested key', '{"a":{"b\\udbff":true}}', ['a']],
   ];
 
-  it.each(cases)('are 400 invalid_request with the path: %s, on every endpoint, and nothing is written', async (_what, object, path) => {
-    const { endpoints } = await setUp();
-    const before = await snapshot();
-    for (const endpoint of endpoints) {
-      const res = await endpoint.send(object);
-      expectInvalid(res, endpoint.name, /lone UTF-16 surrogate/);
-      // A bad key is not echoed: the path names the object that holds it.
-      expect(res.body.details[0].path.slice(-path.length - 1), endpoint.name).toEqual([endpoint.field, ...path]);
-    }
-    expect(await snapshot()).toEqual(before);
-  });
+  it.each(cases)(
+    'are 400 invalid_request with the path: %s, on every endpoint, and nothing is written',
+    async (_what, object, path) => {
+      const { endpoints } = await setUp();
+      const before = await snapshot();
+      for (const endpoint of endpoints) {
+        const res = await endpoint.send(object);
+        expectInvalid(res, endpoint.name, /lone UTF-16 surrogate/);
+        // A bad key is not echoed: the path names the object that holds it.
+        expect(res.body.details[0].path.slice(-path.length - 1), endpoint.name).toEqual([endpoint.field, ...path]);
+      }
+      expect(await snapshot()).toEqual(before);
+    },
+  );
 
   it("are 400 in a report entry's merkmal too (the entries reach PostgreSQL as jsonb), and nothing is written", async () => {
     const agent = await enrollAgent(ctx);

@@ -55,7 +55,17 @@ describe('collections', () => {
 
   it('reject a limit out of range or not a number with 400 on every collection', async () => {
     for (const path of await collectionPaths()) {
-      for (const query of ['limit=0', 'limit=501', 'limit=-1', 'limit=1.5', 'limit=', 'limit=abc', 'limit=1e400', 'limit=1&limit=2', 'cursor=a&cursor=b']) {
+      for (const query of [
+        'limit=0',
+        'limit=501',
+        'limit=-1',
+        'limit=1.5',
+        'limit=',
+        'limit=abc',
+        'limit=1e400',
+        'limit=1&limit=2',
+        'cursor=a&cursor=b',
+      ]) {
         expectError(await ctx.request('GET', `${path}?${query}`), 400, 'invalid_request');
       }
     }
@@ -71,7 +81,7 @@ describe('collections', () => {
       'time not ISO': cursorOf(['2', crypto.randomUUID()]),
       'time as a number': cursorOf([1, crypto.randomUUID()]),
       'an object': cursorOf({ created_at: '2026-01-01T00:00:00.000Z' }),
-      'null': cursorOf(null),
+      null: cursorOf(null),
       'over-long': 'A'.repeat(10_000),
     };
     for (const path of await collectionPaths()) {
@@ -88,7 +98,10 @@ describe('collections', () => {
     await insertOrgUnit(ctx.sql, org.id, 'A');
     const first = await ctx.request('GET', `/api/v1/organizations/${org.id}/org-units?limit=1`);
     expect(first.body.next_cursor).toEqual(expect.any(String));
-    const second = await ctx.request('GET', `/api/v1/organizations/${org.id}/org-units?limit=1&cursor=${first.body.next_cursor}`);
+    const second = await ctx.request(
+      'GET',
+      `/api/v1/organizations/${org.id}/org-units?limit=1&cursor=${first.body.next_cursor}`,
+    );
     expect(second.status).toBe(200);
     expect(second.body.items[0].name).toBe('A');
     expect(second.body.next_cursor).toBeNull();
@@ -99,11 +112,31 @@ describe('NUL characters (valid JSON that PostgreSQL cannot store)', () => {
   it('are 400 invalid_request in admin bodies, and nothing is written', async () => {
     const org = await createOrganization(ctx);
     const before = await Promise.all(['organizations', 'org_units', 'groups'].map((t) => countRows(ctx.sql, t)));
-    expectError(await ctx.request('POST', '/api/v1/organizations', { body: { name: 'Stadt\u0000' } }), 400, 'invalid_request');
-    expectError(await ctx.request('POST', '/api/v1/organizations', { body: { name: 'Stadt', kontakt_name: 'a\u0000b' } }), 400, 'invalid_request');
-    expectError(await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, { body: { notizen: 'a\u0000b' } }), 400, 'invalid_request');
-    expectError(await ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, { body: { name: 'a\u0000b' } }), 400, 'invalid_request');
-    expectError(await ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, { body: { name: 'a\u0000b' } }), 400, 'invalid_request');
+    expectError(
+      await ctx.request('POST', '/api/v1/organizations', { body: { name: 'Stadt\u0000' } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await ctx.request('POST', '/api/v1/organizations', { body: { name: 'Stadt', kontakt_name: 'a\u0000b' } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, { body: { notizen: 'a\u0000b' } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, { body: { name: 'a\u0000b' } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, { body: { name: 'a\u0000b' } }),
+      400,
+      'invalid_request',
+    );
     const after = await Promise.all(['organizations', 'org_units', 'groups'].map((t) => countRows(ctx.sql, t)));
     expect(after).toEqual(before);
     expect((await ctx.request('GET', `/api/v1/organizations/${org.id}`)).body.notizen).toBeNull();
@@ -114,20 +147,38 @@ describe('NUL characters (valid JSON that PostgreSQL cannot store)', () => {
     const code = (await ctx.request('GET', `/api/v1/organizations/${org.id}/activation-code`)).body.code;
     const devices = await countRows(ctx.sql, 'devices');
     for (const hardware of [{ cpu: 'a\u0000b' }, { 'c\u0000pu': 1 }]) {
-      expectError(await ctx.request('POST', '/api/v1/activate', { token: null, body: { code, serial: 'NUL-1', hardware } }), 400, 'invalid_request');
+      expectError(
+        await ctx.request('POST', '/api/v1/activate', { token: null, body: { code, serial: 'NUL-1', hardware } }),
+        400,
+        'invalid_request',
+      );
     }
     expect(await countRows(ctx.sql, 'devices')).toBe(devices);
 
     const agent = await enrollAgent(ctx, { organizationId: org.id });
     expectError(
-      await ctx.request('POST', `/api/v1/devices/${agent.device_id}/catalog/qgis/select`, { body: { optionen: { sprache: 'de\u0000' } } }),
+      await ctx.request('POST', `/api/v1/devices/${agent.device_id}/catalog/qgis/select`, {
+        body: { optionen: { sprache: 'de\u0000' } },
+      }),
       400,
       'invalid_request',
     );
-    expectError(await ctx.request('POST', `/api/v1/devices/${agent.device_id}/catalog/qg%00is/select`), 400, 'invalid_request');
+    expectError(
+      await ctx.request('POST', `/api/v1/devices/${agent.device_id}/catalog/qg%00is/select`),
+      400,
+      'invalid_request',
+    );
     expectError(await checkin(ctx, agent.secret, { hardware: { cpu: 'a\u0000b' } }), 400, 'invalid_request');
-    expectError(await report(ctx, agent.secret, [{ merkmal: 'firefox', event: 'applied', detail: 'exit\u0000' }]), 400, 'invalid_request');
-    expectError(await report(ctx, agent.secret, [{ merkmal: 'fire\u0000fox', event: 'applied' }]), 400, 'invalid_request');
+    expectError(
+      await report(ctx, agent.secret, [{ merkmal: 'firefox', event: 'applied', detail: 'exit\u0000' }]),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await report(ctx, agent.secret, [{ merkmal: 'fire\u0000fox', event: 'applied' }]),
+      400,
+      'invalid_request',
+    );
     const [written] = await ctx.sql<{ events: number; selections: number }[]>`
       select (select count(*)::int from device_merkmal_events where device_id = ${agent.device_id}) as events,
              (select count(*)::int from device_merkmale where device_id = ${agent.device_id}) as selections`;
@@ -144,7 +195,9 @@ describe('UUIDs in upper case', () => {
     const device = await insertDevice(ctx.sql, { organizationId: org.id, oeId: unit });
     await addToGroup(ctx.sql, group, device.id);
 
-    const child = await ctx.request('POST', `/api/v1/organizations/${ORG}/org-units`, { body: { name: 'Klasse', parent_id: unit.toUpperCase() } });
+    const child = await ctx.request('POST', `/api/v1/organizations/${ORG}/org-units`, {
+      body: { name: 'Klasse', parent_id: unit.toUpperCase() },
+    });
     expect(child.status, JSON.stringify(child.body)).toBe(201);
     expect(child.body).toMatchObject({ organization_id: org.id, parent_id: unit });
 
@@ -189,7 +242,9 @@ describe('enrollment session expiry', () => {
     const org = await createOrganization(ctx);
     const session = await createEnrollmentSession(ctx, org.id, { expires_at: '9999-12-31T23:59:59.999Z' });
     expect(session.expires_at).toBe('9999-12-31T23:59:59.999Z');
-    expect((await ctx.request('GET', `/api/v1/enrollment-sessions/${session.id}`)).body.expires_at).toBe('9999-12-31T23:59:59.999Z');
+    expect((await ctx.request('GET', `/api/v1/enrollment-sessions/${session.id}`)).body.expires_at).toBe(
+      '9999-12-31T23:59:59.999Z',
+    );
   });
 });
 
@@ -202,11 +257,17 @@ describe('bearer scheme', () => {
         headers: { authorization: `${scheme} ${ctx.config.adminToken}` },
       });
       expect(admin.status, scheme).toBe(200);
-      const res = await ctx.request('POST', '/api/v1/agent/checkin', { token: null, headers: { authorization: `${scheme} ${agent.secret}` } });
+      const res = await ctx.request('POST', '/api/v1/agent/checkin', {
+        token: null,
+        headers: { authorization: `${scheme} ${agent.secret}` },
+      });
       expect(res.status, scheme).toBe(200);
     }
     expectError(
-      await ctx.request('GET', '/api/v1/organizations', { token: null, headers: { authorization: `Token ${ctx.config.adminToken}` } }),
+      await ctx.request('GET', '/api/v1/organizations', {
+        token: null,
+        headers: { authorization: `Token ${ctx.config.adminToken}` },
+      }),
       401,
       'unauthorized',
     );
@@ -241,7 +302,11 @@ describe('bodies and path ids of every shape', () => {
     ];
     for (const [method, path, token] of endpoints) {
       for (const raw of ['null', '[]', '[{}]', '"x"', '42', 'true']) {
-        const res = await ctx.request(method, path, { token, rawBody: raw, headers: { 'content-type': 'application/json' } });
+        const res = await ctx.request(method, path, {
+          token,
+          rawBody: raw,
+          headers: { 'content-type': 'application/json' },
+        });
         expect(res.status, `${method} ${path} ${raw}: ${JSON.stringify(res.body)}`).toBe(400);
         expect(res.body.error).toBe('invalid_request');
       }
@@ -259,7 +324,11 @@ describe('bodies and path ids of every shape', () => {
       ['POST', '/api/v1/organizations/X/activation-code/rotate', undefined],
       ['GET', '/api/v1/organizations/X/devices', undefined],
       ['GET', '/api/v1/organizations/X/enrollment-sessions', undefined],
-      ['POST', '/api/v1/organizations/X/enrollment-sessions', { template_id: TEMPLATES.debianStandard, max_devices: 1, expires_at: '2099-01-01T00:00:00Z' }],
+      [
+        'POST',
+        '/api/v1/organizations/X/enrollment-sessions',
+        { template_id: TEMPLATES.debianStandard, max_devices: 1, expires_at: '2099-01-01T00:00:00Z' },
+      ],
       ['GET', '/api/v1/organizations/X/org-units', undefined],
       ['POST', '/api/v1/organizations/X/org-units', { name: 'A' }],
       ['GET', '/api/v1/organizations/X/groups', undefined],
@@ -297,7 +366,10 @@ describe('bodies and path ids of every shape', () => {
     ];
     for (const bad of ['nope', '123', `{${uuid}}`, uuid.replace(/-/g, ''), `${uuid}0`, `${uuid.slice(0, 35)}g`]) {
       for (const [method, path, body] of paths) {
-        const res = await ctx.request(method, path.replace('X', encodeURIComponent(bad)), { body, token: path.endsWith('/resolve') ? null : undefined });
+        const res = await ctx.request(method, path.replace('X', encodeURIComponent(bad)), {
+          body,
+          token: path.endsWith('/resolve') ? null : undefined,
+        });
         expect(res.status, `${method} ${path} with ${bad}: ${JSON.stringify(res.body)}`).toBe(404);
         expect(res.body.error).toBe('not_found');
       }

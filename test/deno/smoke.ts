@@ -50,7 +50,15 @@ const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const deno = spawn(join(root, 'node_modules', '.bin', 'deno'), ['task', 'api'], {
   cwd: root,
-  env: { ...process.env, DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken, ISO_ENCRYPTION_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'), PORT: String(port), DATA_DIR: stateDir, LOG_LEVEL: 'warn' },
+  env: {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    ADMIN_TOKEN: adminToken,
+    ISO_ENCRYPTION_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'),
+    PORT: String(port),
+    DATA_DIR: stateDir,
+    LOG_LEVEL: 'warn',
+  },
   stdio: ['ignore', 'inherit', 'inherit'],
 });
 try {
@@ -73,15 +81,29 @@ try {
   const denied = await fetch(`${base}/api/v1/organizations`);
   check(denied.status === 401, 'a request without the admin token gets 401');
   const doc = await fetch(`${base}/api/v1/openapi.json`);
-  check(doc.status === 200 && ((await doc.json()) as { openapi: string }).openapi === '3.1.0', 'the OpenAPI document is served under Deno');
+  check(
+    doc.status === 200 && ((await doc.json()) as { openapi: string }).openapi === '3.1.0',
+    'the OpenAPI document is served under Deno',
+  );
   const docs = await fetch(`${base}/api/v1/docs/swagger-ui-bundle.js`);
-  check(docs.status === 200 && (await docs.text()).length > 100_000, 'the interactive docs assets are served under Deno');
+  check(
+    docs.status === 200 && (await docs.text()).length > 100_000,
+    'the interactive docs assets are served under Deno',
+  );
 
   // The agent's path under Deno: the check-in reads its body through the web Request here
   // (api/http/body.ts reads Node's IncomingMessage only under Node).
-  const code = ((await (await fetch(`${base}/api/v1/organizations/${org.id}/activation-code`, { headers })).json()) as { code: string }).code;
+  const code = (
+    (await (await fetch(`${base}/api/v1/organizations/${org.id}/activation-code`, { headers })).json()) as {
+      code: string;
+    }
+  ).code;
   const json = { 'content-type': 'application/json' };
-  const activated = await fetch(`${base}/api/v1/activate`, { method: 'POST', headers: json, body: JSON.stringify({ code, serial: 'DENO-0001' }) });
+  const activated = await fetch(`${base}/api/v1/activate`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ code, serial: 'DENO-0001' }),
+  });
   check(activated.status === 200, 'an installer activates a device under Deno');
   const deviceId = ((await activated.json()) as { device_id: string }).device_id;
   const resolved = await fetch(`${base}/api/v1/templates/6d1f4c2a-3b5e-4f70-9a1d-0c2e8b7a5d01/resolve`, {
@@ -104,10 +126,16 @@ try {
     body: JSON.stringify({ agent_version: '1.0.0', hardware: { cpu: 'Deno CPU' } }),
   });
   const state = (await checkin.json()) as { device_id: string; auftraege: Array<{ merkmal: string; state: string }> };
-  check(checkin.status === 200 && state.device_id === deviceId && state.auftraege.length > 0, 'the agent checks in under Deno and gets its auftraege');
+  check(
+    checkin.status === 200 && state.device_id === deviceId && state.auftraege.length > 0,
+    'the agent checks in under Deno and gets its auftraege',
+  );
   const hardware = await fetch(`${base}/api/v1/devices/${deviceId}/hardware`, { headers });
   check(JSON.stringify(await hardware.json()).includes('Deno CPU'), "the check-in's hardware is stored under Deno");
-  const empty = await fetch(`${base}/api/v1/agent/checkin`, { method: 'POST', headers: { authorization: `Bearer ${secret}` } });
+  const empty = await fetch(`${base}/api/v1/agent/checkin`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}` },
+  });
   check(empty.status === 200, 'a check-in without a body is answered under Deno');
   const report = await fetch(`${base}/api/v1/agent/report`, {
     method: 'POST',

@@ -15,19 +15,42 @@ describe('GET /api/v1/devices/{id}', () => {
     const res = await ctx.request('GET', `/api/v1/devices/${d.id}`);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual([
-      'agent_last_checkin', 'agent_secret_issued_at', 'archived_at', 'backend', 'created_at', 'deprovisioned_at',
-      'enrollment_session_id', 'group_ids', 'hostname', 'id', 'oe_id', 'organization_id', 'serial', 'template_id',
+      'agent_last_checkin',
+      'agent_secret_issued_at',
+      'archived_at',
+      'backend',
+      'created_at',
+      'deprovisioned_at',
+      'enrollment_session_id',
+      'group_ids',
+      'hostname',
+      'id',
+      'oe_id',
+      'organization_id',
+      'serial',
+      'template_id',
     ]);
     expect(res.body).toMatchObject({
-      id: d.id, organization_id: org.id, serial: 'PF3XK2QZ', hostname: 'arbeitsplatz-017', oe_id: org.default_oe_id,
-      group_ids: [], template_id: TEMPLATE_IDS.debianStandard, backend: 'debian', archived_at: null,
+      id: d.id,
+      organization_id: org.id,
+      serial: 'PF3XK2QZ',
+      hostname: 'arbeitsplatz-017',
+      oe_id: org.default_oe_id,
+      group_ids: [],
+      template_id: TEMPLATE_IDS.debianStandard,
+      backend: 'debian',
+      archived_at: null,
     });
     expect(JSON.stringify(res.body)).not.toContain('hash');
   });
 
   it('reads archived devices too; 404 for unknown and malformed ids', async () => {
     const org = await createOrganization(ctx);
-    const d = await insertDevice(ctx.sql, { organizationId: org.id, archived: true, templateId: TEMPLATE_IDS.ubuntuStandard });
+    const d = await insertDevice(ctx.sql, {
+      organizationId: org.id,
+      archived: true,
+      templateId: TEMPLATE_IDS.ubuntuStandard,
+    });
     const res = await ctx.request('GET', `/api/v1/devices/${d.id}`);
     expect(res.status).toBe(200);
     expect(res.body.archived_at).not.toBeNull();
@@ -41,7 +64,7 @@ describe('GET /api/v1/devices/{id}', () => {
 });
 
 describe('GET /api/v1/organizations/{id}/devices', () => {
-  it('lists live and deprovisioned devices of the organization, not archived ones or other organizations\'', async () => {
+  it("lists live and deprovisioned devices of the organization, not archived ones or other organizations'", async () => {
     const org = await createOrganization(ctx);
     const other = await createOrganization(ctx);
     const live = await insertDevice(ctx.sql, { organizationId: org.id });
@@ -62,7 +85,10 @@ describe('GET /api/v1/organizations/{id}/devices', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: any = await ctx.request('GET', `/api/v1/organizations/${org.id}/devices?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: any = await ctx.request(
+        'GET',
+        `/api/v1/organizations/${org.id}/devices?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       expect(page.status).toBe(200);
       expect(page.body.items.length).toBeLessThanOrEqual(3);
       seen.push(...ids(page.body));
@@ -94,12 +120,16 @@ describe('GET /api/v1/organizations/{id}/devices', () => {
     expect(ids((await ctx.request('GET', `${base}?group_id=${group}&oe_id=${child}`)).body)).toEqual([]);
   });
 
-  it('answers 404 for an unknown organization, unit or group, 422 for another organization\'s, 400 for malformed filters', async () => {
+  it("answers 404 for an unknown organization, unit or group, 422 for another organization's, 400 for malformed filters", async () => {
     const org = await createOrganization(ctx);
     const other = await createOrganization(ctx);
     const foreignGroup = await insertGroup(ctx.sql, other.id);
     const base = `/api/v1/organizations/${org.id}/devices`;
-    for (const path of [`/api/v1/organizations/${crypto.randomUUID()}/devices`, `${base}?oe_id=${crypto.randomUUID()}`, `${base}?group_id=${crypto.randomUUID()}`]) {
+    for (const path of [
+      `/api/v1/organizations/${crypto.randomUUID()}/devices`,
+      `${base}?oe_id=${crypto.randomUUID()}`,
+      `${base}?group_id=${crypto.randomUUID()}`,
+    ]) {
       const res = await ctx.request('GET', path);
       expect(res.status, path).toBe(404);
       expect(res.body.error).toBe('not_found');
@@ -149,13 +179,19 @@ describe('PUT /api/v1/devices/{id}/org-unit', () => {
     const org = await createOrganization(ctx);
     const other = await createOrganization(ctx);
     const d = await insertDevice(ctx.sql, { organizationId: org.id });
-    const mismatch = await ctx.request('PUT', `/api/v1/devices/${d.id}/org-unit`, { body: { oe_id: other.default_oe_id } });
+    const mismatch = await ctx.request('PUT', `/api/v1/devices/${d.id}/org-unit`, {
+      body: { oe_id: other.default_oe_id },
+    });
     expect(mismatch.status).toBe(422);
     expect(mismatch.body.error).toBe('organization_mismatch');
-    const unknownUnit = await ctx.request('PUT', `/api/v1/devices/${d.id}/org-unit`, { body: { oe_id: crypto.randomUUID() } });
+    const unknownUnit = await ctx.request('PUT', `/api/v1/devices/${d.id}/org-unit`, {
+      body: { oe_id: crypto.randomUUID() },
+    });
     expect(unknownUnit.status).toBe(404);
     expect(unknownUnit.body.error).toBe('not_found');
-    const unknownDevice = await ctx.request('PUT', `/api/v1/devices/${crypto.randomUUID()}/org-unit`, { body: { oe_id: org.default_oe_id } });
+    const unknownDevice = await ctx.request('PUT', `/api/v1/devices/${crypto.randomUUID()}/org-unit`, {
+      body: { oe_id: org.default_oe_id },
+    });
     expect(unknownDevice.status).toBe(404);
     expect(await oeOf(d.id)).toBe(org.default_oe_id);
   });

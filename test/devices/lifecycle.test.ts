@@ -8,8 +8,20 @@ import { createOrganization } from '../support/builders.ts';
 const ctx = useTestApp();
 
 const deviceKeys = [
-  'id', 'organization_id', 'serial', 'hostname', 'oe_id', 'group_ids', 'template_id', 'backend',
-  'enrollment_session_id', 'deprovisioned_at', 'archived_at', 'agent_secret_issued_at', 'agent_last_checkin', 'created_at',
+  'id',
+  'organization_id',
+  'serial',
+  'hostname',
+  'oe_id',
+  'group_ids',
+  'template_id',
+  'backend',
+  'enrollment_session_id',
+  'deprovisioned_at',
+  'archived_at',
+  'agent_secret_issued_at',
+  'agent_last_checkin',
+  'created_at',
 ].sort();
 
 function post(deviceId: string, action: 'deprovision' | 'reprovision' | 'archive', token?: string | null) {
@@ -130,7 +142,13 @@ describe('GET /api/v1/devices/{id}/hardware', () => {
 });
 
 describe('GET /api/v1/devices/{id}/events', () => {
-  type Event = { id: string; merkmal: string; type: string; payload: { n?: number; detail?: unknown }; created_at: string };
+  type Event = {
+    id: string;
+    merkmal: string;
+    type: string;
+    payload: { n?: number; detail?: unknown };
+    created_at: string;
+  };
 
   async function seedEvents(deviceId: string, count: number) {
     // Older events, one second apart, written oldest first as they would have happened.
@@ -156,8 +174,20 @@ describe('GET /api/v1/devices/{id}/events', () => {
     expect(res.status).toBe(200);
     expect(res.body.next_cursor).toBeNull();
     expect(res.body.items).toHaveLength(4);
-    expect(Object.keys(res.body.items[0]).sort()).toEqual(['created_at', 'device_id', 'id', 'merkmal', 'payload', 'type']);
-    expect(res.body.items[0]).toMatchObject({ device_id: agent.device_id, merkmal: 'libreoffice', type: 'apply_failed', payload: { detail: 'exit 2' } });
+    expect(Object.keys(res.body.items[0]).sort()).toEqual([
+      'created_at',
+      'device_id',
+      'id',
+      'merkmal',
+      'payload',
+      'type',
+    ]);
+    expect(res.body.items[0]).toMatchObject({
+      device_id: agent.device_id,
+      merkmal: 'libreoffice',
+      type: 'apply_failed',
+      payload: { detail: 'exit 2' },
+    });
     expect(res.body.items.slice(1).map((e: Event) => e.payload.n)).toEqual([2, 1, 0]);
     const times = res.body.items.map((e: Event) => Date.parse(e.created_at));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
@@ -168,10 +198,16 @@ describe('GET /api/v1/devices/{id}/events', () => {
     const merkmale = ['firefox', 'libreoffice', 'onlyoffice', 'qgis', 'gastsitzung'];
     for (let round = 0; round < 20; round++) {
       // All five share one created_at millisecond: only the write order can order them.
-      const res = await report(ctx, agent.secret, merkmale.map((merkmal, i) => ({ merkmal, event: 'applied', detail: { round, entry: i } })));
+      const res = await report(
+        ctx,
+        agent.secret,
+        merkmale.map((merkmal, i) => ({ merkmal, event: 'applied', detail: { round, entry: i } })),
+      );
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       const page = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=5`);
-      expect(page.body.items.map((e: Event) => e.payload.detail)).toEqual([4, 3, 2, 1, 0].map((entry) => ({ round, entry })));
+      expect(page.body.items.map((e: Event) => e.payload.detail)).toEqual(
+        [4, 3, 2, 1, 0].map((entry) => ({ round, entry })),
+      );
       expect(page.body.items.map((e: Event) => e.merkmal)).toEqual([...merkmale].reverse());
     }
   });
@@ -179,11 +215,20 @@ describe('GET /api/v1/devices/{id}/events', () => {
   it('orders a selection and a report right after it by when they were written', async () => {
     const agent = await enrollAgent(ctx);
     for (let round = 0; round < 10; round++) {
-      const selected = await ctx.request('POST', `/api/v1/devices/${agent.device_id}/catalog/libreoffice/select`, { body: { optionen: { round } } });
+      const selected = await ctx.request('POST', `/api/v1/devices/${agent.device_id}/catalog/libreoffice/select`, {
+        body: { optionen: { round } },
+      });
       expect(selected.status).toBe(200);
-      await report(ctx, agent.secret, [{ merkmal: 'libreoffice', event: 'applied', detail: round }, { merkmal: 'qgis', event: 'removed', detail: round }]);
+      await report(ctx, agent.secret, [
+        { merkmal: 'libreoffice', event: 'applied', detail: round },
+        { merkmal: 'qgis', event: 'removed', detail: round },
+      ]);
       const newest = (await allEvents(agent.device_id)).slice(0, 3);
-      expect(newest.map((e) => [e.merkmal, e.type])).toEqual([['qgis', 'removed'], ['libreoffice', 'applied'], ['libreoffice', 'selected']]);
+      expect(newest.map((e) => [e.merkmal, e.type])).toEqual([
+        ['qgis', 'removed'],
+        ['libreoffice', 'applied'],
+        ['libreoffice', 'selected'],
+      ]);
     }
   });
 
@@ -191,13 +236,23 @@ describe('GET /api/v1/devices/{id}/events', () => {
     const agent = await enrollAgent(ctx);
     await seedEvents(agent.device_id, 7);
     // Five more with one shared timestamp, as one report writes them.
-    await report(ctx, agent.secret, Array.from({ length: 5 }, (_, i) => ({ merkmal: 'qgis', event: 'removed', detail: i })));
-    const expected: Array<Record<string, number>> = [...[4, 3, 2, 1, 0].map((detail) => ({ detail })), ...[6, 5, 4, 3, 2, 1, 0].map((n) => ({ n }))];
+    await report(
+      ctx,
+      agent.secret,
+      Array.from({ length: 5 }, (_, i) => ({ merkmal: 'qgis', event: 'removed', detail: i })),
+    );
+    const expected: Array<Record<string, number>> = [
+      ...[4, 3, 2, 1, 0].map((detail) => ({ detail })),
+      ...[6, 5, 4, 3, 2, 1, 0].map((n) => ({ n })),
+    ];
     const seen: Event[] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const page: any = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: any = await ctx.request(
+        'GET',
+        `/api/v1/devices/${agent.device_id}/events?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       expect(page.status).toBe(200);
       expect(page.body.items.length).toBeLessThanOrEqual(2);
       seen.push(...page.body.items);
@@ -212,7 +267,10 @@ describe('GET /api/v1/devices/{id}/events', () => {
 
   it('takes no cursor but its own: forged, out-of-range and old-style cursors are 400', async () => {
     const agent = await enrollAgent(ctx);
-    await report(ctx, agent.secret, [{ merkmal: 'firefox', event: 'applied' }, { merkmal: 'qgis', event: 'applied' }]);
+    await report(ctx, agent.secret, [
+      { merkmal: 'firefox', event: 'applied' },
+      { merkmal: 'qgis', event: 'applied' },
+    ]);
     const first = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?limit=1`);
     expect(first.body.next_cursor).toEqual(expect.any(String));
     const b64 = (text: string) => Buffer.from(text).toString('base64url');
@@ -222,10 +280,17 @@ describe('GET /api/v1/devices/{id}/events', () => {
     const withNumber = (n: string) => b64(own.replace(/\d+$/, n));
     for (const cursor of [
       b64(JSON.stringify(['2026-01-01T00:00:00.000Z', crypto.randomUUID()])), // the (created_at, id) keyset of other lists
-      ...['0', '-1', '1.5', '1e3', '01', ' 1', '1 ', '9007199254740993', '99999999999999999999', 'abc', ''].map(withNumber),
-      `${first.body.next_cursor}x`, first.body.next_cursor.slice(1), '!!!',
+      ...['0', '-1', '1.5', '1e3', '01', ' 1', '1 ', '9007199254740993', '99999999999999999999', 'abc', ''].map(
+        withNumber,
+      ),
+      `${first.body.next_cursor}x`,
+      first.body.next_cursor.slice(1),
+      '!!!',
     ]) {
-      const res = await ctx.request('GET', `/api/v1/devices/${agent.device_id}/events?cursor=${encodeURIComponent(cursor)}`);
+      const res = await ctx.request(
+        'GET',
+        `/api/v1/devices/${agent.device_id}/events?cursor=${encodeURIComponent(cursor)}`,
+      );
       expect(res.status, `${cursor}: ${JSON.stringify(res.body)}`).toBe(400);
       expect(res.body.error).toBe('invalid_request');
     }
@@ -265,15 +330,20 @@ describe('unknown devices and authentication', () => {
     }
   });
 
-  it.each(endpoints)('%s %s answers 401 unauthorized without the admin token and changes nothing', async (method, path) => {
-    const agent = await enrollAgent(ctx);
-    const [before] = await ctx.sql`select deprovisioned_at, archived_at, agent_secret_hash from devices where id = ${agent.device_id}`;
-    for (const token of [null, 'wrong-token', agent.secret]) {
-      const res = await ctx.request(method, path(agent.device_id), { token });
-      expect(res.status).toBe(401);
-      expect(res.body.error).toBe('unauthorized');
-    }
-    const [after] = await ctx.sql`select deprovisioned_at, archived_at, agent_secret_hash from devices where id = ${agent.device_id}`;
-    expect(after).toEqual(before);
-  });
+  it.each(endpoints)(
+    '%s %s answers 401 unauthorized without the admin token and changes nothing',
+    async (method, path) => {
+      const agent = await enrollAgent(ctx);
+      const [before] =
+        await ctx.sql`select deprovisioned_at, archived_at, agent_secret_hash from devices where id = ${agent.device_id}`;
+      for (const token of [null, 'wrong-token', agent.secret]) {
+        const res = await ctx.request(method, path(agent.device_id), { token });
+        expect(res.status).toBe(401);
+        expect(res.body.error).toBe('unauthorized');
+      }
+      const [after] =
+        await ctx.sql`select deprovisioned_at, archived_at, agent_secret_hash from devices where id = ${agent.device_id}`;
+      expect(after).toEqual(before);
+    },
+  );
 });

@@ -45,9 +45,10 @@ function alive(pid: number): boolean {
 function postgresProcesses(postmaster: number): number[] {
   let children: number[] = [];
   try {
-    children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(
-      Number,
-    );
+    children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     // pgrep exits 1 when there are none
   }
@@ -116,28 +117,28 @@ describe('faults of a running service', () => {
     expect((await timed(`${service.base}/api/v1/health`)).status).toBe(200);
   }, 120_000);
 
-  it(
-    'lets at most 20 of 200 concurrent wrong codes reach the check; a full session does not count',
-    async () => {
-      const burst = await Promise.all(
-        Array.from(
-          { length: 200 },
-          () => activate('192.0.2.10', { code: '00000-00000-00000-00000', serial: `burst-${crypto.randomUUID()}` }),
-        ),
-      );
-      const forbidden = burst.filter((s) => s === 403).length;
-      expect(forbidden).toBeGreaterThan(0);
-      expect(forbidden).toBeLessThanOrEqual(20);
-      expect(burst.filter((s) => s !== 403 && s !== 429)).toEqual([]);
+  it('lets at most 20 of 200 concurrent wrong codes reach the check; a full session does not count', async () => {
+    const burst = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        activate('192.0.2.10', { code: '00000-00000-00000-00000', serial: `burst-${crypto.randomUUID()}` }),
+      ),
+    );
+    const forbidden = burst.filter((s) => s === 403).length;
+    expect(forbidden).toBeGreaterThan(0);
+    expect(forbidden).toBeLessThanOrEqual(20);
+    expect(burst.filter((s) => s !== 403 && s !== 429)).toEqual([]);
 
-      // One site behind one NAT address: 30 installers, a 5-device session, then the classic code.
-      const headers = { ...adminHeaders(), 'content-type': 'application/json' };
-      const org = (await (await fetch(`${service!.base}/api/v1/organizations`, {
+    // One site behind one NAT address: 30 installers, a 5-device session, then the classic code.
+    const headers = { ...adminHeaders(), 'content-type': 'application/json' };
+    const org = (await (
+      await fetch(`${service!.base}/api/v1/organizations`, {
         method: 'POST',
         headers,
         body: JSON.stringify({ name: 'NAT site' }),
-      })).json()) as { id: string };
-      const session = (await (await fetch(`${service!.base}/api/v1/organizations/${org.id}/enrollment-sessions`, {
+      })
+    ).json()) as { id: string };
+    const session = (await (
+      await fetch(`${service!.base}/api/v1/organizations/${org.id}/enrollment-sessions`, {
         method: 'POST',
         headers,
         body: JSON.stringify({
@@ -145,18 +146,17 @@ describe('faults of a running service', () => {
           max_devices: 5,
           expires_at: new Date(Date.now() + 3600_000).toISOString(),
         }),
-      })).json()) as { id: string };
-      const { code } =
-        (await (await fetch(`${service!.base}/api/v1/organizations/${org.id}/activation-code`, { headers }))
-          .json()) as { code: string };
-      const site: number[] = [];
-      for (let i = 0; i < 30; i++) site.push(await activate('192.0.2.20', { code: session.id, serial: `nat-${i}` }));
-      expect(site.filter((s) => s === 200)).toHaveLength(5);
-      expect(site.filter((s) => s === 403)).toHaveLength(25);
-      expect(await activate('192.0.2.20', { code, serial: 'nat-classic' })).toBe(200);
-    },
-    60_000,
-  );
+      })
+    ).json()) as { id: string };
+    const { code } = (await (
+      await fetch(`${service!.base}/api/v1/organizations/${org.id}/activation-code`, { headers })
+    ).json()) as { code: string };
+    const site: number[] = [];
+    for (let i = 0; i < 30; i++) site.push(await activate('192.0.2.20', { code: session.id, serial: `nat-${i}` }));
+    expect(site.filter((s) => s === 200)).toHaveLength(5);
+    expect(site.filter((s) => s === 403)).toHaveLength(25);
+    expect(await activate('192.0.2.20', { code, serial: 'nat-classic' })).toBe(200);
+  }, 60_000);
 
   it('answers 503 while PostgreSQL is stopped (SIGSTOP): health within 2 s, other calls within 10 s', async () => {
     const stalled = postgresProcesses(postmasterPid()!);
@@ -195,9 +195,9 @@ describe('faults of a running service', () => {
     }, 30_000);
     expect(back).toBeLessThan(30_000);
     console.info(
-      `SIGKILL of the postmaster: healthy again after ${back} ms, answers meanwhile ${
-        [...new Set(statuses)].join('/')
-      }`,
+      `SIGKILL of the postmaster: healthy again after ${back} ms, answers meanwhile ${[...new Set(statuses)].join(
+        '/',
+      )}`,
     );
     expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
     expect(postmasterPid()).not.toBe(before);

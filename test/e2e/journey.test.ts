@@ -34,9 +34,16 @@ async function call(method: string, path: string, body?: unknown, token: string 
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${service.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${service.base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
-  return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+  return {
+    status: res.status,
+    body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
+  };
 }
 
 describe('a device from activation to its first report, over HTTP', () => {
@@ -45,7 +52,12 @@ describe('a device from activation to its first report, over HTTP', () => {
     expect(org.status).toBe(201);
     const { code } = (await call('GET', `/api/v1/organizations/${org.body.id}/activation-code`)).body;
 
-    const activated = await call('POST', '/api/v1/activate', { code: code.toLowerCase(), serial: 'JOURNEY-001', hostname: 'ws-001' }, null);
+    const activated = await call(
+      'POST',
+      '/api/v1/activate',
+      { code: code.toLowerCase(), serial: 'JOURNEY-001', hostname: 'ws-001' },
+      null,
+    );
     expect(activated.status).toBe(200);
     const { device_id, default_template_id } = activated.body;
     expect(activated.body.templates.length).toBeGreaterThanOrEqual(3);
@@ -61,7 +73,10 @@ describe('a device from activation to its first report, over HTTP', () => {
     expect((await call('POST', '/api/v1/agent/bootstrap', { device_id, bootstrap_token }, null)).status).toBe(401);
 
     // An admin orders LibreOffice for the device; the agent sees it at the next check-in.
-    expect((await call('POST', `/api/v1/devices/${device_id}/catalog/libreoffice/select`, { optionen: { sprache: 'de' } })).status).toBe(200);
+    expect(
+      (await call('POST', `/api/v1/devices/${device_id}/catalog/libreoffice/select`, { optionen: { sprache: 'de' } }))
+        .status,
+    ).toBe(200);
     const checkin = await call('POST', '/api/v1/agent/checkin', undefined, secret);
     expect(checkin.status).toBe(200);
     expect(checkin.body.blueprints).toContainEqual({ merkmal: 'firefox', ansible_role: 'firefox' });
@@ -70,7 +85,12 @@ describe('a device from activation to its first report, over HTTP', () => {
     expect(auftraege.onlyoffice.state).toBe('absent');
     expect(auftraege.firefox.state).toBe('present');
 
-    const report = await call('POST', '/api/v1/agent/report', { entries: [{ merkmal: 'libreoffice', event: 'applied', detail: 'ok' }] }, secret);
+    const report = await call(
+      'POST',
+      '/api/v1/agent/report',
+      { entries: [{ merkmal: 'libreoffice', event: 'applied', detail: 'ok' }] },
+      secret,
+    );
     expect(report.status).toBe(200);
     expect(report.body).toEqual({ accepted: 1 });
 
@@ -94,7 +114,9 @@ describe('a personalized ISO built by the real worker', () => {
     const org = await call('POST', '/api/v1/organizations', { name: 'ISO GmbH' });
     const { code } = (await call('GET', `/api/v1/organizations/${org.body.id}/activation-code`)).body;
     const psk = 'journey-wlan-secret-42';
-    const triggered = await call('POST', `/api/v1/organizations/${org.body.id}/iso-builds`, { wlan: { ssid: 'Buero', psk } });
+    const triggered = await call('POST', `/api/v1/organizations/${org.body.id}/iso-builds`, {
+      wlan: { ssid: 'Buero', psk },
+    });
     expect(triggered.status).toBe(202);
     expect(triggered.body.status).toBe('pending');
 
@@ -109,12 +131,16 @@ describe('a personalized ISO built by the real worker', () => {
     expect(build.progress).toBe(100);
     expect(new Date(build.expires_at).getTime() - new Date(build.finished_at).getTime()).toBe(7 * 24 * 3600 * 1000);
 
-    const res = await fetch(`${service.base}/api/v1/iso-builds/${build.id}/download`, { headers: { authorization: `Bearer ${adminToken}` } });
+    const res = await fetch(`${service.base}/api/v1/iso-builds/${build.id}/download`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     expect(res.status).toBe(200);
     const bytes = Buffer.from(await res.arrayBuffer());
     expect(bytes.length).toBe(build.size_bytes);
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(build.sha256);
-    const onDisk = await readFile(join(dataDir, 'isos', (await db.sql`select file_name from iso_builds where id = ${build.id}`)[0]!.file_name));
+    const onDisk = await readFile(
+      join(dataDir, 'isos', (await db.sql`select file_name from iso_builds where id = ${build.id}`)[0]!.file_name),
+    );
     expect(onDisk.equals(bytes)).toBe(true);
     // The image carries the activation code; the ISO 9660 volume descriptor is at 32 KiB.
     expect(bytes.subarray(32768 + 1, 32768 + 6).toString('latin1')).toBe('CD001');
@@ -122,7 +148,10 @@ describe('a personalized ISO built by the real worker', () => {
     expect(service.output()).not.toContain(psk);
     // Gone with its encrypted payload once the task has returned (just after the row says completed).
     await expect
-      .poll(async () => (await db.sql`select task_identifier from graphile_worker.jobs`).map((j) => j.task_identifier), { timeout: 15_000 })
+      .poll(
+        async () => (await db.sql`select task_identifier from graphile_worker.jobs`).map((j) => j.task_identifier),
+        { timeout: 15_000 },
+      )
       .not.toContain('build_iso');
   }, 90_000);
 });

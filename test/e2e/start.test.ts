@@ -49,7 +49,9 @@ describe('npm start with the embedded PostgreSQL', () => {
     const second = await startService(env);
     try {
       expect((await readFile(join(dataDir, 'admin-token'), 'utf8')).trim()).toBe(token);
-      const read = await fetch(`${second.base}/api/v1/organizations/${orgId}`, { headers: { authorization: `Bearer ${token}` } });
+      const read = await fetch(`${second.base}/api/v1/organizations/${orgId}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(read.status).toBe(200);
     } finally {
       expect(await second.stop('SIGINT')).toBe(0);

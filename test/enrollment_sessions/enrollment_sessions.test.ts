@@ -6,7 +6,16 @@ import { countRows } from '../support/db.ts';
 
 const ctx = useTestApp();
 const inOneDay = () => new Date(Date.now() + 24 * 3600 * 1000).toISOString();
-const sessionFields = ['id', 'organization_id', 'template_id', 'expires_at', 'max_devices', 'devices_used', 'revoked_at', 'created_at'];
+const sessionFields = [
+  'id',
+  'organization_id',
+  'template_id',
+  'expires_at',
+  'max_devices',
+  'devices_used',
+  'revoked_at',
+  'created_at',
+];
 
 describe('POST /api/v1/organizations/{id}/enrollment-sessions', () => {
   it('creates a session with the contract fields', async () => {
@@ -106,7 +115,10 @@ describe('GET /api/v1/organizations/{id}/enrollment-sessions', () => {
 
     const first = await ctx.request('GET', `/api/v1/organizations/${org.id}/enrollment-sessions?limit=2`);
     expect(first.body.items.map((s: any) => s.id)).toEqual([a.id, b.id]);
-    const second = await ctx.request('GET', `/api/v1/organizations/${org.id}/enrollment-sessions?limit=2&cursor=${first.body.next_cursor}`);
+    const second = await ctx.request(
+      'GET',
+      `/api/v1/organizations/${org.id}/enrollment-sessions?limit=2&cursor=${first.body.next_cursor}`,
+    );
     expect(second.body.items.map((s: any) => s.id)).toEqual([c.id]);
     expect(second.body.next_cursor).toBeNull();
   });
@@ -181,7 +193,11 @@ describe('admin authentication of enrollment sessions', () => {
     const session = await createEnrollmentSession(ctx, org.id);
     const before = await countRows(ctx.sql, 'enrollment_sessions');
     for (const [method, path, body] of [
-      ['POST', `/api/v1/organizations/${org.id}/enrollment-sessions`, { template_id: TEMPLATES.debianStandard, expires_at: inOneDay(), max_devices: 5 }],
+      [
+        'POST',
+        `/api/v1/organizations/${org.id}/enrollment-sessions`,
+        { template_id: TEMPLATES.debianStandard, expires_at: inOneDay(), max_devices: 5 },
+      ],
       ['GET', `/api/v1/organizations/${org.id}/enrollment-sessions`, undefined],
       ['GET', `/api/v1/enrollment-sessions/${session.id}`, undefined],
       ['POST', `/api/v1/enrollment-sessions/${session.id}/revoke`, undefined],

@@ -13,7 +13,9 @@ async function createGroup(orgId: string, name = 'Lehrerzimmer') {
 }
 
 async function memberIds(groupId: string): Promise<string[]> {
-  const rows = await ctx.sql<{ device_id: string }[]>`select device_id from group_members where group_id = ${groupId} order by device_id`;
+  const rows = await ctx.sql<
+    { device_id: string }[]
+  >`select device_id from group_members where group_id = ${groupId} order by device_id`;
   return rows.map((r) => r.device_id);
 }
 
@@ -35,14 +37,20 @@ describe('group CRUD', () => {
     expect(list.body).toEqual({ items: ordered, next_cursor: null });
     const page1 = await ctx.request('GET', `/api/v1/organizations/${org.id}/groups?limit=2`);
     expect(page1.body.items).toEqual(ordered.slice(0, 2));
-    const page2 = await ctx.request('GET', `/api/v1/organizations/${org.id}/groups?limit=2&cursor=${page1.body.next_cursor}`);
+    const page2 = await ctx.request(
+      'GET',
+      `/api/v1/organizations/${org.id}/groups?limit=2&cursor=${page1.body.next_cursor}`,
+    );
     expect(page2.body).toEqual({ items: ordered.slice(2), next_cursor: null });
 
     expect((await ctx.request('GET', `/api/v1/groups/${g1.id}`)).body).toEqual(g1);
     const renamed = await ctx.request('PATCH', `/api/v1/groups/${g1.id}`, { body: { name: 'Lehrkräfte' } });
     expect(renamed.status).toBe(200);
     expect(renamed.body).toEqual({ ...g1, name: 'Lehrkräfte' });
-    expect((await ctx.request('PATCH', `/api/v1/groups/${g1.id}`, { body: {} })).body).toEqual({ ...g1, name: 'Lehrkräfte' });
+    expect((await ctx.request('PATCH', `/api/v1/groups/${g1.id}`, { body: {} })).body).toEqual({
+      ...g1,
+      name: 'Lehrkräfte',
+    });
 
     expect((await ctx.request('DELETE', `/api/v1/groups/${g2.id}`)).status).toBe(204);
     expect((await ctx.request('GET', `/api/v1/groups/${g2.id}`)).status).toBe(404);
@@ -105,7 +113,11 @@ describe('group membership', () => {
     const d1 = await insertDevice(ctx.sql, { organizationId: org.id });
     const d2 = await insertDevice(ctx.sql, { organizationId: org.id, deprovisioned: true });
     for (let i = 0; i < 2; i++) {
-      for (const [g, d] of [[g1, d1], [g1, d2], [g2, d1]] as const) {
+      for (const [g, d] of [
+        [g1, d1],
+        [g1, d2],
+        [g2, d1],
+      ] as const) {
         const res = await ctx.request('PUT', `/api/v1/groups/${g.id}/devices/${d.id}`);
         expect(res.status).toBe(204);
         expect(res.body).toBe('');
@@ -132,7 +144,7 @@ describe('group membership', () => {
     expect(await memberIds(g2.id)).toEqual([d1.id]);
   });
 
-  it('omits archived members from the group\'s device list', async () => {
+  it("omits archived members from the group's device list", async () => {
     const org = await createOrganization(ctx);
     const g = await createGroup(org.id);
     const live = await insertDevice(ctx.sql, { organizationId: org.id });

@@ -53,7 +53,9 @@ function post(path: string, token: string, body: string, options: { chunked?: bo
 }
 
 async function storedHardware(deviceId: string): Promise<unknown> {
-  const [row] = await ctx.sql<{ hardware: unknown }[]>`select hardware from device_hardware where device_id = ${deviceId}`;
+  const [row] = await ctx.sql<
+    { hardware: unknown }[]
+  >`select hardware from device_hardware where device_id = ${deviceId}`;
   return row?.hardware;
 }
 
@@ -64,7 +66,12 @@ describe('the check-in body over Node', () => {
   ])('reads a JSON body %s and stores its hardware', async (_case, chunked) => {
     const agent = await enrollAgent(ctx);
     const hardware = { cpu: 'Intel Core i5-8365U', memory_mb: 16384, note: 'Grüße ✓' };
-    const res = await post('/api/v1/agent/checkin', agent.secret, JSON.stringify({ agent_version: '1.4.2', hardware }), { chunked });
+    const res = await post(
+      '/api/v1/agent/checkin',
+      agent.secret,
+      JSON.stringify({ agent_version: '1.4.2', hardware }),
+      { chunked },
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.device_id).toBe(agent.device_id);
     expect(await storedHardware(agent.device_id)).toEqual(hardware);

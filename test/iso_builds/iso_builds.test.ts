@@ -29,7 +29,19 @@ afterAll(async () => {
   await rm(dirname(isoDir), { recursive: true, force: true });
 });
 
-const isoBuildKeys = ['id', 'organization_id', 'status', 'progress', 'created_at', 'started_at', 'finished_at', 'expires_at', 'size_bytes', 'sha256', 'error'];
+const isoBuildKeys = [
+  'id',
+  'organization_id',
+  'status',
+  'progress',
+  'created_at',
+  'started_at',
+  'finished_at',
+  'expires_at',
+  'size_bytes',
+  'sha256',
+  'error',
+];
 
 async function jobCount(): Promise<number> {
   const [row] = await ctx.sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs`;
@@ -130,14 +142,17 @@ describe('POST /api/v1/organizations/{id}/iso-builds', () => {
 
   it('rejects a body that is not JSON with 400', async () => {
     const org = await createOrganization(ctx);
-    const res = await ctx.request('POST', `/api/v1/organizations/${org.id}/iso-builds`, { rawBody: '{"wlan":', headers: { 'content-type': 'application/json' } });
+    const res = await ctx.request('POST', `/api/v1/organizations/${org.id}/iso-builds`, {
+      rawBody: '{"wlan":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
   });
 });
 
 describe('GET /api/v1/organizations/{id}/iso-builds and /api/v1/iso-builds/{id}', () => {
-  it('lists the organization\'s builds newest first, paged, and no other organization\'s', async () => {
+  it("lists the organization's builds newest first, paged, and no other organization's", async () => {
     const org = await createOrganization(ctx);
     const other = await createOrganization(ctx);
     const ids: string[] = [];
@@ -147,7 +162,10 @@ describe('GET /api/v1/organizations/{id}/iso-builds and /api/v1/iso-builds/{id}'
     expect(first.status).toBe(200);
     expect(first.body.items.map((b: { id: string }) => b.id)).toEqual([ids[2], ids[1]]);
     expect(first.body.next_cursor).toEqual(expect.any(String));
-    const second = await ctx.request('GET', `/api/v1/organizations/${org.id}/iso-builds?limit=2&cursor=${first.body.next_cursor}`);
+    const second = await ctx.request(
+      'GET',
+      `/api/v1/organizations/${org.id}/iso-builds?limit=2&cursor=${first.body.next_cursor}`,
+    );
     expect(second.body).toEqual({ items: [expect.objectContaining({ id: ids[0] })], next_cursor: null });
     expect(Object.keys(second.body.items[0]).sort()).toEqual([...isoBuildKeys].sort());
   });
@@ -252,7 +270,10 @@ describe('GET /api/v1/iso-builds/{id}/download', () => {
   });
 
   it('answers HEAD with the headers and no body', async () => {
-    const res = await ctx.app.request(`/api/v1/iso-builds/${build.id}/download`, { method: 'HEAD', headers: { authorization: `Bearer ${ctx.config.adminToken}` } });
+    const res = await ctx.app.request(`/api/v1/iso-builds/${build.id}/download`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${ctx.config.adminToken}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-length')).toBe(String(build.size_bytes));
     expect(res.headers.get('etag')).toBe(`"${build.sha256}"`);
@@ -261,8 +282,10 @@ describe('GET /api/v1/iso-builds/{id}/download', () => {
 
   it.each(['pending', 'running', 'failed'] as const)('answers 409 iso_not_ready for a %s build', async (status) => {
     const queued = await triggerBuild(ctx, org.id);
-    if (status === 'running') await ctx.sql`update iso_builds set status = 'running', started_at = now_ms(), progress = 40 where id = ${queued.id}`;
-    if (status === 'failed') await ctx.sql`update iso_builds set status = 'failed', finished_at = now_ms(), error = 'x' where id = ${queued.id}`;
+    if (status === 'running')
+      await ctx.sql`update iso_builds set status = 'running', started_at = now_ms(), progress = 40 where id = ${queued.id}`;
+    if (status === 'failed')
+      await ctx.sql`update iso_builds set status = 'failed', finished_at = now_ms(), error = 'x' where id = ${queued.id}`;
     const res = await ctx.request('GET', `/api/v1/iso-builds/${queued.id}/download`);
     expect(res.status).toBe(409);
     expect(res.body.error).toBe('iso_not_ready');
@@ -287,7 +310,7 @@ describe('GET /api/v1/iso-builds/{id}/download', () => {
     expect(res.body.error).toBe('not_found');
   });
 
-  it('answers 404 when a completed build\'s file is missing on the server', async () => {
+  it("answers 404 when a completed build's file is missing on the server", async () => {
     const other = await createOrganization(ctx);
     const queued = await triggerBuild(ctx, other.id);
     await runJobs(ctx, workerDeps(ctx));

@@ -173,7 +173,7 @@ describe('build_iso', () => {
     expect(list.body.items.map((b: { id: string }) => b.id)).toEqual([second.id]);
   });
 
-  it('a build never deletes another organization\'s builds', async () => {
+  it("a build never deletes another organization's builds", async () => {
     const a = await createOrganization(ctx);
     const b = await createOrganization(ctx);
     const deps = workerDeps(ctx);
@@ -191,7 +191,24 @@ describe('build_iso', () => {
     await writeFile(join(dir, 'root', 'boot', 'boot.img'), Buffer.alloc(2048));
     await writeFile(join(dir, 'root', 'INSTALLER.TXT'), 'installer\n');
     const base = join(dir, 'installer.iso');
-    const made = spawnSync('xorriso', ['-as', 'mkisofs', '-o', base, '-V', 'INSTALLER', '-b', 'boot/boot.img', '-no-emul-boot', '-boot-load-size', '4', join(dir, 'root')], { encoding: 'utf8' });
+    const made = spawnSync(
+      'xorriso',
+      [
+        '-as',
+        'mkisofs',
+        '-o',
+        base,
+        '-V',
+        'INSTALLER',
+        '-b',
+        'boot/boot.img',
+        '-no-emul-boot',
+        '-boot-load-size',
+        '4',
+        join(dir, 'root'),
+      ],
+      { encoding: 'utf8' },
+    );
     expect(made.status, made.stderr).toBe(0);
 
     const org = await createOrganization(ctx);
@@ -201,7 +218,9 @@ describe('build_iso', () => {
     expect((await getBuild(ctx, queued.id)).body.status).toBe('completed');
 
     const image = join(isoDir, `fleet-installer-${queued.id}.iso`);
-    expect(isoFiles(image)).toEqual(expect.arrayContaining(['/INSTALLER.TXT', '/boot/boot.img', '/fleet/provisioning.json']));
+    expect(isoFiles(image)).toEqual(
+      expect.arrayContaining(['/INSTALLER.TXT', '/boot/boot.img', '/fleet/provisioning.json']),
+    );
     const boot = spawnSync('xorriso', ['-indev', image, '-report_el_torito', 'plain'], { encoding: 'utf8' });
     expect(boot.stdout).toMatch(/El Torito boot img : +1 +BIOS +y/);
     expect(boot.stdout).toContain('/boot/boot.img');
@@ -209,7 +228,11 @@ describe('build_iso', () => {
   });
 
   it.each([
-    ['a missing base image', () => '/nonexistent/debian-installer.iso', /base image \/nonexistent\/debian-installer\.iso does not exist/],
+    [
+      'a missing base image',
+      () => '/nonexistent/debian-installer.iso',
+      /base image \/nonexistent\/debian-installer\.iso does not exist/,
+    ],
     ['a folder as base image', async () => tmpdir(), /is not a regular file/],
     [
       'a base image that is not ISO 9660',
@@ -330,11 +353,18 @@ describe('build_iso', () => {
     const org = await createOrganization(ctx);
     const deps = workerDeps(ctx);
     const builds: Array<{ id: string }> = [];
-    for (let i = 0; i < 3; i++) builds.push(await triggerBuild(ctx, org.id, { wlan: { ssid: `Net ${i}`, psk: `passphrase-${i}` } }));
+    for (let i = 0; i < 3; i++)
+      builds.push(await triggerBuild(ctx, org.id, { wlan: { ssid: `Net ${i}`, psk: `passphrase-${i}` } }));
     const runner = await startWorker(ctx.db.url, deps, 3, { pollIntervalMs: 100 });
     try {
       await expect
-        .poll(async () => (await ctx.sql`select count(*)::int as n from graphile_worker.jobs where key = any(${builds.map((b) => 'build_iso:' + b.id)})`)[0]!.n, { timeout: 20_000 })
+        .poll(
+          async () =>
+            (
+              await ctx.sql`select count(*)::int as n from graphile_worker.jobs where key = any(${builds.map((b) => 'build_iso:' + b.id)})`
+            )[0]!.n,
+          { timeout: 20_000 },
+        )
         .toBe(0);
     } finally {
       await runner.stop();

@@ -31,8 +31,13 @@ async function slowScript(): Promise<string> {
   const script = join(await mkdtemp(join(tmpdir(), 'fleet-script-')), 'slow.sh');
   await writeFile(
     script,
-    ['#!/usr/bin/env bash', 'echo "PROGRESS 40"', 'while [[ -d $FLEET_ISO_STAGING ]]; do sleep 0.1; done', 'exit 1', '']
-      .join('\n'),
+    [
+      '#!/usr/bin/env bash',
+      'echo "PROGRESS 40"',
+      'while [[ -d $FLEET_ISO_STAGING ]]; do sleep 0.1; done',
+      'exit 1',
+      '',
+    ].join('\n'),
   );
   return script;
 }

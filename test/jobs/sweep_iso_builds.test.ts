@@ -15,7 +15,16 @@ import { createTaskList } from '../../jobs/tasks/index.ts';
 import { crontabFile } from '../../jobs/worker.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
-import { getBuild, queueJob, runJobs, silentGraphileLogger, tempIsoDir, triggerBuild, waitForStatus, workerDeps } from '../support/iso_builds.ts';
+import {
+  getBuild,
+  queueJob,
+  runJobs,
+  silentGraphileLogger,
+  tempIsoDir,
+  triggerBuild,
+  waitForStatus,
+  workerDeps,
+} from '../support/iso_builds.ts';
 
 const isoDir = tempIsoDir();
 const ctx = useTestApp({ isoDir });
@@ -28,7 +37,12 @@ afterAll(async () => {
 async function sweep() {
   await queueJob(ctx.sql, 'sweep_iso_builds');
   const { sweep_iso_builds } = createTaskList(workerDeps(ctx));
-  await runOnce({ connectionString: ctx.db.url, taskList: { sweep_iso_builds: sweep_iso_builds! }, noHandleSignals: true, logger: silentGraphileLogger });
+  await runOnce({
+    connectionString: ctx.db.url,
+    taskList: { sweep_iso_builds: sweep_iso_builds! },
+    noHandleSignals: true,
+    logger: silentGraphileLogger,
+  });
 }
 
 async function completedBuild(organizationId: string): Promise<{ id: string; file: string }> {
@@ -80,7 +94,9 @@ describe('sweep_iso_builds', () => {
 
     const failed = (await getBuild(ctx, stuck.id)).body;
     expect(failed.status).toBe('failed');
-    expect(failed.error).toBe('the build host stopped while building (worker killed or host lost); trigger a new build');
+    expect(failed.error).toBe(
+      'the build host stopped while building (worker killed or host lost); trigger a new build',
+    );
     expect(await jobsOf(stuck.id)).toEqual([]);
     expect((await getBuild(ctx, live.id)).body.status).toBe('running');
     expect(await jobsOf(live.id)).toEqual([expect.objectContaining({ locked_by: 'worker-alive' })]);
@@ -109,7 +125,10 @@ describe('sweep_iso_builds', () => {
 
     await sweep();
 
-    expect((await getBuild(ctx, queued.id)).body).toMatchObject({ status: 'failed', error: 'the build job was lost from the queue; trigger a new build' });
+    expect((await getBuild(ctx, queued.id)).body).toMatchObject({
+      status: 'failed',
+      error: 'the build job was lost from the queue; trigger a new build',
+    });
     expect((await getBuild(ctx, waiting.id)).body.status).toBe('pending');
   });
 
@@ -161,8 +180,15 @@ describe('sweep_iso_builds', () => {
     const names = await readdir(isoDir);
     expect(names).toContain(`fleet-installer-${done.id}.iso`);
     expect(names).toContain('.dev-base.iso');
-    for (const kept of [files.workOfRunning, files.newDevBaseTemp, files.foreign]) expect(existsSync(kept), kept).toBe(true);
-    for (const gone of [files.orphanImage, files.orphanWork, files.leftoverWorkOfCompleted, files.workOfFailed, files.oldDevBaseTemp]) {
+    for (const kept of [files.workOfRunning, files.newDevBaseTemp, files.foreign])
+      expect(existsSync(kept), kept).toBe(true);
+    for (const gone of [
+      files.orphanImage,
+      files.orphanWork,
+      files.leftoverWorkOfCompleted,
+      files.workOfFailed,
+      files.oldDevBaseTemp,
+    ]) {
       expect(existsSync(gone), gone).toBe(false);
     }
     expect((await getBuild(ctx, done.id)).body.status).toBe('completed');
@@ -220,7 +246,10 @@ describe('sweep_iso_builds', () => {
     await ctx.sql`update graphile_worker._private_jobs set locked_at = locked_at - interval '2 hours 1 minute' where key = ${'build_iso:' + queued.id}`;
     await sweep();
 
-    expect((await getBuild(ctx, queued.id)).body).toMatchObject({ status: 'failed', error: expect.stringContaining('worker killed') });
+    expect((await getBuild(ctx, queued.id)).body).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('worker killed'),
+    });
     expect(await jobsOf(queued.id)).toEqual([]); // and with it the sealed credentials
     expect(existsSync(join(isoDir, `.work-${queued.id}`))).toBe(false); // the plaintext profile too
   }, 60_000);

@@ -7,9 +7,18 @@ import { insertDevice } from '../support/devices.ts';
 const ctx = useTestApp();
 
 async function createUnit(orgId: string, name: string, parentId?: string | null) {
-  const res = await ctx.request('POST', `/api/v1/organizations/${orgId}/org-units`, { body: parentId === undefined ? { name } : { name, parent_id: parentId } });
+  const res = await ctx.request('POST', `/api/v1/organizations/${orgId}/org-units`, {
+    body: parentId === undefined ? { name } : { name, parent_id: parentId },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body as { id: string; organization_id: string; parent_id: string | null; name: string; protected: boolean; created_at: string };
+  return res.body as {
+    id: string;
+    organization_id: string;
+    parent_id: string | null;
+    name: string;
+    protected: boolean;
+    created_at: string;
+  };
 }
 
 async function snapshot(orgId: string) {
@@ -33,10 +42,14 @@ describe('POST /api/v1/organizations/{id}/org-units', () => {
   it('answers 404 for an unknown organization or parent, and writes nothing', async () => {
     const org = await createOrganization(ctx);
     const before = await countRows(ctx.sql, 'org_units');
-    const unknownOrg = await ctx.request('POST', `/api/v1/organizations/${crypto.randomUUID()}/org-units`, { body: { name: 'x' } });
+    const unknownOrg = await ctx.request('POST', `/api/v1/organizations/${crypto.randomUUID()}/org-units`, {
+      body: { name: 'x' },
+    });
     expect(unknownOrg.status).toBe(404);
     expect(unknownOrg.body.error).toBe('not_found');
-    const unknownParent = await ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, { body: { name: 'x', parent_id: crypto.randomUUID() } });
+    const unknownParent = await ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, {
+      body: { name: 'x', parent_id: crypto.randomUUID() },
+    });
     expect(unknownParent.status).toBe(404);
     expect(unknownParent.body.error).toBe('not_found');
     expect(await countRows(ctx.sql, 'org_units')).toBe(before);
@@ -48,7 +61,9 @@ describe('POST /api/v1/organizations/{id}/org-units', () => {
     const foreign = await createUnit(other.id, 'Fremd');
     const before = await countRows(ctx.sql, 'org_units');
     for (const parent of [foreign.id, other.default_oe_id]) {
-      const res = await ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, { body: { name: 'x', parent_id: parent } });
+      const res = await ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, {
+        body: { name: 'x', parent_id: parent },
+      });
       expect(res.status).toBe(422);
       expect(res.body.error).toBe('organization_mismatch');
     }
@@ -87,12 +102,19 @@ describe('GET /api/v1/organizations/{id}/org-units and /org-units/{id}', () => {
     expect(items.map((u) => u.id).sort()).toEqual([org.default_oe_id, a.id, b.id, c.id].sort());
     const ordered = [...items].sort((x, y) => x.created_at.localeCompare(y.created_at) || x.id.localeCompare(y.id));
     expect(items).toEqual(ordered);
-    expect(items.find((u) => u.id === org.default_oe_id)).toMatchObject({ name: 'Neue Geräte', protected: true, parent_id: null });
+    expect(items.find((u) => u.id === org.default_oe_id)).toMatchObject({
+      name: 'Neue Geräte',
+      protected: true,
+      parent_id: null,
+    });
     expect(items.find((u) => u.id === c.id)).toEqual(c);
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: any = await ctx.request('GET', `/api/v1/organizations/${org.id}/org-units?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: any = await ctx.request(
+        'GET',
+        `/api/v1/organizations/${org.id}/org-units?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       expect(page.status).toBe(200);
       seen.push(...page.body.items.map((u: { id: string }) => u.id));
       cursor = page.body.next_cursor;
@@ -109,7 +131,11 @@ describe('GET /api/v1/organizations/{id}/org-units and /org-units/{id}', () => {
   });
 
   it('answers 404 for unknown ids and 400 for a bad limit', async () => {
-    for (const path of [`/api/v1/organizations/${crypto.randomUUID()}/org-units`, `/api/v1/org-units/${crypto.randomUUID()}`, '/api/v1/org-units/nope']) {
+    for (const path of [
+      `/api/v1/organizations/${crypto.randomUUID()}/org-units`,
+      `/api/v1/org-units/${crypto.randomUUID()}`,
+      '/api/v1/org-units/nope',
+    ]) {
       const res = await ctx.request('GET', path);
       expect(res.status).toBe(404);
       expect(res.body.error).toBe('not_found');
@@ -155,7 +181,13 @@ describe('PATCH /api/v1/org-units/{id}', () => {
     const c = await createUnit(org.id, 'C', b.id);
     const d = await createUnit(org.id, 'D', c.id);
     const before = await snapshot(org.id);
-    for (const [unit, parent] of [[a, a], [a, b], [a, d], [b, d], [c, d]] as const) {
+    for (const [unit, parent] of [
+      [a, a],
+      [a, b],
+      [a, d],
+      [b, d],
+      [c, d],
+    ] as const) {
       const res = await ctx.request('PATCH', `/api/v1/org-units/${unit.id}`, { body: { parent_id: parent.id } });
       expect(res.status, `${unit.name} under ${parent.name}`).toBe(409);
       expect(res.body.error).toBe('org_unit_cycle');
@@ -176,7 +208,9 @@ describe('PATCH /api/v1/org-units/{id}', () => {
         ctx.request('PATCH', `/api/v1/org-units/${y.id}`, { body: { parent_id: x.id } }),
       ]);
       expect([r1.status, r2.status].sort()).toEqual([200, 409]);
-      const rows = await ctx.sql<{ id: string; parent_id: string | null }[]>`select id, parent_id from org_units where id in (${x.id}, ${y.id})`;
+      const rows = await ctx.sql<
+        { id: string; parent_id: string | null }[]
+      >`select id, parent_id from org_units where id in (${x.id}, ${y.id})`;
       expect(rows.filter((r) => r.parent_id === null)).toHaveLength(1);
     }
   });
@@ -186,10 +220,14 @@ describe('PATCH /api/v1/org-units/{id}', () => {
     const other = await createOrganization(ctx);
     const a = await createUnit(org.id, 'A');
     const foreign = await createUnit(other.id, 'Fremd');
-    const mismatch = await ctx.request('PATCH', `/api/v1/org-units/${a.id}`, { body: { parent_id: foreign.id, name: 'nicht' } });
+    const mismatch = await ctx.request('PATCH', `/api/v1/org-units/${a.id}`, {
+      body: { parent_id: foreign.id, name: 'nicht' },
+    });
     expect(mismatch.status).toBe(422);
     expect(mismatch.body.error).toBe('organization_mismatch');
-    const unknown = await ctx.request('PATCH', `/api/v1/org-units/${a.id}`, { body: { parent_id: crypto.randomUUID() } });
+    const unknown = await ctx.request('PATCH', `/api/v1/org-units/${a.id}`, {
+      body: { parent_id: crypto.randomUUID() },
+    });
     expect(unknown.status).toBe(404);
     const unknownUnit = await ctx.request('PATCH', `/api/v1/org-units/${crypto.randomUUID()}`, { body: { name: 'x' } });
     expect(unknownUnit.status).toBe(404);

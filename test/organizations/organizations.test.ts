@@ -18,11 +18,22 @@ describe('POST /api/v1/organizations', () => {
     const res = await ctx.request('POST', '/api/v1/organizations', { body: { name: 'Stadt Musterstadt', ...contact } });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['id', 'name', 'kontakt_name', 'adresse', 'telefon', 'kontakt_email', 'notizen', 'default_oe_id', 'created_at'].sort(),
+      [
+        'id',
+        'name',
+        'kontakt_name',
+        'adresse',
+        'telefon',
+        'kontakt_email',
+        'notizen',
+        'default_oe_id',
+        'created_at',
+      ].sort(),
     );
     expect(res.body).toMatchObject({ name: 'Stadt Musterstadt', ...contact });
     expect(res.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    const units = await ctx.sql`select id, name, protected, parent_id from org_units where organization_id = ${res.body.id}`;
+    const units =
+      await ctx.sql`select id, name, protected, parent_id from org_units where organization_id = ${res.body.id}`;
     expect(units).toEqual([{ id: res.body.default_oe_id, name: 'Neue Geräte', protected: true, parent_id: null }]);
   });
 
@@ -50,16 +61,24 @@ describe('POST /api/v1/organizations', () => {
   });
 
   it('rejects malformed JSON and a non-JSON content type with 400', async () => {
-    const malformed = await ctx.request('POST', '/api/v1/organizations', { rawBody: '{"name":', headers: { 'content-type': 'application/json' } });
+    const malformed = await ctx.request('POST', '/api/v1/organizations', {
+      rawBody: '{"name":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error).toBe('invalid_request');
-    const text = await ctx.request('POST', '/api/v1/organizations', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } });
+    const text = await ctx.request('POST', '/api/v1/organizations', {
+      rawBody: 'name=x',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(text.status).toBe(400);
     expect(text.body.error).toBe('invalid_request');
   });
 
   it('rejects a body over 1 MiB with 413 payload_too_large', async () => {
-    const res = await ctx.request('POST', '/api/v1/organizations', { body: { name: 'x', notizen: 'n'.repeat(1024 * 1024 + 10) } });
+    const res = await ctx.request('POST', '/api/v1/organizations', {
+      body: { name: 'x', notizen: 'n'.repeat(1024 * 1024 + 10) },
+    });
     expect(res.status).toBe(413);
     expect(res.body.error).toBe('payload_too_large');
   });
@@ -87,7 +106,10 @@ describe('admin authentication', () => {
   });
 
   it('rejects a non-bearer scheme', async () => {
-    const res = await ctx.request('GET', '/api/v1/organizations', { token: null, headers: { authorization: `Basic ${btoa('admin:x')}` } });
+    const res = await ctx.request('GET', '/api/v1/organizations', {
+      token: null,
+      headers: { authorization: `Basic ${btoa('admin:x')}` },
+    });
     expect(res.status).toBe(401);
   });
 });
@@ -146,7 +168,9 @@ describe('GET /api/v1/organizations and /organizations/{id}', () => {
 describe('PATCH /api/v1/organizations/{id}', () => {
   it('updates the given fields only', async () => {
     const org = await createOrganization(ctx, contact);
-    const res = await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, { body: { telefon: '+49 40 999', notizen: null } });
+    const res = await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, {
+      body: { telefon: '+49 40 999', notizen: null },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ...org, telefon: '+49 40 999', notizen: null });
   });
@@ -190,7 +214,9 @@ describe('activation code', () => {
 
   it('answers 404 for the code of an unknown organization', async () => {
     expect((await ctx.request('GET', `/api/v1/organizations/${crypto.randomUUID()}/activation-code`)).status).toBe(404);
-    expect((await ctx.request('POST', `/api/v1/organizations/${crypto.randomUUID()}/activation-code/rotate`)).status).toBe(404);
+    expect(
+      (await ctx.request('POST', `/api/v1/organizations/${crypto.randomUUID()}/activation-code/rotate`)).status,
+    ).toBe(404);
   });
 
   it('normalizes typed codes case-insensitively and folds look-alikes', () => {

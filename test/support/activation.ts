@@ -39,7 +39,11 @@ export function newSerial(): string {
 }
 
 /** Activates a device of the organization with its classic code (a fresh serial unless given). */
-export async function activateDevice(ctx: TestContext, organizationId: string, serial: string = newSerial()): Promise<ActivatedDevice> {
+export async function activateDevice(
+  ctx: TestContext,
+  organizationId: string,
+  serial: string = newSerial(),
+): Promise<ActivatedDevice> {
   const code = await activationCodeOf(ctx, organizationId);
   const res = await ctx.request('POST', '/api/v1/activate', { token: null, body: { code, serial } });
   expect(res.status, JSON.stringify(res.body)).toBe(200);

@@ -43,7 +43,11 @@ export async function enrollAgent(
 ): Promise<EnrolledAgent> {
   const organizationId = options.organizationId ?? (await createOrganization(ctx)).id;
   const activated = await activateDevice(ctx, organizationId, options.serial);
-  const blueprint = await resolveDevice(ctx, { code: activated.code, device_id: activated.device_id, template_id: options.templateId });
+  const blueprint = await resolveDevice(ctx, {
+    code: activated.code,
+    device_id: activated.device_id,
+    template_id: options.templateId,
+  });
   const secret = await bootstrapAgent(ctx, blueprint.agent);
   return { organization_id: organizationId, device_id: activated.device_id, code: activated.code, blueprint, secret };
 }

@@ -63,7 +63,12 @@ export function useTestApp(overrides: Partial<AppConfig> = {}): TestContext {
   return ctx;
 }
 
-export async function request<T = any>(app: App, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse<T>> {
+export async function request<T = any>(
+  app: App,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<TestResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   const token = options.token === undefined ? ADMIN_TOKEN : options.token;
   if (token !== null) headers.authorization = `Bearer ${token}`;

@@ -5,7 +5,9 @@ import type { TestContext } from './app.ts';
 let counter = 0;
 
 export async function createOrganization(ctx: TestContext, fields: Record<string, unknown> = {}) {
-  const res = await ctx.request('POST', '/api/v1/organizations', { body: { name: `Org ${++counter} ${crypto.randomUUID().slice(0, 8)}`, ...fields } });
+  const res = await ctx.request('POST', '/api/v1/organizations', {
+    body: { name: `Org ${++counter} ${crypto.randomUUID().slice(0, 8)}`, ...fields },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body as {
     id: string;

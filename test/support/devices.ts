@@ -52,7 +52,12 @@ export async function insertDevice(sql: Sql, options: InsertDeviceOptions): Prom
 }
 
 /** An org unit (SQL, no checks): `parentId` null or absent = top level. */
-export async function insertOrgUnit(sql: Sql, organizationId: string, name: string, parentId: string | null = null): Promise<string> {
+export async function insertOrgUnit(
+  sql: Sql,
+  organizationId: string,
+  name: string,
+  parentId: string | null = null,
+): Promise<string> {
   const [row] = await sql<{ id: string }[]>`
     insert into org_units (organization_id, parent_id, name) values (${organizationId}, ${parentId}, ${name})
     returning id`;
@@ -60,7 +65,12 @@ export async function insertOrgUnit(sql: Sql, organizationId: string, name: stri
 }
 
 /** A chain of `depth` nested units under `parentId`; returns their ids, outermost first. */
-export async function insertOrgUnitChain(sql: Sql, organizationId: string, depth: number, parentId: string | null = null): Promise<string[]> {
+export async function insertOrgUnitChain(
+  sql: Sql,
+  organizationId: string,
+  depth: number,
+  parentId: string | null = null,
+): Promise<string[]> {
   const ids: string[] = [];
   let parent = parentId;
   for (let i = 0; i < depth; i++) {

@@ -25,10 +25,17 @@ export function tempIsoDir(): string {
 /** A logger that keeps every line, to assert what was (not) logged. */
 export function capturingLogger(): AppLogger & { lines: string[] } {
   const lines: string[] = [];
-  return Object.assign(createLogger('debug', (line) => lines.push(line)), { lines });
+  return Object.assign(
+    createLogger('debug', (line) => lines.push(line)),
+    { lines },
+  );
 }
 
-export function workerDeps(ctx: TestContext, overrides: Partial<WorkerConfig> = {}, log: AppLogger = capturingLogger()): WorkerDeps {
+export function workerDeps(
+  ctx: TestContext,
+  overrides: Partial<WorkerConfig> = {},
+  log: AppLogger = capturingLogger(),
+): WorkerDeps {
   return {
     log,
     config: {
@@ -58,7 +65,11 @@ export async function queueJob(sql: Sql, task: string, payload: unknown = {}): P
 }
 
 export async function triggerBuild(ctx: TestContext, organizationId: string, body?: unknown) {
-  const res = await ctx.request('POST', `/api/v1/organizations/${organizationId}/iso-builds`, body === undefined ? {} : { body });
+  const res = await ctx.request(
+    'POST',
+    `/api/v1/organizations/${organizationId}/iso-builds`,
+    body === undefined ? {} : { body },
+  );
   expect(res.status, JSON.stringify(res.body)).toBe(202);
   return res.body as { id: string; status: string; [key: string]: unknown };
 }
@@ -96,7 +107,9 @@ export function isoFiles(image: string): string[] {
 export async function extractFromIso(image: string, path: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'fleet-iso-extract-'));
   try {
-    const out = spawnSync('xorriso', ['-osirrox', 'on', '-indev', image, '-extract', path, join(dir, 'f')], { encoding: 'utf8' });
+    const out = spawnSync('xorriso', ['-osirrox', 'on', '-indev', image, '-extract', path, join(dir, 'f')], {
+      encoding: 'utf8',
+    });
     expect(out.status, out.stderr).toBe(0);
     return readFileSync(join(dir, 'f'), 'utf8');
   } finally {
@@ -149,7 +162,8 @@ export async function waitForStatus(ctx: TestContext, id: string, states: string
   for (;;) {
     const res = await getBuild(ctx, id);
     if (res.status === 200 && states.includes(res.body.status)) return res.body;
-    if (Date.now() > deadline) throw new Error(`build ${id} did not reach ${states.join('/')}: ${JSON.stringify(res.body)}`);
+    if (Date.now() > deadline)
+      throw new Error(`build ${id} did not reach ${states.join('/')}: ${JSON.stringify(res.body)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

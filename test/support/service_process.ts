@@ -61,7 +61,9 @@ async function launch(
   }
   // What `npm start` runs, without npm in between, so the signal reaches the service.
   const { command, args: commandArgs } =
-    runtime === 'deno' ? denoApiCommand() : { command: process.execPath, args: ['--import', 'tsx', 'api/main_node.ts'] };
+    runtime === 'deno'
+      ? denoApiCommand()
+      : { command: process.execPath, args: ['--import', 'tsx', 'api/main_node.ts'] };
   const child = spawn(command, [...commandArgs, ...args], {
     cwd: root,
     env: childEnv,
