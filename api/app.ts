@@ -12,7 +12,7 @@ import { agentRoutes } from './agent/routes.ts';
 import { apiKeyRoutes } from './api_keys/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
-import { isPgError, pgError } from './db/client.ts';
+import { DEFAULT_DATABASE_TIMEOUT_SECONDS, isDatabaseUnavailable, isPgError, pgError } from './db/client.ts';
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
 import { deviceRoutes } from './devices/routes.ts';
 import { apiDescription } from './docs/description.ts';
@@ -47,6 +47,9 @@ export function createApp(deps: AppDeps) {
   const metrics = new Metrics();
   app.use('*', observeRequests(metrics));
   app.use('*', methodNotAllowed(app));
+  // Half a second under the budget, so the 503 itself is out within it.
+  const databaseBudgetMs = (deps.config.databaseTimeoutSeconds ?? DEFAULT_DATABASE_TIMEOUT_SECONDS) * 1000;
+  app.use('/api/v1/*', requestDeadline(databaseBudgetMs - 500));
   const limitBody = limitBodySize(MAX_BODY_BYTES, () => {
     throw new ApiError('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
   });
@@ -119,6 +122,15 @@ function renderError(err: Error, c: Context<AppEnv>) {
     for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
     return c.json(errorBody(err.code, err.message, err.details), err.status);
   }
+  if (isDatabaseUnavailable(err)) {
+    c.get('deps').log.warn('database unavailable', {
+      request_id: c.get('requestId'),
+      method: c.req.method,
+      error: errorCodeOf(err),
+    });
+    c.header('Retry-After', RETRY_AFTER_SECONDS);
+    return c.json(errorBody('service_unavailable', 'the database is not available; retry later'), 503);
+  }
   if (err instanceof HTTPException && err.status === 413) {
     return c.json(errorBody('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`), 413);
   }
@@ -144,4 +156,38 @@ function renderError(err: Error, c: Context<AppEnv>) {
     detail: err.message,
   });
   return c.json(errorBody('internal_error', `an unexpected error occurred (request id ${c.get('requestId')})`), 500);
+}
+
+const RETRY_AFTER_SECONDS = '5';
+
+function errorCodeOf(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? code : 'unknown';
+}
+
+/**
+ * A database that stalls (a stopped server answers nothing, and no server-side timeout
+ * fires) must not hold a request: at the deadline the request answers 503. Streamed
+ * bodies (ISO downloads) are past this point once their headers are out.
+ */
+function requestDeadline(ms: number) {
+  return async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new ApiError('service_unavailable', `no answer from the database in time; retry later`, {
+              headers: { 'Retry-After': RETRY_AFTER_SECONDS },
+            }),
+          ),
+        ms,
+      );
+    });
+    try {
+      await Promise.race([next(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 }

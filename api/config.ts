@@ -64,6 +64,12 @@ const EnvSchema = z.object({
   /** A bearer token for GET /metrics besides the operator token (at least 32 characters). */
   METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** How long a stop lets in-flight requests finish before closing their connections. */
+  SHUTDOWN_DRAIN_SECONDS: integer(0, 600).default(10),
+  /** The longest a request waits for the database before it answers 503. */
+  DATABASE_TIMEOUT_SECONDS: integer(2, 600).default(10),
+  /** A worker without a heartbeat for this long is dead: its running builds fail. */
+  WORKER_SILENCE_SECONDS: integer(2, 86_400).default(120),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -116,6 +122,8 @@ export interface AppConfig {
   wlanKey: Uint8Array;
   /** Load shedding of check-ins (CONTRACT §14). */
   checkin: { maxInFlight: number; retryAfterSeconds: number };
+  /** The longest a request waits for the database before it answers 503; default 10. */
+  databaseTimeoutSeconds?: number;
 }
 
 /**
@@ -144,5 +152,6 @@ export function appConfig(
       maxInFlight: env.CHECKIN_MAX_IN_FLIGHT ?? env.DATABASE_POOL_SIZE * 8,
       retryAfterSeconds: env.CHECKIN_RETRY_AFTER_SECONDS,
     },
+    databaseTimeoutSeconds: env.DATABASE_TIMEOUT_SECONDS,
   };
 }

@@ -30,7 +30,7 @@ if (!env.DATABASE_URL || !env.ADMIN_TOKEN || !env.ISO_ENCRYPTION_KEY) {
 }
 const log = createLogger(env.LOG_LEVEL);
 for (const warning of configWarnings(env)) log.warn(warning);
-const sql = createSql(env.DATABASE_URL, { max: env.DATABASE_POOL_SIZE });
+const sql = createSql(env.DATABASE_URL, { max: env.DATABASE_POOL_SIZE, timeoutSeconds: env.DATABASE_TIMEOUT_SECONDS });
 const config = appConfig(env, {
   adminToken: env.ADMIN_TOKEN,
   wlanKeyBase64: env.ISO_ENCRYPTION_KEY,

@@ -2,9 +2,14 @@
  * The Graphile Worker runner: the build host's entry (`npm run worker`), also started in
  * process by `npm start`. The queue lives in PostgreSQL only.
  */
+import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { Logger as GraphileLogger, run, type Runner } from 'graphile-worker';
+import { Logger as GraphileLogger, run, type Runner, type WorkerEvents } from 'graphile-worker';
+import pg from 'pg';
+import { databaseTimeouts } from '../api/db/client.ts';
 import type { Logger } from '../api/log.ts';
+import { DEFAULT_WORKER_SILENCE_SECONDS, startHeartbeat } from './heartbeat.ts';
+import { REAP_DEAD_BUILDS_TASK } from './tasks/reap_dead_builds.ts';
 import { createTaskList } from './tasks/index.ts';
 import type { WorkerDeps } from './worker_deps.ts';
 
@@ -15,6 +20,8 @@ export interface WorkerOptions {
   gracefulShutdownAbortTimeoutMs?: number;
   /** How often to look for jobs scheduled in the future; default 1 s (new jobs arrive by NOTIFY). */
   pollIntervalMs?: number;
+  /** Time limits of the worker's database connections (as the API's); default 10 s. */
+  databaseTimeoutSeconds?: number;
 }
 
 export async function startWorker(
@@ -23,8 +30,68 @@ export async function startWorker(
   concurrency = 1,
   options: WorkerOptions = {},
 ): Promise<Runner> {
-  const runner = await run({
+  const timeouts = databaseTimeouts(options.databaseTimeoutSeconds);
+  const pool = new pg.Pool({
     connectionString: databaseUrl,
+    max: concurrency + 4,
+    connectionTimeoutMillis: timeouts.connectSeconds * 1000,
+    statement_timeout: timeouts.statementMs,
+    idle_in_transaction_session_timeout: timeouts.statementMs,
+    application_name: 'fleet-worker',
+  });
+  // An idle connection that breaks (the database restarts or stops) is dropped by the pool;
+  // without a listener its `error` event would end the process.
+  pool.on('error', (err) => deps.log.warn('worker database connection lost', { error: err.message }));
+  const lost = (err: Error) => deps.log.warn('worker database connection lost', { error: err.message });
+  pool.on('connect', (client) => client.on('error', lost));
+  const workerIds = new Set<string>();
+  const events: WorkerEvents = new EventEmitter();
+  // Jobs are locked by the pool's id (batched fetching) or a worker's: both beat.
+  events.on('pool:create', ({ workerPool }) => workerIds.add(workerPool.id));
+  events.on('worker:create', ({ worker }) => workerIds.add(worker.workerId));
+  let runner: Runner;
+  try {
+    runner = await startRunner(pool, deps, concurrency, options, events);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw err;
+  }
+  const silence = deps.config.workerSilenceSeconds ?? DEFAULT_WORKER_SILENCE_SECONDS;
+  const heartbeat = startHeartbeat(pool, () => [...workerIds], silence, deps.log);
+  await heartbeat.first;
+  // A worker that died while no other ran: its builds fail one silence after this start
+  // rather than at the next crontab minute.
+  await runner
+    .addJob(
+      REAP_DEAD_BUILDS_TASK,
+      {},
+      {
+        runAt: new Date(Date.now() + (silence + 1) * 1000),
+        jobKey: 'reap_dead_builds_start',
+        maxAttempts: 1,
+      },
+    )
+    .catch((err) => deps.log.warn('could not schedule the dead build check', { error: (err as Error).message }));
+  deps.log.info('worker started', { concurrency });
+  const stop = runner.stop.bind(runner);
+  runner.stop = async () => {
+    await stop();
+    await heartbeat.stop().catch(() => {});
+    await pool.end();
+  };
+  return runner;
+}
+
+function startRunner(
+  pool: pg.Pool,
+  deps: WorkerDeps,
+  concurrency: number,
+  options: WorkerOptions,
+  events: WorkerEvents,
+): Promise<Runner> {
+  return run({
+    pgPool: pool,
+    events,
     concurrency,
     noHandleSignals: true,
     pollInterval: options.pollIntervalMs ?? 1000,
@@ -44,8 +111,6 @@ export async function startWorker(
       },
     },
   });
-  deps.log.info('worker started', { concurrency });
-  return runner;
 }
 
 /**

@@ -15,6 +15,8 @@ export interface WorkerConfig {
   isoBuildScript?: string;
   /** Hard limit of one build script run; default 30 minutes. */
   isoBuildTimeoutMs?: number;
+  /** A worker without a heartbeat for this long is dead and its builds fail; default 120. */
+  workerSilenceSeconds?: number;
 }
 
 export interface WorkerDeps {

@@ -50,6 +50,13 @@ export async function claimCredential(db: Db, code: string): Promise<Credential 
   return fromSession(row);
 }
 
+/** The code names an enrollment session, in whatever state: its holder is no guesser. */
+export async function isKnownSession(db: Db, code: string): Promise<boolean> {
+  if (!isUuid(code)) return false;
+  const [row] = await db`select 1 from enrollment_sessions where id = ${code}`;
+  return row !== undefined;
+}
+
 /**
  * The credential of a resolve: checked again, but the quota is not counted a second
  * time (the device was counted at its activation). The session row is share-locked so

@@ -20,12 +20,18 @@ function deviceAlreadyEnrolled(): ApiError {
   );
 }
 
-/** One message for every refusal: it must not tell a guesser what exists. */
-function invalidActivationCode(): ApiError {
-  return new ApiError(
-    'invalid_activation_code',
-    'the activation code is not valid, or the enrollment session is revoked, expired or used up',
-  );
+/**
+ * One message for every refusal: it must not tell a guesser what exists. Whether the
+ * credential was known (a session revoked, expired or used up) only decides whether the
+ * failure counts against the address (rate_limit.ts), never the answer.
+ */
+export class InvalidActivationCode extends ApiError {
+  constructor(readonly knownCredential: boolean) {
+    super(
+      'invalid_activation_code',
+      'the activation code is not valid, or the enrollment session is revoked, expired or used up',
+    );
+  }
 }
 
 export async function activate(sql: Sql, input: ActivateInput): Promise<ActivationType> {
@@ -43,7 +49,7 @@ export async function activate(sql: Sql, input: ActivateInput): Promise<Activati
     if (input.hardware) await repo.storeHardware(tx, deviceId, input.hardware);
     return { credential, deviceId };
   });
-  if (activated === null) throw invalidActivationCode();
+  if (activated === null) throw new InvalidActivationCode(await repo.isKnownSession(sql, input.code));
   const { credential, deviceId } = activated;
 
   if (credential.kind === 'session') {
@@ -78,7 +84,7 @@ export async function resolve(
 ): Promise<RuntimeBlueprintType> {
   return sql.begin(async (tx) => {
     const credential = await repo.checkCredential(tx, input.code);
-    if (credential === null) throw invalidActivationCode();
+    if (credential === null) throw new InvalidActivationCode(await repo.isKnownSession(tx, input.code));
     const template = await getTemplate(tx, templateId);
     if (!template) throw notFound('template', templateId);
     if (credential.kind === 'session' && credential.templateId !== template.id) {

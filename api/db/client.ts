@@ -5,11 +5,35 @@ import postgres from 'postgres';
 export type Db = postgres.Sql | postgres.TransactionSql;
 export type Sql = postgres.Sql;
 
-export function createSql(url: string, options: { max?: number; applicationName?: string } = {}): Sql {
+export const DEFAULT_DATABASE_TIMEOUT_SECONDS = 10;
+
+/**
+ * Time limits that keep a stalled or dead database from holding a request: connecting
+ * gives up after half the request's budget, a statement is cancelled by the server just
+ * before the budget ends (the request deadline in app.ts covers a server that no longer
+ * answers at all).
+ */
+export function databaseTimeouts(timeoutSeconds = DEFAULT_DATABASE_TIMEOUT_SECONDS) {
+  return {
+    connectSeconds: Math.max(1, Math.floor(timeoutSeconds / 2)),
+    statementMs: Math.max(500, Math.round(timeoutSeconds * 1000) - 1000),
+  };
+}
+
+export function createSql(
+  url: string,
+  options: { max?: number; applicationName?: string; timeoutSeconds?: number } = {},
+): Sql {
+  const timeouts = databaseTimeouts(options.timeoutSeconds);
   return postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    connection: { application_name: options.applicationName ?? 'fleet-api' },
+    connect_timeout: timeouts.connectSeconds,
+    connection: {
+      application_name: options.applicationName ?? 'fleet-api',
+      statement_timeout: timeouts.statementMs,
+      idle_in_transaction_session_timeout: timeouts.statementMs,
+    },
     // int8 (counts, size_bytes) as a JavaScript number: all stay far below 2^53.
     types: {
       int8: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
@@ -38,4 +62,30 @@ export function isPgError(err: unknown, code: string): err is postgres.PostgresE
  */
 export function transaction<T>(db: Db, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
   return ('savepoint' in db ? db.savepoint(fn) : db.begin(fn)) as Promise<T>;
+}
+
+/** Errors of the socket (Node) and of postgres.js's connection handling. */
+const connectionErrorCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+]);
+
+/**
+ * The database is down, stalled, restarting or out of connections: the request may
+ * succeed when retried, so it answers 503, not 500.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (err instanceof postgres.PostgresError) {
+    // 57014 statement timeout, 57P01-57P05 shutdown and restart, 53300 too many connections,
+    // class 08 connection exceptions.
+    return err.code === '57014' || err.code.startsWith('57P') || err.code === '53300' || err.code.startsWith('08');
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && connectionErrorCodes.has(code);
 }

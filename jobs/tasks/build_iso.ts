@@ -159,7 +159,7 @@ async function buildImage(
   }
 
   const work = workPaths(config.isoDir, buildId);
-  await mkdir(config.isoDir, { recursive: true });
+  await mkdir(config.isoDir, { recursive: true, mode: 0o700 });
   await rm(work.dir, { recursive: true, force: true }); // leftovers of an interrupted attempt
   const fleetDir = join(work.staging, 'fleet');
   await mkdir(fleetDir, { recursive: true, mode: 0o700 });

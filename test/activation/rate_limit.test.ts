@@ -123,7 +123,9 @@ describe('the limit of failed activations per client address', () => {
     }
     await fail(address, 2);
     expect((await activateFrom(address, { code, serial: newSerial() })).status).toBe(200);
-    const [row] = await ctx.sql`select count(*)::int as n from activation_failures where client_key = ${address}`;
+    const [row] = await ctx.sql`
+      select coalesce((select cardinality(failures) from activation_failure_counts
+                       where client_key = ${address}), 0)::int as n`;
     expect(row!.n).toBe(2);
   });
 
@@ -153,18 +155,18 @@ describe('the limit of failed activations per client address', () => {
     const address = newAddress();
     // The third most recent failure decides: it leaves the window in 100 seconds.
     await ctx.sql`
-      insert into activation_failures (client_key, failed_at) values
-        (${address}, now() - interval '700 seconds'),
-        (${address}, now() - interval '500 seconds'),
-        (${address}, now() - interval '200 seconds'),
-        (${address}, now() - interval '10 seconds')`;
+      insert into activation_failure_counts (client_key, failures) values (${address}, array[
+        now() - interval '700 seconds', now() - interval '500 seconds',
+        now() - interval '200 seconds', now() - interval '10 seconds'])`;
     const res = await activateFrom(address, { code, serial: newSerial() });
     expect(res.status).toBe(429);
     const retryAfter = Number(res.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(99);
     expect(retryAfter).toBeLessThanOrEqual(101);
 
-    await ctx.sql`update activation_failures set failed_at = failed_at - interval '101 seconds' where client_key = ${address}`;
+    await ctx.sql`
+      update activation_failure_counts set failures = array(select f - interval '101 seconds' from unnest(failures) f)
+      where client_key = ${address}`;
     expect((await activateFrom(address, { code, serial: newSerial() })).status).toBe(200);
   });
 
@@ -182,7 +184,7 @@ describe('the limit of failed activations per client address', () => {
     for (let i = 0; i < 3; i++) expect((await send(newAddress(), wrong())).status).toBe(403);
     const res = await send(newAddress(), { code, serial: newSerial() });
     expect(res.status).toBe(429);
-    await ctx.sql`delete from activation_failures where client_key = 'unknown'`;
+    await ctx.sql`delete from activation_failure_counts where client_key = 'unknown'`;
   });
 });
 
@@ -231,10 +233,81 @@ describe('the limit over a real Node server', () => {
       });
       expect(res.status).toBe(403);
       const keys = await ctx.sql<{ client_key: string }[]>`
-        select client_key from activation_failures where client_key like '%127.0.0.1'`;
+        select client_key from activation_failure_counts where client_key like '%127.0.0.1'`;
       expect(keys.map((k) => k.client_key)).toEqual([expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/)]);
     } finally {
       await new Promise((done) => server.close(done));
     }
   });
+});
+
+describe('the limit under concurrency and behind one NAT address (a real Node server)', () => {
+  const burstLimit = { maxFailures: 20, windowSeconds: 600, trustProxy: true };
+
+  async function withServer<T>(run: (base: string) => Promise<T>): Promise<T> {
+    const app = createApp({ sql: ctx.sql, config: testConfig({ activation: burstLimit }), log: silentLogger });
+    const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
+    try {
+      return await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
+  }
+
+  const post = (base: string, address: string, body: unknown) =>
+    fetch(`${base}/api/v1/activate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
+      body: JSON.stringify(body),
+    });
+
+  it('lets at most the limit of 200 concurrent wrong codes reach the credential check', async () => {
+    const address = newAddress();
+    const statuses = await withServer((base) =>
+      Promise.all(Array.from({ length: 200 }, () => post(base, address, wrong()).then((r) => r.status))),
+    );
+    const forbidden = statuses.filter((s) => s === 403).length;
+    expect(forbidden).toBeGreaterThan(0);
+    expect(forbidden).toBeLessThanOrEqual(20);
+    expect(statuses.filter((s) => s !== 403 && s !== 429)).toEqual([]);
+    const [row] = await ctx.sql`
+      select cardinality(failures)::int as n from activation_failure_counts where client_key = ${address}`;
+    expect(row!.n).toBe(forbidden);
+  }, 60_000);
+
+  it('does not count a full session: 30 installers behind one address, 5 devices, then the classic code', async () => {
+    const org = await createOrganization(ctx);
+    const code = await activationCodeOf(ctx, org.id);
+    const session = await createEnrollmentSession(ctx, org.id, { max_devices: 5 });
+    const address = newAddress();
+    await withServer(async (base) => {
+      // Ten at a time: an attempt holds a reservation while in flight, so more concurrent
+      // attempts from one address than the limit would briefly see 429.
+      const statuses: number[] = [];
+      for (let batch = 0; batch < 3; batch++) {
+        statuses.push(
+          ...(await Promise.all(
+            Array.from({ length: 10 }, async () => {
+              return (await post(base, address, { code: session.id, serial: newSerial() })).status;
+            }),
+          )),
+        );
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+      expect(statuses.filter((s) => s === 403)).toHaveLength(25);
+      for (let i = 0; i < 25; i++) {
+        expect((await post(base, address, { code: session.id, serial: newSerial() })).status).toBe(403);
+      }
+      const classic = await post(base, address, { code, serial: newSerial() });
+      expect(classic.status).toBe(200);
+    });
+    // A revoked or expired session is known too, and does not count either.
+    expect((await ctx.request('POST', `/api/v1/enrollment-sessions/${session.id}/revoke`)).status).toBe(200);
+    for (let i = 0; i < 25; i++) {
+      expect((await activateFrom(address, { code: session.id, serial: newSerial() })).status).toBe(403);
+    }
+    expect((await activateFrom(address, { code, serial: newSerial() })).status).toBe(200);
+  }, 60_000);
 });

@@ -461,4 +461,20 @@ describe('build_iso', () => {
       await runner.stop();
     }
   });
+
+  it('creates the ISO folder 0700 and every image 0600 from the start (the build runs under umask 077)', async () => {
+    const org = await createOrganization(ctx);
+    const queued = await triggerBuild(ctx, org.id, { wlan: { ssid: 'Mode', psk: 'file-mode-passphrase' } });
+    await runJobs(ctx, workerDeps(ctx));
+    const build = (await getBuild(ctx, queued.id)).body;
+    expect(build.status).toBe('completed');
+    expect((await stat(isoDir)).mode & 0o777).toBe(0o700);
+    const images = (await readdir(isoDir)).filter((name) => name.endsWith('.iso'));
+    expect(images).toContain(`fleet-installer-${queued.id}.iso`);
+    // The development base image is written by the script alone: no chmod could have fixed it.
+    expect(images).toContain('.dev-base-debian.iso');
+    for (const name of images) {
+      expect({ name, mode: (await stat(join(isoDir, name))).mode & 0o777 }).toEqual({ name, mode: 0o600 });
+    }
+  });
 });

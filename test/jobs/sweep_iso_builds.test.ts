@@ -256,10 +256,12 @@ describe('sweep_iso_builds', () => {
 });
 
 describe('jobs/crontab', () => {
-  it('runs the sweep hourly under an explicit id, and names only tasks that exist', () => {
+  it('runs the sweep hourly and the dead build check every minute, under explicit ids, of tasks that exist', () => {
     const items = parseCrontab(readFileSync(crontabFile, 'utf8'));
-    expect(items).toHaveLength(1);
-    const [sweepItem] = items;
+    expect(items).toHaveLength(2);
+    const [sweepItem, reapItem] = items;
+    expect(reapItem).toMatchObject({ task: 'reap_dead_builds', identifier: 'reap_dead_builds' });
+    expect(reapItem!.match({ min: 17, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
     expect(sweepItem).toMatchObject({ task: 'sweep_iso_builds', identifier: 'sweep_iso_builds' });
     expect(sweepItem!.match).toEqual(expect.any(Function));
     // Every hour on the hour, and only then.

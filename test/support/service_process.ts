@@ -14,6 +14,8 @@ export interface ServiceProcess {
   base: string;
   child: ChildProcess;
   output(): string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
   /** Sends the signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -28,11 +30,30 @@ function denoApiCommand(): { command: string; args: string[] } {
   return { command: `${root}/${command}`, args };
 }
 
-export async function startService(
+export interface LaunchOptions {
+  /** Lead a process group of its own, as a shell's foreground job does (signals to -pid reach the group). */
+  processGroup?: boolean;
+}
+
+/** Starts the service without waiting: resolves with its exit code and output once it exits. */
+export async function runServiceToExit(
   env: Record<string, string | undefined>,
-  args: string[] = [],
-  runtime: 'node' | 'deno' = 'node',
-): Promise<ServiceProcess> {
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; output: string; ms: number }> {
+  const started = Date.now();
+  const { child, output, exited } = await launch(env, [], 'node', {});
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await exited;
+  clearTimeout(timer);
+  return { code, output: output(), ms: Date.now() - started };
+}
+
+async function launch(
+  env: Record<string, string | undefined>,
+  args: string[],
+  runtime: 'node' | 'deno',
+  options: LaunchOptions,
+) {
   const port = await freePort();
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, PORT: String(port), LOG_LEVEL: 'info', ...env })) {
@@ -43,19 +64,32 @@ export async function startService(
     runtime === 'deno'
       ? denoApiCommand()
       : { command: process.execPath, args: ['--import', 'tsx', 'api/main_node.ts'] };
-  const ready = runtime === 'deno' ? 'deno api ready' : 'service ready';
   const child = spawn(command, [...commandArgs, ...args], {
     cwd: root,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.processGroup ?? false,
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const base = `http://127.0.0.1:${port}`;
+  return { child, exited, output: () => output, base: `http://127.0.0.1:${childEnv.PORT}` };
+}
+
+export async function startService(
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+  runtime: 'node' | 'deno' = 'node',
+  options: LaunchOptions = {},
+): Promise<ServiceProcess> {
+  const ready = runtime === 'deno' ? 'deno api ready' : 'service ready';
+  const { child, exited, output: outputOf, base } = await launch(env, args, runtime, options);
+  let output = '';
+  const refresh = () => (output = outputOf());
   const deadline = Date.now() + 90_000;
   for (;;) {
+    refresh();
     if (child.exitCode !== null) throw new Error(`service exited early (${child.exitCode}):\n${output}`);
     if (output.includes(ready)) break;
     if (Date.now() > deadline) {
@@ -67,7 +101,8 @@ export async function startService(
   return {
     base,
     child,
-    output: () => output,
+    output: outputOf,
+    exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
