@@ -57,7 +57,7 @@ const EnvSchema = z.object({
   TRUST_PROXY: boolean.default(false),
   WORKER_CONCURRENCY: integer(1, 16).default(1),
   DATABASE_POOL_SIZE: integer(1, 200).default(DEFAULT_POOL_SIZE),
-  /** Check-ins in flight per API process before more are refused with 503 (default: 8 per pool connection). */
+  /** Check-ins in flight per API process before more are refused with 503 (default: 32 per pool connection). */
   CHECKIN_MAX_IN_FLIGHT: integer(1, 100_000).optional(),
   /** The least Retry-After of a refused check-in; the jitter adds up to as much again. */
   CHECKIN_RETRY_AFTER_SECONDS: integer(1, 3600).default(30),
@@ -149,7 +149,7 @@ export function appConfig(
     wlanKey: new Uint8Array(Buffer.from(secrets.wlanKeyBase64, 'base64')),
     checkin: {
       // Enough to keep every connection busy with a short queue behind it, no more.
-      maxInFlight: env.CHECKIN_MAX_IN_FLIGHT ?? env.DATABASE_POOL_SIZE * 8,
+      maxInFlight: env.CHECKIN_MAX_IN_FLIGHT ?? env.DATABASE_POOL_SIZE * 32,
       retryAfterSeconds: env.CHECKIN_RETRY_AFTER_SECONDS,
     },
     databaseTimeoutSeconds: env.DATABASE_TIMEOUT_SECONDS,

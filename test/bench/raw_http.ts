@@ -12,6 +12,8 @@ import { connect, type Socket } from 'node:net';
 export interface RawResponse {
   status: number;
   body: Buffer;
+  /** The ETag header, if any. */
+  etag: string | null;
 }
 
 const HEADER_END = Buffer.from('\r\n\r\n');
@@ -69,19 +71,21 @@ export class RawConnection {
     const headerEnd = this.buffered.indexOf(HEADER_END);
     if (headerEnd === -1) return;
     const head = this.buffered.subarray(0, headerEnd).toString('latin1');
-    const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+    const status = Number(head.slice(9, 12));
+    // 304 and 204 carry no body (RFC 9110 §6.3), whatever their headers say.
+    const length = status === 304 || status === 204 ? ['', '0'] : /\r\ncontent-length:\s*(\d+)/i.exec(head);
     if (!length) {
       this.fail(new Error(`a response without Content-Length: ${head.split('\r\n')[0]}`));
       return;
     }
     const end = headerEnd + HEADER_END.length + Number(length[1]);
     if (this.buffered.length < end) return;
-    const status = Number(head.slice(9, 12));
     const body = this.buffered.subarray(headerEnd + HEADER_END.length, end);
+    const etag = /\r\netag:\s*([^\r]+)/i.exec(head)?.[1] ?? null;
     this.buffered = this.buffered.subarray(end);
     const waiting = this.waiting;
     this.waiting = null;
-    waiting?.resolve({ status, body });
+    waiting?.resolve({ status, body, etag });
   }
 
   private fail(err: Error): void {
