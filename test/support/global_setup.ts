@@ -3,6 +3,7 @@
  * folder), and a template database with every migration and the Graphile Worker schema.
  * Each test file clones its own database from the template (test/support/db.ts).
  */
+import type { EventEmitter } from 'node:events';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../api/db/migrate.ts';
 import { silentLogger } from '../../api/log.ts';
-import { startEmbeddedPostgres, type RunningPostgres } from '../../api/runtime/embedded_postgres.ts';
+import type { RunningPostgres } from '../../api/runtime/embedded_postgres.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -20,6 +21,10 @@ declare module 'vitest' {
 }
 
 let embedded: RunningPostgres | null = null;
+const exitEvents = ['beforeExit', 'exit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'message'] as const;
+// biome-ignore lint/complexity/noBannedTypes: EventEmitter's own listener type
+let exitHookListeners: ReadonlyArray<readonly [string, Function]> = [];
+const emitter = process as unknown as EventEmitter;
 let stateDir: string | null = null;
 let adminUrl = '';
 let templateName = '';
@@ -34,6 +39,14 @@ export async function setup(project: TestProject) {
   if (process.env.DATABASE_URL) {
     adminUrl = process.env.DATABASE_URL;
   } else {
+    // embedded-postgres registers async-exit-hook, whose `beforeExit` handler calls
+    // process.exit(0): it would turn vitest's failing exit code into success. The cluster
+    // is stopped in teardown, so the hook's listeners are removed there.
+    const before = new Map(exitEvents.map((e) => [e, new Set(emitter.listeners(e))]));
+    const { startEmbeddedPostgres } = await import('../../api/runtime/embedded_postgres.ts');
+    exitHookListeners = exitEvents.flatMap((e) =>
+      emitter.listeners(e).flatMap((l) => (before.get(e)!.has(l) ? [] : [[e, l] as const])),
+    );
     stateDir = await mkdtemp(join(tmpdir(), 'fleet-test-pg-'));
     await chmod(stateDir, 0o711); // the postgres user must traverse into it when we run as root
     embedded = await startEmbeddedPostgres({ stateDir, database: 'postgres', log: silentLogger, ephemeral: true });
@@ -59,5 +72,6 @@ export async function teardown() {
     await admin.end();
   }
   await embedded?.stop();
+  for (const [event, listener] of exitHookListeners) emitter.off(event, listener as (...args: unknown[]) => void);
   if (stateDir) await rm(stateDir, { recursive: true, force: true });
 }
