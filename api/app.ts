@@ -10,6 +10,7 @@ import { accessMiddleware, denyUndeclaredRoutes } from './access/middleware.ts';
 import { activationRoutes } from './activation/routes.ts';
 import { agentRoutes } from './agent/routes.ts';
 import { apiKeyRoutes } from './api_keys/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
 import { DEFAULT_DATABASE_TIMEOUT_SECONDS, isDatabaseUnavailable, isPgError, pgError } from './db/client.ts';
@@ -74,6 +75,7 @@ export function createApp(deps: AppDeps) {
     isoBuildRoutes(),
     apiKeyRoutes(),
     auditRoutes(),
+    webhookRoutes(),
     docsRoutes(),
   ]) {
     v1.route('/', routes);

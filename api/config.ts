@@ -5,6 +5,7 @@
 import { Buffer } from 'node:buffer';
 import { cpus } from 'node:os';
 import { z } from 'zod';
+import type { WebhookNetworkPolicy } from './webhooks/url_policy.ts';
 
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const url = z
@@ -47,7 +48,7 @@ const EnvSchema = z.object({
   ISO_BASE_IMAGE: z.string().min(1).optional(),
   ISO_BASE_IMAGE_DEBIAN: z.string().min(1).optional(),
   ISO_BASE_IMAGE_UBUNTU: z.string().min(1).optional(),
-  /** base64 of 32 bytes: the AES-256-GCM key for WLAN credentials in queued ISO jobs. */
+  /** base64 of 32 bytes: the AES-256-GCM key for WLAN credentials in queued ISO jobs and webhook secrets. */
   ISO_ENCRYPTION_KEY: z
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes')
@@ -70,6 +71,12 @@ const EnvSchema = z.object({
   DATABASE_TIMEOUT_SECONDS: integer(2, 600).default(10),
   /** A worker without a heartbeat for this long is dead: its running builds fail. */
   WORKER_SILENCE_SECONDS: integer(2, 86_400).default(120),
+  /** Webhook URLs may be `http` when their host is loopback (for a receiver on the same host). */
+  WEBHOOK_ALLOW_HTTP: boolean.default(false),
+  /** Webhooks may reach private, loopback and link-local addresses (an internal receiver). */
+  WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
+  /** Webhook deliveries in flight per worker, beside (never behind) the ISO builds. */
+  WEBHOOK_CONCURRENCY: integer(1, 64).default(4),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -118,8 +125,10 @@ export interface AppConfig {
   activation: { maxFailures: number; windowSeconds: number; trustProxy: boolean };
   /** Folder of the finished ISO files. */
   isoDir: string;
-  /** AES-256-GCM key (32 bytes) for WLAN credentials in queued ISO jobs. */
+  /** AES-256-GCM key (32 bytes) for WLAN credentials in queued ISO jobs and webhook secrets. */
   wlanKey: Uint8Array;
+  /** Which webhook URLs may be subscribed (CONTRACT §16). */
+  webhooks: WebhookNetworkPolicy;
   /** Load shedding of check-ins (CONTRACT §14). */
   checkin: { maxInFlight: number; retryAfterSeconds: number };
   /** The longest a request waits for the database before it answers 503; default 10. */
@@ -153,5 +162,6 @@ export function appConfig(
       retryAfterSeconds: env.CHECKIN_RETRY_AFTER_SECONDS,
     },
     databaseTimeoutSeconds: env.DATABASE_TIMEOUT_SECONDS,
+    webhooks: { allowHttp: env.WEBHOOK_ALLOW_HTTP, allowPrivate: env.WEBHOOK_ALLOW_PRIVATE },
   };
 }

@@ -4,13 +4,13 @@
  */
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { Logger as GraphileLogger, run, type Runner, type WorkerEvents } from 'graphile-worker';
+import { Logger as GraphileLogger, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
 import { databaseTimeouts } from '../api/db/client.ts';
 import type { Logger } from '../api/log.ts';
 import { DEFAULT_WORKER_SILENCE_SECONDS, startHeartbeat } from './heartbeat.ts';
 import { REAP_DEAD_BUILDS_TASK } from './tasks/reap_dead_builds.ts';
-import { createTaskList } from './tasks/index.ts';
+import { buildHostTasks, deliveryTasks } from './tasks/index.ts';
 import type { WorkerDeps } from './worker_deps.ts';
 
 export const crontabFile = fileURLToPath(new URL('./crontab', import.meta.url));
@@ -22,6 +22,8 @@ export interface WorkerOptions {
   pollIntervalMs?: number;
   /** Time limits of the worker's database connections (as the API's); default 10 s. */
   databaseTimeoutSeconds?: number;
+  /** Webhook deliveries in flight (WEBHOOK_CONCURRENCY); default 4. */
+  webhookConcurrency?: number;
 }
 
 export async function startWorker(
@@ -31,9 +33,10 @@ export async function startWorker(
   options: WorkerOptions = {},
 ): Promise<Runner> {
   const timeouts = databaseTimeouts(options.databaseTimeoutSeconds);
+  const webhookConcurrency = options.webhookConcurrency ?? 4;
   const pool = new pg.Pool({
     connectionString: databaseUrl,
-    max: concurrency + 4,
+    max: concurrency + webhookConcurrency + 4,
     connectionTimeoutMillis: timeouts.connectSeconds * 1000,
     statement_timeout: timeouts.statementMs,
     idle_in_transaction_session_timeout: timeouts.statementMs,
@@ -49,9 +52,28 @@ export async function startWorker(
   // Jobs are locked by the pool's id (batched fetching) or a worker's: both beat.
   events.on('pool:create', ({ workerPool }) => workerIds.add(workerPool.id));
   events.on('worker:create', ({ worker }) => workerIds.add(worker.workerId));
+  // Two runners on one pool: deliveries have their own slots, so a webhook never waits
+  // behind an ISO build of half an hour.
   let runner: Runner;
+  let deliveries: Runner;
   try {
-    runner = await startRunner(pool, deps, concurrency, options, events);
+    runner = await startRunner(
+      pool,
+      deps,
+      { concurrency, tasks: buildHostTasks(deps), crontab: true },
+      options,
+      events,
+    );
+    deliveries = await startRunner(
+      pool,
+      deps,
+      { concurrency: webhookConcurrency, tasks: deliveryTasks(deps), crontab: false },
+      options,
+      events,
+    ).catch(async (err) => {
+      await runner.stop();
+      throw err;
+    });
   } catch (err) {
     await pool.end().catch(() => {});
     throw err;
@@ -72,10 +94,10 @@ export async function startWorker(
       },
     )
     .catch((err) => deps.log.warn('could not schedule the dead build check', { error: (err as Error).message }));
-  deps.log.info('worker started', { concurrency });
+  deps.log.info('worker started', { concurrency, webhook_concurrency: webhookConcurrency });
   const stop = runner.stop.bind(runner);
   runner.stop = async () => {
-    await stop();
+    await Promise.all([stop(), deliveries.stop()]);
     await heartbeat.stop().catch(() => {});
     await pool.end();
   };
@@ -85,18 +107,18 @@ export async function startWorker(
 function startRunner(
   pool: pg.Pool,
   deps: WorkerDeps,
-  concurrency: number,
+  which: { concurrency: number; tasks: TaskList; crontab: boolean },
   options: WorkerOptions,
   events: WorkerEvents,
 ): Promise<Runner> {
   return run({
     pgPool: pool,
     events,
-    concurrency,
+    concurrency: which.concurrency,
     noHandleSignals: true,
     pollInterval: options.pollIntervalMs ?? 1000,
-    taskList: createTaskList(deps),
-    crontabFile,
+    taskList: which.tasks,
+    ...(which.crontab ? { crontabFile } : { parsedCronItems: [] }),
     logger: graphileLogger(deps.log),
     preset: {
       worker: {

@@ -77,23 +77,30 @@ export async function checkCredential(db: Db, code: string): Promise<Credential 
  * index `devices_live_serial`, so two installers racing on one serial get one device.
  * A hostname or session given now replaces the stored one; absent ones keep it.
  * A device that holds an agent secret is under management and is left as it is: null.
+ * The same statement announces `device.activated` to the organization's webhooks.
  */
 export async function upsertActivatedDevice(
   db: Db,
   input: { organizationId: string; serial: string; hostname: string | null; sessionId: string | null },
 ): Promise<string | null> {
   const [row] = await db<{ id: string }[]>`
-    insert into devices (organization_id, serial, hostname, oe_id, enrollment_session_id)
-    values (
-      ${input.organizationId}, ${input.serial}, ${input.hostname},
-      (select id from org_units where organization_id = ${input.organizationId} and protected),
-      ${input.sessionId})
-    on conflict (organization_id, serial) where archived_at is null do update
-    set oe_id = excluded.oe_id,
-        hostname = coalesce(excluded.hostname, devices.hostname),
-        enrollment_session_id = coalesce(excluded.enrollment_session_id, devices.enrollment_session_id)
-    where devices.agent_secret_hash is null
-    returning id`;
+    with device as (
+      insert into devices (organization_id, serial, hostname, oe_id, enrollment_session_id)
+      values (
+        ${input.organizationId}, ${input.serial}, ${input.hostname},
+        (select id from org_units where organization_id = ${input.organizationId} and protected),
+        ${input.sessionId})
+      on conflict (organization_id, serial) where archived_at is null do update
+      set oe_id = excluded.oe_id,
+          hostname = coalesce(excluded.hostname, devices.hostname),
+          enrollment_session_id = coalesce(excluded.enrollment_session_id, devices.enrollment_session_id)
+      where devices.agent_secret_hash is null
+      returning id, organization_id, serial, hostname, oe_id, enrollment_session_id
+    )
+    select id, emit_webhook_event(organization_id, 'device.activated', jsonb_build_object(
+      'device_id', id, 'serial', serial, 'hostname', hostname, 'oe_id', oe_id,
+      'enrollment_session_id', enrollment_session_id))::text
+    from device`;
   return row?.id ?? null;
 }
 

@@ -13,7 +13,7 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
-export type Actor = { type: 'operator' } | { type: 'api_key'; api_key_id: string; name: string };
+export type Actor = { type: 'operator' } | { type: 'api_key'; api_key_id: string; name: string } | { type: 'system' };
 
 export async function insertAuditEvent(
   db: Db,

@@ -9,6 +9,9 @@ const Actor = z
   .union([
     z.object({ type: z.literal('operator') }),
     z.object({ type: z.literal('api_key'), api_key_id: Uuid, name: z.string() }),
+    z
+      .object({ type: z.literal('system') })
+      .openapi({ description: 'The service itself, e.g. disabling a webhook whose deliveries failed for 3 days.' }),
   ])
   .openapi('AuditActor');
 

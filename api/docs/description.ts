@@ -68,4 +68,27 @@ A build runs \`pending\` → \`running\` (\`progress\` 0–100) → \`completed\
 \`error\`. When a build completes, the organization's older completed builds are deleted, file and row. Builds
 are deleted 7 days after they finished; WLAN credentials given at trigger time live only encrypted in the queued
 job and are gone when it ends.
+
+## Webhooks
+
+An organization's admins subscribe a URL to events (\`POST /organizations/{id}/webhooks\`). Each event is
+\`POST\`ed as \`{ "id", "type", "organization_id", "created_at", "data" }\` with \`Content-Type: application/json\`
+and \`Fleet-Signature: t=<unix seconds>,v1=<hex>\`, where \`v1\` is the HMAC-SHA256 of \`<t>.<raw body>\` keyed with
+the UTF-8 bytes of the secret returned once at creation. A receiver recomputes it over the raw bytes it got,
+compares in constant time, and refuses a \`t\` more than a few minutes old. \`id\` is the same on every retry: use
+it to ignore a repeat.
+
+| type | when | \`data\` |
+|---|---|---|
+| \`device.activated\` | an installer activated a device | \`device_id, serial, hostname, oe_id, enrollment_session_id\` |
+| \`device.bootstrapped\` | its agent bootstrapped | \`device_id, serial, hostname, oe_id\` |
+| \`device.deprovisioned\`, \`device.reprovisioned\`, \`device.archived\` | the lifecycle changed | the same |
+| \`order.applied\`, \`order.apply_failed\`, \`order.removed\`, \`order.remove_failed\` | an agent reported it | \`device_id, serial, hostname, merkmal, device_event_id, payload\` |
+| \`iso_build.completed\`, \`iso_build.failed\` | a build ended | \`iso_build_id, status, template_id, enrollment_session_id, size_bytes, sha256, expires_at, error\` |
+
+Deliveries are queued in the transaction of the change (a change that is rolled back sends nothing), answered
+within 10 s or failed, never redirected, and retried until a 2xx: 9 attempts, after pauses of 30 s, 2 min, 10 min,
+30 min, 1 h, 3 h, 6 h and 12 h (each ±20 %). A webhook whose deliveries failed for 3 days is disabled
+(\`disabled_at\`, and a \`webhook.disable\` audit event). Every address the URL's host resolves to is checked at
+each delivery: private, loopback and link-local addresses are refused unless the operator allows them.
 `;

@@ -77,6 +77,7 @@ function workerDeps(rt: Runtime) {
       wlanKey: rt.config.wlanKey,
       publicBaseUrl: rt.config.publicBaseUrl,
       workerSilenceSeconds: rt.env.WORKER_SILENCE_SECONDS,
+      webhooks: { allowPrivate: rt.env.WEBHOOK_ALLOW_PRIVATE },
     },
   };
 }
@@ -219,7 +220,7 @@ function apiPool(rt: Runtime) {
 }
 
 function workerOptions(rt: Runtime) {
-  return { databaseTimeoutSeconds: rt.env.DATABASE_TIMEOUT_SECONDS };
+  return { databaseTimeoutSeconds: rt.env.DATABASE_TIMEOUT_SECONDS, webhookConcurrency: rt.env.WEBHOOK_CONCURRENCY };
 }
 
 /** `npm run api`: the API only, against DATABASE_URL (already migrated). */

@@ -1,17 +1,29 @@
-/** The Graphile Worker task list of the build host: one file per task, named after it. */
+/** The Graphile Worker task lists of the worker: one file per task, named after it. */
 import type { TaskList } from 'graphile-worker';
 import { BUILD_ISO_TASK } from '../../api/iso_builds/job.ts';
 import type { WorkerDeps } from '../worker_deps.ts';
 import { buildIsoTask } from './build_iso.ts';
+import { DELIVER_WEBHOOK_TASK, deliverWebhookTask } from './deliver_webhook.ts';
 import { REAP_DEAD_BUILDS_TASK, reapDeadBuildsTask } from './reap_dead_builds.ts';
 import { sweepIsoBuildsTask } from './sweep_iso_builds.ts';
 
 export const SWEEP_ISO_BUILDS_TASK = 'sweep_iso_builds';
 
-export function createTaskList(deps: WorkerDeps): TaskList {
+/** The build host's own tasks: ISO builds and their upkeep. */
+export function buildHostTasks(deps: WorkerDeps): TaskList {
   return {
     [BUILD_ISO_TASK]: buildIsoTask(deps),
     [SWEEP_ISO_BUILDS_TASK]: sweepIsoBuildsTask(deps),
     [REAP_DEAD_BUILDS_TASK]: reapDeadBuildsTask(deps),
   };
+}
+
+/** Webhook deliveries, run by a runner of their own beside the builds. */
+export function deliveryTasks(deps: WorkerDeps): TaskList {
+  return { [DELIVER_WEBHOOK_TASK]: deliverWebhookTask(deps) };
+}
+
+/** Every task (tests run all due jobs at once). */
+export function createTaskList(deps: WorkerDeps): TaskList {
+  return { ...buildHostTasks(deps), ...deliveryTasks(deps) };
 }

@@ -332,6 +332,7 @@ function inProcessConfig(): AppConfig {
     isoDir: join(stateDir!, 'isos'),
     wlanKey: new Uint8Array(32),
     checkin: { maxInFlight: 1000, retryAfterSeconds: 30 },
+    webhooks: { allowHttp: false, allowPrivate: false },
   };
 }
 

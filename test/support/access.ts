@@ -38,6 +38,7 @@ export interface TenantFixture {
   isoBuildId: string;
   /** A key the matrix may revoke, so the caller's own keys stay usable. */
   spareKeyId: string;
+  webhookId: string;
   adminKey: string;
   viewerKey: string;
 }
@@ -69,6 +70,12 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     201,
   );
   const build = ok(await ctx.request('POST', `/api/v1/organizations/${organizationId}/iso-builds`, { body: {} }), 202);
+  const webhook = ok(
+    await ctx.request('POST', `/api/v1/organizations/${organizationId}/webhooks`, {
+      body: { url: 'https://hooks.example.com/fleet', events: ['device.activated'] },
+    }),
+    201,
+  );
   const spare = await createApiKey(ctx, organizationId, 'viewer', { name: 'spare' });
   const admin = await createApiKey(ctx, organizationId, 'admin');
   const viewer = await createApiKey(ctx, organizationId, 'viewer');
@@ -81,6 +88,7 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     sessionId: session.id,
     isoBuildId: build.id,
     spareKeyId: spare.id,
+    webhookId: webhook.id,
     adminKey: admin.key,
     viewerKey: viewer.key,
   };
@@ -148,6 +156,7 @@ const kindOfSegment: Record<string, keyof TenantFixture | 'template' | 'merkmal'
   'enrollment-sessions': 'sessionId',
   'iso-builds': 'isoBuildId',
   'api-keys': 'spareKeyId',
+  webhooks: 'webhookId',
   templates: 'template',
 };
 

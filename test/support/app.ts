@@ -21,6 +21,7 @@ export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     isoDir: '/nonexistent/isos',
     wlanKey: new Uint8Array(32).fill(7),
     checkin: { maxInFlight: 1000, retryAfterSeconds: 30 },
+    webhooks: { allowHttp: false, allowPrivate: false },
     ...overrides,
   };
 }

@@ -1,0 +1,87 @@
+/**
+ * Webhook subscriptions and their deliveries (CONTRACT §16). Events are emitted in SQL
+ * (`emit_webhook_event`, sql/migrations/20261123100000_webhooks.sql); the worker delivers
+ * them (jobs/tasks/deliver_webhook.ts).
+ */
+import type { Db } from '../db/client.ts';
+import { randomToken } from '../http/crypto.ts';
+import { afterCursor, type Cursor } from '../http/pagination.ts';
+import { seal } from '../http/sealed_box.ts';
+
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+
+export interface WebhookRow {
+  id: string;
+  organization_id: string;
+  url: string;
+  events: string[];
+  created_at: Date;
+  disabled_at: Date | null;
+}
+
+/** What a sealed secret is bound to: it opens for this webhook only. */
+export function secretContext(webhookId: string): string {
+  return `webhook:${webhookId}`;
+}
+
+/** A new webhook with a random 256-bit secret, stored sealed. Returns the row and the secret, once. */
+export async function createWebhook(
+  db: Db,
+  input: { organizationId: string; url: string; events: string[]; key: Uint8Array },
+): Promise<{ row: WebhookRow; secret: string }> {
+  const id = crypto.randomUUID();
+  const secret = WEBHOOK_SECRET_PREFIX + randomToken(32);
+  const sealed = await seal(input.key, secretContext(id), secret);
+  const [row] = await db<WebhookRow[]>`
+    insert into webhooks (id, organization_id, url, events, secret_sealed)
+    values (${id}, ${input.organizationId}, ${input.url}, ${input.events}, ${db.json(sealed)})
+    returning id, organization_id, url, events, created_at, disabled_at`;
+  return { row: row!, secret };
+}
+
+export async function listWebhooks(db: Db, organizationId: string, cursor: Cursor | null, limit: number) {
+  return db<WebhookRow[]>`
+    select id, organization_id, url, events, created_at, disabled_at
+    from webhooks
+    where organization_id = ${organizationId} and ${afterCursor(db, cursor)}
+    order by created_at, id
+    limit ${limit + 1}`;
+}
+
+/** Deletes the webhook with its deliveries (their queued jobs find nothing and end). Null: no such webhook. */
+export async function deleteWebhook(db: Db, id: string): Promise<WebhookRow | null> {
+  const [row] = await db<WebhookRow[]>`
+    delete from webhooks where id = ${id}
+    returning id, organization_id, url, events, created_at, disabled_at`;
+  return row ?? null;
+}
+
+export async function webhookExists(db: Db, id: string): Promise<boolean> {
+  const [row] = await db`select 1 from webhooks where id = ${id}`;
+  return row !== undefined;
+}
+
+export interface DeliveryRow {
+  seq: number;
+  id: string;
+  event_id: string;
+  event: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: Date | null;
+  delivered_at: Date | null;
+  created_at: Date;
+}
+
+/** A page of the webhook's deliveries, newest first. */
+export async function listDeliveries(db: Db, webhookId: string, beforeSeq: number | null, limit: number) {
+  return db<DeliveryRow[]>`
+    select seq, id, event_id, event, status, attempts, last_status_code, last_error,
+           next_attempt_at, delivered_at, created_at
+    from webhook_deliveries
+    where webhook_id = ${webhookId} and ${beforeSeq === null ? db`true` : db`seq < ${beforeSeq}`}
+    order by seq desc
+    limit ${limit + 1}`;
+}

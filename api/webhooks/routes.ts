@@ -1,0 +1,159 @@
+/**
+ * Webhooks (CONTRACT §16): an organization's admins subscribe HTTPS endpoints to device,
+ * order and ISO build events, and read what was delivered.
+ */
+import type { z } from '@hono/zod-openapi';
+import { recordAudit } from '../access/middleware.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { defineRoute, IdParams, iso, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { collectionOf, decodeCursor, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
+import { requireOrganization } from '../organizations/repo.ts';
+import * as repo from './repo.ts';
+import { CreatedWebhook, Webhook, WebhookCreate, WebhookDelivery } from './schemas.ts';
+import { webhookUrlProblem } from './url_policy.ts';
+
+const tags = ['Webhooks'];
+
+function serializeWebhook(row: repo.WebhookRow): z.infer<typeof Webhook> {
+  return {
+    id: row.id,
+    organization_id: row.organization_id,
+    url: row.url,
+    events: row.events as z.infer<typeof Webhook>['events'],
+    created_at: iso(row.created_at),
+    disabled_at: iso(row.disabled_at),
+  };
+}
+
+function serializeDelivery(row: repo.DeliveryRow): z.infer<typeof WebhookDelivery> {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    event: row.event as z.infer<typeof WebhookDelivery>['event'],
+    status: row.status,
+    attempts: row.attempts,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+    next_attempt_at: iso(row.next_attempt_at),
+    delivered_at: iso(row.delivered_at),
+    created_at: iso(row.created_at),
+  };
+}
+
+const createWebhook = defineRoute({
+  method: 'post',
+  path: '/organizations/{id}/webhooks',
+  operationId: 'createWebhook',
+  tags,
+  summary: 'Subscribe a URL to events (the signing secret is shown once)',
+  description:
+    'Every event of the chosen types is `POST`ed to the URL as `{ id, type, organization_id, created_at, data }` ' +
+    'with the `Fleet-Signature` header, retried with growing pauses (9 attempts over about a day) until a 2xx ' +
+    'answer. Redirects are not followed. Deliveries that failed for 3 days disable the webhook.',
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' } },
+  audit: 'webhook.create',
+  errors: ['not_found'],
+  request: { params: IdParams, body: jsonBody(WebhookCreate) },
+  responses: { 201: json(CreatedWebhook, 'The new webhook, with its secret') },
+});
+
+const listWebhooks = defineRoute({
+  method: 'get',
+  path: '/organizations/{id}/webhooks',
+  operationId: 'listWebhooks',
+  tags,
+  summary: "List the organization's webhooks (never their secrets)",
+  access: 'org_admin',
+  tenant: { param: { id: 'organization' } },
+  errors: ['not_found'],
+  request: { params: IdParams, query: PageQuery },
+  responses: { 200: json(collectionOf(Webhook, 'WebhookList'), 'A page of webhooks, oldest first') },
+});
+
+const deleteWebhook = defineRoute({
+  method: 'delete',
+  path: '/webhooks/{id}',
+  operationId: 'deleteWebhook',
+  tags,
+  summary: 'Delete a webhook and its deliveries; nothing more is sent to it',
+  access: 'org_admin',
+  tenant: { param: { id: 'webhook' } },
+  audit: 'webhook.delete',
+  errors: ['not_found'],
+  request: { params: IdParams },
+  responses: { 204: { description: 'Deleted' } },
+});
+
+const listDeliveries = defineRoute({
+  method: 'get',
+  path: '/webhooks/{id}/deliveries',
+  operationId: 'listWebhookDeliveries',
+  tags,
+  summary: "List a webhook's deliveries, newest first, with their attempts",
+  access: 'org_admin',
+  tenant: { param: { id: 'webhook' } },
+  errors: ['not_found'],
+  request: { params: IdParams, query: PageQuery },
+  responses: { 200: json(collectionOf(WebhookDelivery, 'WebhookDeliveryList'), 'A page of deliveries, newest first') },
+});
+
+export function webhookRoutes() {
+  return newRouter()
+    .openapi(createWebhook, async (c) => {
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const { config } = c.get('deps');
+      const problem = webhookUrlProblem(body.url, config.webhooks);
+      if (problem !== null) {
+        throw new ApiError('invalid_request', `url ${problem}`, { details: [{ path: ['url'], message: problem }] });
+      }
+      const db = c.get('db');
+      await requireOrganization(db, id);
+      const { row, secret } = await repo.createWebhook(db, {
+        organizationId: id,
+        url: body.url,
+        events: body.events,
+        key: config.wlanKey,
+      });
+      recordAudit(c, {
+        organizationId: id,
+        targetType: 'webhook',
+        targetId: row.id,
+        details: { url: row.url, events: row.events },
+      });
+      return c.json({ ...serializeWebhook(row), secret }, 201);
+    })
+    .openapi(listWebhooks, async (c) => {
+      const { id } = c.req.valid('param');
+      const { limit, cursor } = c.req.valid('query');
+      const db = c.get('db');
+      await requireOrganization(db, id);
+      const rows = await repo.listWebhooks(db, id, decodeCursor(cursor), limit);
+      return c.json(toPage(rows, limit, serializeWebhook), 200);
+    })
+    .openapi(deleteWebhook, async (c) => {
+      const { id } = c.req.valid('param');
+      const row = await repo.deleteWebhook(c.get('db'), id);
+      if (!row) throw notFound('webhook', id);
+      recordAudit(c, {
+        organizationId: row.organization_id,
+        targetType: 'webhook',
+        targetId: id,
+        details: { url: row.url },
+      });
+      return c.body(null, 204);
+    })
+    .openapi(listDeliveries, async (c) => {
+      const { id } = c.req.valid('param');
+      const { limit, cursor } = c.req.valid('query');
+      const db = c.get('db');
+      const beforeSeq = decodeSeqCursor(cursor);
+      if (!(await repo.webhookExists(db, id))) throw notFound('webhook', id);
+      const rows = await repo.listDeliveries(db, id, beforeSeq, limit);
+      return c.json(
+        toPage(rows, limit, serializeDelivery, (r) => encodeSeqCursor(r.seq)),
+        200,
+      );
+    });
+}

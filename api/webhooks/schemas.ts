@@ -1,0 +1,82 @@
+/** The Webhook and WebhookDelivery objects and the create body (CONTRACT §16). */
+import { z } from '@hono/zod-openapi';
+import { Timestamp, Uuid } from '../http/openapi.ts';
+
+export const WEBHOOK_EVENT_TYPES = [
+  'device.activated',
+  'device.bootstrapped',
+  'device.deprovisioned',
+  'device.reprovisioned',
+  'device.archived',
+  'order.applied',
+  'order.apply_failed',
+  'order.removed',
+  'order.remove_failed',
+  'iso_build.completed',
+  'iso_build.failed',
+] as const;
+
+export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).openapi('WebhookEventType');
+
+export const Webhook = z
+  .object({
+    id: Uuid,
+    organization_id: Uuid,
+    url: z.string().openapi({ example: 'https://tickets.example.com/hooks/fleet' }),
+    events: z.array(WebhookEventType),
+    created_at: Timestamp,
+    disabled_at: Timestamp.nullable().openapi({
+      description: 'Set when deliveries failed for 3 days; no events are sent any more. Delete and create it anew.',
+    }),
+  })
+  .openapi('Webhook');
+
+export const CreatedWebhook = Webhook.extend({
+  secret: z.string().openapi({
+    description:
+      'The signing secret, shown this once. Each delivery carries `Fleet-Signature: t=<unix seconds>,v1=<hex>`, ' +
+      'the HMAC-SHA256 of `<t>.<raw body>` keyed with the UTF-8 bytes of this secret.',
+    example: 'whsec_4q0m1bKQpWJc1oS8a2cXbqg1pVv3Zf7oCkq3n9e0T1w',
+  }),
+}).openapi('CreatedWebhook');
+
+export const WebhookCreate = z
+  .strictObject({
+    url: z
+      .string()
+      .max(2048)
+      .openapi({
+        description:
+          '`https` (or `http` for a loopback host when WEBHOOK_ALLOW_HTTP is on); no private, loopback or ' +
+          'link-local address unless WEBHOOK_ALLOW_PRIVATE is on. Checked again against DNS at every delivery.',
+        example: 'https://tickets.example.com/hooks/fleet',
+      }),
+    events: z
+      .array(WebhookEventType)
+      .min(1)
+      .refine((events) => new Set(events).size === events.length, 'must not repeat an event type'),
+  })
+  .openapi('WebhookCreate');
+
+export const DeliveryStatus = z.enum(['pending', 'delivered', 'failed']).openapi({
+  description:
+    '`pending`: not yet answered with 2xx, another attempt is due at `next_attempt_at`. `delivered`: a 2xx came. ' +
+    '`failed`: every attempt failed, or the webhook was disabled first.',
+});
+
+export const WebhookDelivery = z
+  .object({
+    id: Uuid,
+    event_id: Uuid.openapi({ description: 'The `id` of the delivered event body (the same for every webhook).' }),
+    event: WebhookEventType,
+    status: DeliveryStatus,
+    attempts: z.number().int().openapi({ description: 'Attempts made so far.' }),
+    last_status_code: z.number().int().nullable().openapi({ description: 'HTTP status of the last attempt, if any.' }),
+    last_error: z.string().nullable().openapi({
+      description: 'Why the last attempt failed: a network error, or the status with the first 1 KiB of the body.',
+    }),
+    next_attempt_at: Timestamp.nullable(),
+    delivered_at: Timestamp.nullable(),
+    created_at: Timestamp,
+  })
+  .openapi('WebhookDelivery');

@@ -1,0 +1,130 @@
+/**
+ * Where webhooks may point (CONTRACT §16): a receiver on the internet, never the service's
+ * own network, unless the operator allows it. The URL is checked when a webhook is created
+ * (its scheme, and its host when that is an address) and every address its host resolves
+ * to is checked again at each delivery (jobs/webhooks/post.ts), so a DNS name that later
+ * answers with a private address is refused too. Plain string work: it runs on Deno as well.
+ */
+
+export interface WebhookNetworkPolicy {
+  /** `http` is allowed for a loopback host (WEBHOOK_ALLOW_HTTP). */
+  allowHttp: boolean;
+  /** Private, loopback and link-local addresses are allowed (WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivate: boolean;
+}
+
+/** Why the URL may not be subscribed, or null when it may. */
+export function webhookUrlProblem(raw: string, policy: WebhookNetworkPolicy): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials (they would show in every list)';
+  if (url.hash !== '') return 'must not have a fragment';
+  const host = url.hostname;
+  const loopback = isLoopbackHost(host);
+  if (url.protocol === 'http:') {
+    if (!policy.allowHttp) return 'must use https';
+    if (!loopback) return 'may use http only for a loopback host (WEBHOOK_ALLOW_HTTP); use https';
+  } else if (url.protocol !== 'https:') {
+    return 'must use https';
+  }
+  if (!policy.allowPrivate && (loopback || isPrivateAddress(host))) {
+    return 'must not point at a private, loopback or link-local address (WEBHOOK_ALLOW_PRIVATE)';
+  }
+  return null;
+}
+
+function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) return true;
+  const v4 = parseIPv4(name);
+  if (v4 !== null) return v4[0] === 127;
+  const v6 = parseIPv6(name);
+  return v6 !== null && isV6Loopback(v6);
+}
+
+/**
+ * True for an address no public receiver has: unspecified, loopback, private (RFC 1918,
+ * unique local), carrier-grade NAT, link-local, benchmarking, multicast and reserved, and
+ * IPv6 forms that embed such an IPv4 address (IPv4-mapped, NAT64). Not an address: false.
+ */
+export function isPrivateAddress(address: string): boolean {
+  const v4 = parseIPv4(address);
+  if (v4 !== null) return isPrivateV4(v4);
+  const v6 = parseIPv6(address);
+  if (v6 === null) return false;
+  const embedded = embeddedV4(v6);
+  if (embedded !== null) return isPrivateV4(embedded);
+  return (
+    v6.every((g) => g === 0) || // ::
+    isV6Loopback(v6) ||
+    (v6[0]! & 0xfe00) === 0xfc00 || // fc00::/7 unique local
+    (v6[0]! & 0xffc0) === 0xfe80 || // fe80::/10 link-local
+    (v6[0]! & 0xffc0) === 0xfec0 || // fec0::/10 site-local (deprecated)
+    (v6[0]! & 0xff00) === 0xff00 || // multicast
+    (v6[0] === 0x2001 && v6[1] === 0x0db8) // documentation
+  );
+}
+
+function isPrivateV4([a, b]: number[]): boolean {
+  return (
+    a === 0 ||
+    a === 10 ||
+    a === 127 ||
+    (a === 100 && b! >= 64 && b! <= 127) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b! >= 16 && b! <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 192 && b === 0) ||
+    (a === 198 && (b === 18 || b === 19)) ||
+    a! >= 224
+  );
+}
+
+function isV6Loopback(g: number[]): boolean {
+  return g.slice(0, 7).every((x) => x === 0) && g[7] === 1;
+}
+
+/** The IPv4 address inside ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible) or 64:ff9b::a.b.c.d (NAT64). */
+function embeddedV4(g: number[]): number[] | null {
+  const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
+  const mapped = zeros(5) && g[5] === 0xffff;
+  const compatible = zeros(6) && (g[6] !== 0 || g[7]! > 1);
+  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0);
+  if (!mapped && !compatible && !nat64) return null;
+  return [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff];
+}
+
+function parseIPv4(text: string): number[] | null {
+  const parts = text.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p))) return null;
+  const bytes = parts.map(Number);
+  return bytes.every((b) => b <= 255) ? bytes : null;
+}
+
+/** Eight 16-bit groups of an IPv6 address (brackets and a zone id allowed), or null. */
+function parseIPv6(text: string): number[] | null {
+  let s = text.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (!s.includes(':')) return null;
+  const tail: number[] = [];
+  const dotted = s.match(/^(.*:)(\d+\.\d+\.\d+\.\d+)$/);
+  if (dotted) {
+    const v4 = parseIPv4(dotted[2]!);
+    if (v4 === null) return null;
+    tail.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!);
+    s = dotted[1]!.endsWith('::') ? dotted[1]! : dotted[1]!.slice(0, -1);
+  }
+  const halves = s.split('::');
+  if (halves.length > 2) return null;
+  const groups = (part: string) => (part === '' ? [] : part.split(':'));
+  const head = groups(halves[0]!);
+  const rest = halves.length === 2 ? groups(halves[1]!) : [];
+  if (![...head, ...rest].every((g) => /^[0-9a-f]{1,4}$/i.test(g))) return null;
+  const known = head.length + rest.length + tail.length;
+  if (halves.length === 1 ? known !== 8 : known > 7) return null;
+  const fill = new Array<number>(8 - known).fill(0);
+  return [...head.map((g) => parseInt(g, 16)), ...fill, ...rest.map((g) => parseInt(g, 16)), ...tail];
+}
