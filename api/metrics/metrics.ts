@@ -27,6 +27,7 @@ export interface FleetCounts {
   stale: number;
   isoBuilds: Record<string, number>;
   jobsQueued: number;
+  webhookDeliveriesPending: number;
 }
 
 export class Metrics {
@@ -79,6 +80,11 @@ export class Metrics {
     help: 'Background jobs waiting for a worker.',
     registers: [this.registry],
   });
+  private readonly webhooksPending = new Gauge({
+    name: 'fleet_webhook_deliveries_pending',
+    help: 'Webhook deliveries not yet answered with 2xx that will be attempted again.',
+    registers: [this.registry],
+  });
   private fleet: { at: number; counts: Promise<FleetCounts> } | undefined;
 
   /** Counts one answered request; `route` is the route template or UNMATCHED_ROUTE. */
@@ -99,6 +105,7 @@ export class Metrics {
     for (const status of ['pending', 'running', 'completed', 'failed']) this.isoBuilds.set({ status }, 0);
     for (const [status, n] of Object.entries(counts.isoBuilds)) this.isoBuilds.set({ status }, n);
     this.jobsQueued.set(counts.jobsQueued);
+    this.webhooksPending.set(counts.webhookDeliveriesPending);
     return `${await this.registry.metrics()}\n${await processMetrics().metrics()}`;
   }
 
@@ -125,6 +132,7 @@ export async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Pr
       stale: number;
       iso: Record<string, number>;
       queued: number;
+      webhooks_pending: number;
     }>
   >`
     select
@@ -138,7 +146,8 @@ export async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Pr
       )::int as stale,
       (select coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
          from (select status, count(*)::int as n from iso_builds group by status) s) as iso,
-      (select count(*)::int from graphile_worker.jobs where locked_at is null) as queued
+      (select count(*)::int from graphile_worker.jobs where locked_at is null) as queued,
+      (select count(*)::int from webhook_deliveries where status = 'pending') as webhooks_pending
     from devices`;
   if (!row) throw new Error('the fleet counts query returned no row');
   return {
@@ -146,6 +155,7 @@ export async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Pr
     stale: row.stale,
     isoBuilds: row.iso,
     jobsQueued: row.queued,
+    webhookDeliveriesPending: row.webhooks_pending,
   };
 }
 

@@ -66,7 +66,13 @@ export async function deliver(deps: WorkerDeps, db: PoolClient, deliveryId: stri
     await db.query(`update webhook_deliveries set status = 'failed', next_attempt_at = null where id = $1`, [due.id]);
     return;
   }
-  const secret = await open(deps.config.wlanKey, secretContext(due.webhook_id), Sealed.parse(due.secret_sealed));
+  const secret = await openSecret(deps, due);
+  if (secret === null) {
+    // Recorded as a failed attempt, retried on schedule: the operator may fix the key meanwhile.
+    const error = "the webhook's secret could not be opened: this worker's ISO_ENCRYPTION_KEY differs from the API's";
+    await record(deps, db, due, { statusCode: null, error }, requestId);
+    return;
+  }
   const body = JSON.stringify({
     id: due.event_id,
     type: due.type,
@@ -90,6 +96,15 @@ export async function deliver(deps: WorkerDeps, db: PoolClient, deliveryId: stri
     },
   );
   await record(deps, db, due, outcome, requestId);
+}
+
+async function openSecret(deps: WorkerDeps, due: Due): Promise<string | null> {
+  try {
+    return await open(deps.config.wlanKey, secretContext(due.webhook_id), Sealed.parse(due.secret_sealed));
+  } catch {
+    deps.log.error('webhook secret could not be opened (another ISO_ENCRYPTION_KEY?)', { webhook_id: due.webhook_id });
+    return null;
+  }
 }
 
 function delivered(outcome: AttemptOutcome): boolean {

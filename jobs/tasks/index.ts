@@ -6,15 +6,17 @@ import { buildIsoTask } from './build_iso.ts';
 import { DELIVER_WEBHOOK_TASK, deliverWebhookTask } from './deliver_webhook.ts';
 import { REAP_DEAD_BUILDS_TASK, reapDeadBuildsTask } from './reap_dead_builds.ts';
 import { sweepIsoBuildsTask } from './sweep_iso_builds.ts';
+import { SWEEP_WEBHOOK_DELIVERIES_TASK, sweepWebhookDeliveriesTask } from './sweep_webhook_deliveries.ts';
 
 export const SWEEP_ISO_BUILDS_TASK = 'sweep_iso_builds';
 
-/** The build host's own tasks: ISO builds and their upkeep. */
+/** The tasks of the main runner: ISO builds and the crontab's upkeep. */
 export function buildHostTasks(deps: WorkerDeps): TaskList {
   return {
     [BUILD_ISO_TASK]: buildIsoTask(deps),
     [SWEEP_ISO_BUILDS_TASK]: sweepIsoBuildsTask(deps),
     [REAP_DEAD_BUILDS_TASK]: reapDeadBuildsTask(deps),
+    [SWEEP_WEBHOOK_DELIVERIES_TASK]: sweepWebhookDeliveriesTask(deps),
   };
 }
 

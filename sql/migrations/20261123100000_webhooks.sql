@@ -46,6 +46,7 @@ create table webhook_deliveries (
 create unique index webhook_deliveries_newest on webhook_deliveries (webhook_id, seq desc);
 create index webhook_deliveries_event on webhook_deliveries (event_id);
 create index webhook_deliveries_finished on webhook_deliveries (created_at) where status <> 'pending';
+create index webhook_deliveries_pending on webhook_deliveries (next_attempt_at) where status = 'pending';
 
 -- The one place events are emitted: in the transaction of the change, a delivery row and a
 -- Graphile Worker job for every live webhook of the organization subscribed to the type.

@@ -40,6 +40,7 @@ describe('GET /metrics', () => {
         'fleet_devices_stale',
         'fleet_iso_builds',
         'fleet_jobs_queued',
+        'fleet_webhook_deliveries_pending',
         'fleet_activations_total',
         'process_cpu_user_seconds_total',
         'process_resident_memory_bytes',
@@ -99,6 +100,10 @@ describe('GET /metrics', () => {
     // A fresh app: its fleet cache is empty.
     const app = createApp({ sql: ctx.sql, config: ctx.config, log: silentLogger });
     const org = await createOrganization(ctx);
+    const hook = await ctx.request('POST', `/api/v1/organizations/${org.id}/webhooks`, {
+      body: { url: 'https://hooks.example.com/fleet', events: ['device.activated'] },
+    });
+    expect(hook.status).toBe(201);
     const active = await enrollAgent(ctx, { organizationId: org.id });
     const stale = await enrollAgent(ctx, { organizationId: org.id });
     const gone = await activateDevice(ctx, org.id);
@@ -121,7 +126,11 @@ describe('GET /metrics', () => {
     expect(expected!.stale).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'fleet_devices_stale')).toBe(expected!.stale);
     expect(text).toContain('fleet_iso_builds{status="pending"}');
-    expect(sample(text, 'fleet_jobs_queued')).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'fleet_jobs_queued')).toBeGreaterThanOrEqual(4);
+    const [webhooks] = await ctx.sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_deliveries where status = 'pending'`;
+    expect(webhooks!.n).toBeGreaterThanOrEqual(4);
+    expect(sample(text, 'fleet_webhook_deliveries_pending')).toBe(webhooks!.n);
 
     // Within the cache's few seconds a new device does not cost another query.
     await activateDevice(ctx, org.id);

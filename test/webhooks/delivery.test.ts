@@ -8,8 +8,11 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import nock from 'nock';
+import pg, { type PoolClient } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ATTEMPTS, RETRY_PAUSES_SECONDS, retryPauseSeconds } from '../../jobs/tasks/deliver_webhook.ts';
+import { sweepWebhookDeliveries } from '../../jobs/tasks/sweep_webhook_deliveries.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../api/webhooks/schemas.ts';
 import type { ResolvedAddress } from '../../jobs/webhooks/post.ts';
 import type { WorkerDeps } from '../../jobs/worker_deps.ts';
 import { activateDevice } from '../support/activation.ts';
@@ -99,19 +102,8 @@ async function dueNow(deliveryId: string) {
   await ctx.sql`update graphile_worker._private_jobs set run_at = now() where key = ${`deliver_webhook:${deliveryId}`}`;
 }
 
-const ALL_EVENTS = [
-  'device.activated',
-  'device.bootstrapped',
-  'device.deprovisioned',
-  'device.reprovisioned',
-  'device.archived',
-  'order.applied',
-  'order.apply_failed',
-  'order.removed',
-  'order.remove_failed',
-  'iso_build.completed',
-  'iso_build.failed',
-];
+/** Every event type of §16: each must arrive in the first test. */
+const ALL_EVENTS: string[] = [...WEBHOOK_EVENT_TYPES];
 
 beforeAll(() => {
   nock.disableNetConnect();
@@ -375,6 +367,21 @@ describe('delivery', () => {
     expect(never.isDone()).toBe(false);
   });
 
+  it('records a worker whose key cannot open the secret as a failed attempt, and retries', async () => {
+    const org = (await createOrganization(ctx)).id as string;
+    const hook = await subscribe(org, 'https://hooks.example.com/fleet', ['device.activated']);
+    const never = nock('https://hooks.example.com').post('/fleet').reply(200);
+    await activateDevice(ctx, org);
+    await runJobs(
+      ctx,
+      workerDeps(ctx, { wlanKey: new Uint8Array(32).fill(9), webhooks: { allowPrivate: false, resolve } }, log),
+    );
+    expect(never.isDone()).toBe(false);
+    const [d] = await deliveries(hook.id);
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null });
+    expect(d!.last_error).toContain('ISO_ENCRYPTION_KEY');
+  });
+
   it('keeps the secret out of the job payload', async () => {
     const org = (await createOrganization(ctx)).id as string;
     const hook = await subscribe(org, 'https://hooks.example.com/fleet', ['device.activated']);
@@ -398,6 +405,32 @@ describe('delivery', () => {
     expect(Math.min(...pauses)).toBeGreaterThanOrEqual(24);
     expect(Math.max(...pauses)).toBeLessThanOrEqual(36);
     expect(new Set(pauses).size).toBeGreaterThan(3);
+  });
+});
+
+describe('the hourly sweep', () => {
+  it('deletes settled deliveries after 30 days, and their events; pending ones stay', async () => {
+    const org = (await createOrganization(ctx)).id as string;
+    const hook = await subscribe(org, 'https://hooks.example.com/fleet', ['device.activated']);
+    nock('https://hooks.example.com').post('/fleet').times(2).reply(200);
+    await activateDevice(ctx, org);
+    await activateDevice(ctx, org);
+    await runJobs(ctx, deps());
+    await activateDevice(ctx, org); // stays pending: its job is not run
+    const [old, recent] = (await deliveries(hook.id)).filter((d) => d.status === 'delivered');
+    await ctx.sql`
+      update webhook_deliveries set created_at = now() - interval '31 days' where id = ${old!.id}`;
+    await ctx.sql`
+      update webhook_events set created_at = now() - interval '31 days' where id = ${old!.event_id}`;
+    await ctx.sql`
+      update webhook_deliveries set created_at = now() - interval '40 days' where status = 'pending'
+        and webhook_id = ${hook.id}`;
+    const client = new pg.Client({ connectionString: ctx.db.url });
+    await client.connect();
+    const result = await sweepWebhookDeliveries(client as unknown as PoolClient).finally(() => client.end());
+    expect(result).toEqual({ deliveries: 1, events: 1 });
+    const left = await deliveries(hook.id);
+    expect(left.map((d) => d.id).sort()).toEqual([recent!.id, left.find((d) => d.status === 'pending')!.id].sort());
   });
 });
 
