@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseCrontab, runOnce } from 'graphile-worker';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BUILD_SCRIPT } from '../../jobs/iso/worker_config.ts';
-import { createTaskList } from '../../jobs/tasks/index.ts';
+import { buildHostTasks, createTaskList } from '../../jobs/tasks/index.ts';
 import { crontabFile } from '../../jobs/worker.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
@@ -256,10 +256,13 @@ describe('sweep_iso_builds', () => {
 });
 
 describe('jobs/crontab', () => {
-  it('runs the sweep hourly and the dead build check every minute, under explicit ids, of tasks that exist', () => {
+  it('runs the sweeps hourly and the dead build check every minute, under explicit ids, of tasks that exist', () => {
     const items = parseCrontab(readFileSync(crontabFile, 'utf8'));
-    expect(items).toHaveLength(2);
-    const [sweepItem, reapItem] = items;
+    expect(items).toHaveLength(3);
+    const [sweepItem, reapItem, webhookItem] = items;
+    expect(webhookItem).toMatchObject({ task: 'sweep_webhook_deliveries', identifier: 'sweep_webhook_deliveries' });
+    expect(webhookItem!.match({ min: 30, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
+    expect(webhookItem!.match({ min: 0, hour: 13, date: 21, month: 11, dow: 6 })).toBe(false);
     expect(reapItem).toMatchObject({ task: 'reap_dead_builds', identifier: 'reap_dead_builds' });
     expect(reapItem!.match({ min: 17, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
     expect(sweepItem).toMatchObject({ task: 'sweep_iso_builds', identifier: 'sweep_iso_builds' });
@@ -269,7 +272,8 @@ describe('jobs/crontab', () => {
     expect(sweepItem!.match(at(13, 0))).toBe(true);
     expect(sweepItem!.match(at(0, 0))).toBe(true);
     expect(sweepItem!.match(at(13, 30))).toBe(false);
-    const tasks = createTaskList(workerDeps(ctx));
+    // The crontab is read by the runner of the build host's tasks only: each must be one of them.
+    const tasks = buildHostTasks(workerDeps(ctx));
     for (const item of items) expect(Object.keys(tasks)).toContain(item.task);
   });
 });
