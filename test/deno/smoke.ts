@@ -91,6 +91,15 @@ try {
     'the interactive docs assets are served under Deno',
   );
 
+  // A webhook under Deno: the secret is sealed with WebCrypto, the events queued in SQL.
+  const hook = await fetch(`${base}/api/v1/organizations/${org.id}/webhooks`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ url: 'https://hooks.example.com/fleet', events: ['device.activated', 'order.applied'] }),
+  });
+  const webhook = (await hook.json()) as { id: string; secret: string };
+  check(hook.status === 201 && webhook.secret.startsWith('whsec_'), 'a webhook is created under Deno');
+
   // The agent's path under Deno: the check-in reads its body through the web Request here
   // (api/http/body.ts reads Node's IncomingMessage only under Node).
   const code = (
@@ -143,6 +152,14 @@ try {
     body: JSON.stringify({ entries: [{ merkmal: state.auftraege[0]!.merkmal, event: 'applied' }] }),
   });
   check(report.status === 200, 'the agent reports under Deno');
+  const deliveries = (await (await fetch(`${base}/api/v1/webhooks/${webhook.id}/deliveries`, { headers })).json()) as {
+    items: Array<{ event: string; status: string }>;
+  };
+  check(
+    deliveries.items.map((d) => `${d.event} ${d.status}`).join(',') ===
+      'order.applied pending,device.activated pending',
+    'the activation and the report queued their webhook deliveries under Deno',
+  );
   const live = await fetch(`${base}/api/v1/health/live`);
   const liveBody = (await live.json()) as { status: string };
   check(live.status === 200 && liveBody.status === 'ok', 'the liveness probe answers under Deno');
