@@ -24,7 +24,8 @@ export type ResourceKind =
   | 'enrollment_session'
   | 'iso_build'
   | 'api_key'
-  | 'webhook';
+  | 'webhook'
+  | 'webhook_delivery';
 
 /**
  * Which ids of a request name resources of an organization, by where they travel: path
@@ -74,4 +75,5 @@ export const resourceLabel: Record<ResourceKind, string> = {
   iso_build: 'ISO build',
   api_key: 'API key',
   webhook: 'webhook',
+  webhook_delivery: 'webhook delivery',
 };

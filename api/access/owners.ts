@@ -31,5 +31,9 @@ function ownerQuery(db: Db, kind: ResourceKind, id: string) {
       return db<Owner>`select organization_id from api_keys where id = ${id}`;
     case 'webhook':
       return db<Owner>`select organization_id from webhooks where id = ${id}`;
+    case 'webhook_delivery':
+      return db<Owner>`
+        select w.organization_id from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+        where d.id = ${id}`;
   }
 }

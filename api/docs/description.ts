@@ -89,6 +89,7 @@ it to ignore a repeat.
 Deliveries are queued in the transaction of the change (a change that is rolled back sends nothing), answered
 within 10 s or failed, never redirected, and retried until a 2xx: 9 attempts, after pauses of 30 s, 2 min, 10 min,
 30 min, 1 h, 3 h, 6 h and 12 h (each ±20 %). A webhook whose deliveries failed for 3 days is disabled
-(\`disabled_at\`, and a \`webhook.disable\` audit event). Every address the URL's host resolves to is checked at
+(\`disabled_at\`, and a \`webhook.disable\` audit event). Each attempt (status, error, duration) is listed under
+\`GET /webhooks/{id}/deliveries/{delivery_id}/attempts\`. Every address the URL's host resolves to is checked at
 each delivery: private, loopback and link-local addresses are refused unless the operator allows them.
 `;

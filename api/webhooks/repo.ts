@@ -85,3 +85,21 @@ export async function listDeliveries(db: Db, webhookId: string, beforeSeq: numbe
     order by seq desc
     limit ${limit + 1}`;
 }
+
+export interface AttemptRow {
+  attempt: number;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+}
+
+/** The delivery's attempts, first first; null when the webhook has no such delivery. */
+export async function listAttempts(db: Db, webhookId: string, deliveryId: string): Promise<AttemptRow[] | null> {
+  const [delivery] = await db`select 1 from webhook_deliveries where id = ${deliveryId} and webhook_id = ${webhookId}`;
+  if (!delivery) return null;
+  return db<AttemptRow[]>`
+    select attempt, started_at, duration_ms, status_code, error
+    from webhook_delivery_attempts where delivery_id = ${deliveryId}
+    order by attempt`;
+}

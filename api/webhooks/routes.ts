@@ -5,11 +5,11 @@
 import type { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
 import { ApiError, notFound } from '../http/errors.ts';
-import { defineRoute, IdParams, iso, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { defineRoute, IdParams, iso, json, jsonBody, newRouter, Uuid } from '../http/openapi.ts';
 import { collectionOf, decodeCursor, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
-import { CreatedWebhook, Webhook, WebhookCreate, WebhookDelivery } from './schemas.ts';
+import { CreatedWebhook, Webhook, WebhookCreate, WebhookDelivery, WebhookDeliveryAttemptList } from './schemas.ts';
 import { webhookUrlProblem } from './url_policy.ts';
 
 const tags = ['Webhooks'];
@@ -98,6 +98,23 @@ const listDeliveries = defineRoute({
   responses: { 200: json(collectionOf(WebhookDelivery, 'WebhookDeliveryList'), 'A page of deliveries, newest first') },
 });
 
+const DeliveryParams = IdParams.extend({
+  delivery_id: Uuid.openapi({ param: { name: 'delivery_id', in: 'path' }, description: 'The delivery' }),
+});
+
+const listAttempts = defineRoute({
+  method: 'get',
+  path: '/webhooks/{id}/deliveries/{delivery_id}/attempts',
+  operationId: 'listWebhookDeliveryAttempts',
+  tags,
+  summary: "A delivery's attempts, first first (at most 9)",
+  access: 'org_admin',
+  tenant: { param: { id: 'webhook', delivery_id: 'webhook_delivery' } },
+  errors: ['not_found'],
+  request: { params: DeliveryParams },
+  responses: { 200: json(WebhookDeliveryAttemptList, 'Every attempt made so far') },
+});
+
 export function webhookRoutes() {
   return newRouter()
     .openapi(createWebhook, async (c) => {
@@ -155,5 +172,12 @@ export function webhookRoutes() {
         toPage(rows, limit, serializeDelivery, (r) => encodeSeqCursor(r.seq)),
         200,
       );
+    })
+    .openapi(listAttempts, async (c) => {
+      const { id, delivery_id } = c.req.valid('param');
+      const rows = await repo.listAttempts(c.get('db'), id, delivery_id);
+      if (rows === null) throw notFound('webhook delivery', delivery_id);
+      const items = rows.map((row) => ({ ...row, started_at: iso(row.started_at) }));
+      return c.json({ items, next_cursor: null }, 200);
     });
 }

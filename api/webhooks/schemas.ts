@@ -80,3 +80,17 @@ export const WebhookDelivery = z
     created_at: Timestamp,
   })
   .openapi('WebhookDelivery');
+
+export const WebhookDeliveryAttempt = z
+  .object({
+    attempt: z.number().int().openapi({ description: '1 for the first attempt.' }),
+    started_at: Timestamp,
+    duration_ms: z.number().int(),
+    status_code: z.number().int().nullable().openapi({ description: 'The HTTP status, or null when none came.' }),
+    error: z.string().nullable().openapi({ description: 'Why the attempt failed; null for a 2xx.' }),
+  })
+  .openapi('WebhookDeliveryAttempt');
+
+export const WebhookDeliveryAttemptList = z
+  .object({ items: z.array(WebhookDeliveryAttempt), next_cursor: z.null() })
+  .openapi('WebhookDeliveryAttemptList');

@@ -66,11 +66,12 @@ export async function deliver(deps: WorkerDeps, db: PoolClient, deliveryId: stri
     await db.query(`update webhook_deliveries set status = 'failed', next_attempt_at = null where id = $1`, [due.id]);
     return;
   }
+  const startedAt = new Date();
   const secret = await openSecret(deps, due);
   if (secret === null) {
     // Recorded as a failed attempt, retried on schedule: the operator may fix the key meanwhile.
     const error = "the webhook's secret could not be opened: this worker's ISO_ENCRYPTION_KEY differs from the API's";
-    await record(deps, db, due, { statusCode: null, error }, requestId);
+    await record(deps, db, due, { statusCode: null, error }, { startedAt, requestId });
     return;
   }
   const body = JSON.stringify({
@@ -95,7 +96,7 @@ export async function deliver(deps: WorkerDeps, db: PoolClient, deliveryId: stri
       resolve: deps.config.webhooks?.resolve,
     },
   );
-  await record(deps, db, due, outcome, requestId);
+  await record(deps, db, due, outcome, { startedAt, requestId });
 }
 
 async function openSecret(deps: WorkerDeps, due: Due): Promise<string | null> {
@@ -117,8 +118,15 @@ export function retryPauseSeconds(attempts: number): number {
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
-async function record(deps: WorkerDeps, db: PoolClient, due: Due, outcome: AttemptOutcome, requestId: string) {
+async function record(
+  deps: WorkerDeps,
+  db: PoolClient,
+  due: Due,
+  outcome: AttemptOutcome,
+  attempt: { startedAt: Date; requestId: string },
+) {
   const attempts = due.attempts + 1;
+  const error = outcome.error?.slice(0, 1400) ?? null;
   const ok = delivered(outcome);
   const retry = !ok && attempts < MAX_ATTEMPTS;
   const pause = retry ? retryPauseSeconds(attempts) : null;
@@ -132,21 +140,17 @@ async function record(deps: WorkerDeps, db: PoolClient, due: Due, outcome: Attem
               delivered_at = case when $5 then now() end,
               next_attempt_at = case when $6 then now() + make_interval(secs => $7) end
         where id = $1 and status = 'pending' and attempts = $8`,
-      [
-        due.id,
-        attempts,
-        outcome.statusCode,
-        outcome.error?.slice(0, 1400) ?? null,
-        ok,
-        retry,
-        pause ?? 0,
-        due.attempts,
-      ],
+      [due.id, attempts, outcome.statusCode, error, ok, retry, pause ?? 0, due.attempts],
     );
     if (rowCount === 0) {
       await db.query('rollback');
       return;
     }
+    await db.query(
+      `insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error)
+       values ($1, $2, $3, $4, $5, $6)`,
+      [due.id, attempts, attempt.startedAt, Date.now() - attempt.startedAt.getTime(), outcome.statusCode, error],
+    );
     if (retry) {
       await db.query(
         `select from graphile_worker.add_job($1, json_build_object('delivery_id', $2::uuid),
@@ -155,7 +159,7 @@ async function record(deps: WorkerDeps, db: PoolClient, due: Due, outcome: Attem
       );
     }
     if (ok) await db.query(`update webhooks set failing_since = null where id = $1`, [due.webhook_id]);
-    else await failing(deps, db, due, requestId);
+    else await failing(deps, db, due, attempt.requestId);
     await db.query('commit');
   } catch (err) {
     await db.query('rollback').catch(() => {});

@@ -48,6 +48,17 @@ create index webhook_deliveries_event on webhook_deliveries (event_id);
 create index webhook_deliveries_finished on webhook_deliveries (created_at) where status <> 'pending';
 create index webhook_deliveries_pending on webhook_deliveries (next_attempt_at) where status = 'pending';
 
+-- Each attempt of a delivery, as the receiver answered it (at most the first 1 KiB of an error).
+create table webhook_delivery_attempts (
+  delivery_id uuid not null references webhook_deliveries on delete cascade,
+  attempt     integer not null check (attempt >= 1),
+  started_at  timestamptz not null,
+  duration_ms integer not null check (duration_ms >= 0),
+  status_code integer,
+  error       text check (length(error) <= 1400),
+  primary key (delivery_id, attempt)
+);
+
 -- The one place events are emitted: in the transaction of the change, a delivery row and a
 -- Graphile Worker job for every live webhook of the organization subscribed to the type.
 -- Nothing is written when none is subscribed; a rollback takes the jobs with it.
@@ -147,6 +158,7 @@ drop function device_merkmal_events_webhook_events();
 drop trigger devices_webhook_events on devices;
 drop function devices_webhook_events();
 drop function emit_webhook_event(uuid, text, jsonb);
+drop table webhook_delivery_attempts;
 drop table webhook_deliveries;
 drop table webhook_events;
 drop table webhooks;

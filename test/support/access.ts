@@ -6,7 +6,7 @@
 import { expect } from 'vitest';
 import type { Sql } from '../../api/db/client.ts';
 import type { TestContext, TestResponse } from './app.ts';
-import { TEMPLATES } from './activation.ts';
+import { activateDevice, TEMPLATES } from './activation.ts';
 import { enrollAgent } from './agent.ts';
 
 export async function createApiKey(
@@ -39,6 +39,8 @@ export interface TenantFixture {
   /** A key the matrix may revoke, so the caller's own keys stay usable. */
   spareKeyId: string;
   webhookId: string;
+  /** A delivery of that webhook (an activation after its creation). */
+  webhookDeliveryId: string;
   adminKey: string;
   viewerKey: string;
 }
@@ -76,6 +78,9 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     }),
     201,
   );
+  await activateDevice(ctx, organizationId);
+  const [delivery] = await ctx.sql<{ id: string }[]>`
+    select id from webhook_deliveries where webhook_id = ${webhook.id}`;
   const spare = await createApiKey(ctx, organizationId, 'viewer', { name: 'spare' });
   const admin = await createApiKey(ctx, organizationId, 'admin');
   const viewer = await createApiKey(ctx, organizationId, 'viewer');
@@ -89,6 +94,7 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     isoBuildId: build.id,
     spareKeyId: spare.id,
     webhookId: webhook.id,
+    webhookDeliveryId: delivery!.id,
     adminKey: admin.key,
     viewerKey: viewer.key,
   };
@@ -157,6 +163,7 @@ const kindOfSegment: Record<string, keyof TenantFixture | 'template' | 'merkmal'
   'iso-builds': 'isoBuildId',
   'api-keys': 'spareKeyId',
   webhooks: 'webhookId',
+  deliveries: 'webhookDeliveryId',
   templates: 'template',
 };
 

@@ -270,6 +270,22 @@ describe('delivery', () => {
     const [done] = await deliveries(hook.id);
     expect(done).toMatchObject({ id: pending!.id, status: 'delivered', attempts: 2, last_status_code: 200 });
     expect(done!.last_error).toBeNull();
+    const attempts = await ctx.request('GET', `/api/v1/webhooks/${hook.id}/deliveries/${done!.id}/attempts`);
+    expect(attempts.status).toBe(200);
+    expect(attempts.body.next_cursor).toBeNull();
+    expect(attempts.body.items).toMatchObject([
+      { attempt: 1, status_code: 500, error: 'answered 500: database is down' },
+      { attempt: 2, status_code: 200, error: null },
+    ]);
+    for (const a of attempts.body.items) {
+      expect(a.duration_ms).toBeGreaterThanOrEqual(0);
+      expect(Date.parse(a.started_at)).toBeLessThanOrEqual(Date.now());
+    }
+    // A delivery of another webhook is not one of this webhook's: 404.
+    const other = await subscribe(org, 'https://hooks.example.com/other', ['device.activated']);
+    const foreign = await ctx.request('GET', `/api/v1/webhooks/${other.id}/deliveries/${done!.id}/attempts`);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error).toBe('not_found');
   });
 
   it('keeps at most the first 1 KiB of an error answer', async () => {
