@@ -27,6 +27,9 @@ function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
 
 export const DEFAULT_ROLE_REPOSITORY_URL = 'https://roles.example.invalid/fleet/ansible-roles.git';
 
+/** Webhook deliveries in flight per worker (WEBHOOK_CONCURRENCY). */
+export const DEFAULT_WEBHOOK_CONCURRENCY = 4;
+
 /**
  * The API's connections: twice the host's cores, from 4 to 10. postgres.js pipelines
  * queries on busy connections, so a few connections carry one process's load, with fewer
@@ -76,7 +79,7 @@ const EnvSchema = z.object({
   /** Webhooks may reach private, loopback and link-local addresses (an internal receiver). */
   WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
   /** Webhook deliveries in flight per worker, beside (never behind) the ISO builds. */
-  WEBHOOK_CONCURRENCY: integer(1, 64).default(4),
+  WEBHOOK_CONCURRENCY: integer(1, 64).default(DEFAULT_WEBHOOK_CONCURRENCY),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

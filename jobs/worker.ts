@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Logger as GraphileLogger, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
+import { DEFAULT_WEBHOOK_CONCURRENCY } from '../api/config.ts';
 import { databaseTimeouts } from '../api/db/client.ts';
 import type { Logger } from '../api/log.ts';
 import { DEFAULT_WORKER_SILENCE_SECONDS, startHeartbeat } from './heartbeat.ts';
@@ -33,7 +34,7 @@ export async function startWorker(
   options: WorkerOptions = {},
 ): Promise<Runner> {
   const timeouts = databaseTimeouts(options.databaseTimeoutSeconds);
-  const webhookConcurrency = options.webhookConcurrency ?? 4;
+  const webhookConcurrency = options.webhookConcurrency ?? DEFAULT_WEBHOOK_CONCURRENCY;
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: concurrency + webhookConcurrency + 4,

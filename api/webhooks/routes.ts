@@ -9,7 +9,7 @@ import { defineRoute, IdParams, iso, json, jsonBody, newRouter, Uuid } from '../
 import { collectionOf, decodeCursor, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
-import { CreatedWebhook, Webhook, WebhookCreate, WebhookDelivery, WebhookDeliveryAttemptList } from './schemas.ts';
+import { CreatedWebhook, Webhook, WebhookCreate, WebhookDelivery, WebhookDeliveryAttempt } from './schemas.ts';
 import { webhookUrlProblem } from './url_policy.ts';
 
 const tags = ['Webhooks'];
@@ -112,7 +112,12 @@ const listAttempts = defineRoute({
   tenant: { param: { id: 'webhook', delivery_id: 'webhook_delivery' } },
   errors: ['not_found'],
   request: { params: DeliveryParams },
-  responses: { 200: json(WebhookDeliveryAttemptList, 'Every attempt made so far') },
+  responses: {
+    200: json(
+      collectionOf(WebhookDeliveryAttempt, 'WebhookDeliveryAttemptList'),
+      'Every attempt made so far (one page)',
+    ),
+  },
 });
 
 export function webhookRoutes() {

@@ -90,7 +90,3 @@ export const WebhookDeliveryAttempt = z
     error: z.string().nullable().openapi({ description: 'Why the attempt failed; null for a 2xx.' }),
   })
   .openapi('WebhookDeliveryAttempt');
-
-export const WebhookDeliveryAttemptList = z
-  .object({ items: z.array(WebhookDeliveryAttempt), next_cursor: z.null() })
-  .openapi('WebhookDeliveryAttemptList');

@@ -37,6 +37,12 @@ export function webhookUrlProblem(raw: string, policy: WebhookNetworkPolicy): st
   return null;
 }
 
+/** The IP version of an address literal (IPv6 with or without brackets), or null for a host name. */
+export function addressFamily(host: string): 4 | 6 | null {
+  if (parseIPv4(host) !== null) return 4;
+  return parseIPv6(host) !== null ? 6 : null;
+}
+
 function isLoopbackHost(host: string): boolean {
   const name = host.toLowerCase().replace(/\.$/, '');
   if (name === 'localhost' || name.endsWith('.localhost')) return true;

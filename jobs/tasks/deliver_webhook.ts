@@ -62,6 +62,8 @@ export async function deliver(deps: WorkerDeps, db: PoolClient, deliveryId: stri
   const due = rows[0];
   // Deleted with its webhook, or already settled: nothing to do.
   if (due?.status !== 'pending') return;
+  // Disabling fails the pending deliveries, but one queued by a change that committed
+  // just after may still arrive here.
   if (due.disabled_at !== null) {
     await db.query(`update webhook_deliveries set status = 'failed', next_attempt_at = null where id = $1`, [due.id]);
     return;

@@ -8,7 +8,7 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isPrivateAddress } from '../../api/webhooks/url_policy.ts';
+import { addressFamily, isPrivateAddress } from '../../api/webhooks/url_policy.ts';
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 const KEPT_BODY_BYTES = 1024;
@@ -108,9 +108,9 @@ export async function postWebhook(
 /** An address of the host that the policy allows; throws naming the refused one. */
 async function checkedAddress(host: string, options: PostOptions): Promise<ResolvedAddress> {
   const bare = host.replace(/^\[|\]$/g, '');
-  const literal = /^[\d.]+$/.test(bare) || bare.includes(':');
-  const addresses = literal
-    ? [{ address: bare, family: (bare.includes(':') ? 6 : 4) as 4 | 6 }]
+  const family = addressFamily(bare);
+  const addresses = family
+    ? [{ address: bare, family }]
     : await (options.resolve ?? systemResolver)(bare).catch((err: Error) => {
         throw new Error(`could not resolve ${bare}: ${err.message}`);
       });

@@ -142,6 +142,28 @@ describe('who may use webhooks', () => {
   });
 });
 
+describe('listing deliveries', () => {
+  it('400 for a cursor that is not one of this list', async () => {
+    const res = await ctx.request('GET', `/api/v1/webhooks/${mine.webhookId}/deliveries?cursor=not-a-cursor`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  it("404 for a delivery's attempts under an unknown webhook or an unknown delivery", async () => {
+    const unknownWebhook = await ctx.request(
+      'GET',
+      `/api/v1/webhooks/${crypto.randomUUID()}/deliveries/${mine.webhookDeliveryId}/attempts`,
+    );
+    expect(unknownWebhook.status).toBe(404);
+    const unknownDelivery = await ctx.request(
+      'GET',
+      `/api/v1/webhooks/${mine.webhookId}/deliveries/${crypto.randomUUID()}/attempts`,
+    );
+    expect(unknownDelivery.status).toBe(404);
+    expect(unknownDelivery.body.error).toBe('not_found');
+  });
+});
+
 describe('deleting a webhook', () => {
   it('204, audited; then 404; its deliveries go with it', async () => {
     const org = (await createOrganization(ctx)).id as string;
