@@ -16,6 +16,13 @@ import type { WorkerDeps } from './worker_deps.ts';
 
 export const crontabFile = fileURLToPath(new URL('./crontab', import.meta.url));
 
+/**
+ * Batched (delay 0) completion and failure are flushed before stop() or runOnce() resolves;
+ * unbatched, 0.17 fires them without waiting and a job that ends during a graceful stop
+ * stays locked for hours (with its payload) instead of being released.
+ */
+export const jobSettlement = { completeJobBatchDelay: 0, failJobBatchDelay: 0 } as const;
+
 export interface WorkerOptions {
   /** How long a graceful stop lets running jobs finish before aborting them; default 5 s. */
   gracefulShutdownAbortTimeoutMs?: number;
@@ -123,11 +130,7 @@ function startRunner(
     logger: graphileLogger(deps.log),
     preset: {
       worker: {
-        // Batched (delay 0) completion and failure are flushed before stop() resolves;
-        // unbatched, 0.17 fires them without waiting and a job that ends during a graceful
-        // stop stays locked for hours (with its payload) instead of being released.
-        completeJobBatchDelay: 0,
-        failJobBatchDelay: 0,
+        ...jobSettlement,
         ...(options.gracefulShutdownAbortTimeoutMs === undefined
           ? {}
           : { gracefulShutdownAbortTimeout: options.gracefulShutdownAbortTimeoutMs }),

@@ -13,6 +13,7 @@ import { Logger, runOnce } from 'graphile-worker';
 import { expect } from 'vitest';
 import { createLogger, type Logger as AppLogger } from '../../api/log.ts';
 import { createTaskList } from '../../jobs/tasks/index.ts';
+import { jobSettlement } from '../../jobs/worker.ts';
 import type { WorkerConfig, WorkerDeps } from '../../jobs/worker_deps.ts';
 import type { Sql } from '../../api/db/client.ts';
 import type { TestContext } from './app.ts';
@@ -57,6 +58,8 @@ export async function runJobs(ctx: TestContext, deps: WorkerDeps): Promise<void>
     taskList: createTaskList(deps),
     noHandleSignals: true,
     logger: silentGraphileLogger,
+    // As the real worker settles jobs, so that a job is completed when runOnce returns.
+    preset: { worker: jobSettlement },
   });
 }
 
