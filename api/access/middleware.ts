@@ -11,7 +11,7 @@ import { matchedRoutes } from 'hono/route';
 import { findUsableKey, touchApiKey, API_KEY_PREFIX } from '../api_keys/repo.ts';
 import type { Db } from '../db/client.ts';
 import { bearerToken } from '../http/auth.ts';
-import type { AppEnv } from '../http/context.ts';
+import type { AppEnv } from '../app_env.ts';
 import { secretsEqual } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
 import { isUuid } from '../http/uuid.ts';

@@ -7,7 +7,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Db } from '../db/client.ts';
-import type { AppEnv } from '../http/context.ts';
+import type { AppEnv } from '../app_env.ts';
 import { ApiError } from '../http/errors.ts';
 
 export interface FailureLimit {

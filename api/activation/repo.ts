@@ -5,7 +5,7 @@
  */
 import type { Db } from '../db/client.ts';
 import { hashSecret, randomToken } from '../http/crypto.ts';
-import { isUuid } from '../http/openapi.ts';
+import { isUuid } from '../http/uuid.ts';
 import { normalizeActivationCode } from '../organizations/activation_code.ts';
 import type { TemplateRow } from '../templates/repo.ts';
 

@@ -4,7 +4,8 @@
  * checks are rate-limited per client address (rate_limit.ts).
  */
 import { ErrorBody, errorExamples } from '../http/errors.ts';
-import { defineRoute, IdParams, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { IdParams, json, jsonBody } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 import { activationRateLimit } from './rate_limit.ts';
 import { Activation, ActivateBody, ResolveBody, RuntimeBlueprint } from './schemas.ts';
 import * as service from './service.ts';

@@ -11,7 +11,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import type { Db } from '../db/client.ts';
-import type { AppDeps } from '../http/context.ts';
+import type { AppDeps } from '../app_env.ts';
 import { bearerToken } from '../http/auth.ts';
 import { hashSecret, randomToken } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';

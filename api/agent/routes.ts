@@ -10,10 +10,11 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { smallJsonBody } from '../http/body.ts';
-import type { AppEnv } from '../http/context.ts';
+import type { AppEnv } from '../app_env.ts';
 import { hashSecret } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
-import { defineRoute, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { json, jsonBody } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 import { shedLoad } from '../http/shed.ts';
 import { agentSecret, issueAgentSecret, liveAgentDevice } from './auth.ts';
 import { checkIn } from './checkin.ts';

@@ -5,7 +5,8 @@
 import type { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
 import { notFound } from '../http/errors.ts';
-import { defineRoute, IdParams, iso, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { IdParams, iso, json, jsonBody } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';

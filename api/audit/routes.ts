@@ -1,6 +1,7 @@
 /** The audit log of an organization (CONTRACT §13): who changed what, newest first. */
 import { z } from '@hono/zod-openapi';
-import { defineRoute, IdParams, iso, json, newRouter, Timestamp, Uuid } from '../http/openapi.ts';
+import { IdParams, iso, json, Timestamp, Uuid } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import { type AuditEventRow, listAuditEvents } from './repo.ts';

@@ -5,9 +5,10 @@
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { actorOf, recordAudit } from '../access/middleware.ts';
-import type { AppEnv } from '../http/context.ts';
+import type { AppEnv } from '../app_env.ts';
 import { notFound } from '../http/errors.ts';
-import { defineRoute, IdParams, json, newRouter, Uuid } from '../http/openapi.ts';
+import { IdParams, json, Uuid } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 import * as repo from './repo.ts';
 import { CatalogOverride, CatalogOverrideList, DeviceCatalog, SelectionBody } from './schemas.ts';
 import { loadCatalogStates } from './state.ts';

@@ -12,11 +12,12 @@ import type { Context } from 'hono';
 import { recordAudit } from '../access/middleware.ts';
 import type { Db } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
-import { defineRoute, IdParams, iso, json, newRouter, Timestamp, Uuid } from '../http/openapi.ts';
+import { IdParams, iso, json, Timestamp, Uuid } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import * as lifecycle from './lifecycle_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
-import type { AppEnv } from '../http/context.ts';
+import type { AppEnv } from '../app_env.ts';
 import { Device } from './schemas.ts';
 
 const tags = ['Devices'];

@@ -6,7 +6,8 @@
 import { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
 import { notFound } from '../http/errors.ts';
-import { defineRoute, IdParams, json, jsonBody, newRouter, Uuid, UuidFilter } from '../http/openapi.ts';
+import { IdParams, json, jsonBody, Uuid, UuidFilter } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { listOrganizationDevices, moveDevice } from './organize_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';

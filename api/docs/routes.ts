@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Context } from 'hono';
 import { accessMiddleware } from '../access/middleware.ts';
-import { newRouter } from '../http/openapi.ts';
+import { newRouter } from '../access/route.ts';
 
 const types: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',

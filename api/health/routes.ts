@@ -4,7 +4,8 @@
  * GET /api/v1/health/live (liveness: the process answers; no database).
  */
 import { z } from '@hono/zod-openapi';
-import { defineRoute, json, newRouter } from '../http/openapi.ts';
+import { json } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 
 const Health = z.object({ status: z.literal('ok'), database: z.literal('ok') }).openapi('Health');
 const Live = z.object({ status: z.literal('ok') }).openapi('Live');

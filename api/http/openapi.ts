@@ -1,92 +1,12 @@
 /**
- * Route helpers: every route declares who may call it and which error codes it can
- * return, and gets the matching OpenAPI security and error responses, so that
- * `/api/v1/openapi.json` stays complete and honest. Also the shared parameter schemas.
+ * The shared OpenAPI pieces of the HTTP layer: the validation hook that turns zod failures
+ * into the contract's errors, and the parameter and body schemas every feature uses. It
+ * imports no feature: who may call a route is declared in `access/route.ts`.
  */
-import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { type Access, callersOf, takesOrgCredential, type TenantIds } from '../access/declaration.ts';
-import { accessMiddleware } from '../access/middleware.ts';
-import type { AppEnv } from './context.ts';
-import { ApiError, errorResponses, type ErrorSpec } from './errors.ts';
+import { ApiError } from './errors.ts';
 import { isUuid, uuidPattern } from './uuid.ts';
-
-/** The declaration every route makes: who may call it, whose ids it takes, what it audits. */
-export interface RouteDeclaration {
-  access: Access;
-  /** For operator and organization routes: the ids an organization key must own. */
-  tenant?: TenantIds;
-  /** For operator and organization writes: the audit action (CONTRACT §13). */
-  audit?: string;
-  errors?: readonly ErrorSpec[];
-}
-
-export function defineRoute<const R extends RouteConfig>(config: R & RouteDeclaration) {
-  const { access, tenant, audit, errors = [], ...route } = config;
-  checkDeclaration(route.method, route.path, { access, tenant, audit });
-  const request = route.request;
-  const codes: ErrorSpec[] = [...errors];
-  if (request?.params || request?.query || request?.body) codes.push('invalid_request');
-  if (request?.body) codes.push('payload_too_large');
-  if (takesOrgCredential(access)) {
-    codes.push('unauthorized');
-    if (access !== 'org_viewer') codes.push('forbidden');
-    if (tenant && !codes.includes('not_found')) codes.push('not_found');
-  }
-  codes.push('internal_error');
-  const middleware = [accessMiddleware({ method: route.method, access, tenant, audit }), ...asArray(route.middleware)];
-  return createRoute({
-    ...route,
-    middleware,
-    security: securityOf(access),
-    'x-callers': callersOf(access),
-    ...(audit ? { 'x-audit-action': audit } : {}),
-    responses: { ...route.responses, ...errorResponses(...codes) },
-  } as unknown as R);
-}
-
-function asArray<T>(value: T | readonly T[] | undefined): T[] {
-  return value === undefined ? [] : Array.isArray(value) ? [...value] : [value as T];
-}
-
-function securityOf(access: Access) {
-  switch (access) {
-    case 'operator':
-      return [{ AdminToken: [] }];
-    case 'org_admin':
-    case 'org_viewer':
-      return [{ AdminToken: [] }, { OrganizationKey: [] }];
-    case 'agent':
-      return [{ AgentSecret: [] }];
-    default:
-      return [];
-  }
-}
-
-/**
- * Fails at start-up, not at the first request: an organization route must account for
- * every path parameter (an id an organization key must own, or `null`), and every write
- * of the operator or an organization key must name its audit action.
- */
-function checkDeclaration(method: string, path: string, d: { access: Access; tenant?: TenantIds; audit?: string }) {
-  const where = `${method.toUpperCase()} ${path}`;
-  if (!takesOrgCredential(d.access)) {
-    if (d.tenant || d.audit) throw new Error(`${where}: tenant and audit are for operator and organization routes`);
-    return;
-  }
-  for (const name of path.matchAll(/\{([^}]+)\}/g)) {
-    if (!(d.tenant?.param && name[1]! in d.tenant.param)) {
-      throw new Error(`${where}: path parameter ${name[1]} is not declared in tenant.param`);
-    }
-  }
-  if (method !== 'get' && !d.audit) throw new Error(`${where}: a write must declare its audit action`);
-  if (method === 'get' && d.audit) throw new Error(`${where}: a read records no audit event`);
-}
-
-/** A new feature router with the shared validation hook. */
-export function newRouter() {
-  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-}
 
 /**
  * zod failures become 400 `invalid_request` with the failing fields, except a malformed
@@ -98,7 +18,7 @@ export function validationHook(
     target: string;
     error?: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string }> };
   },
-  c: Context<AppEnv>,
+  c: Context,
 ) {
   if (result.success) return;
   if (result.target === 'param') throw new ApiError('not_found', `no resource at ${c.req.path}`);

@@ -8,7 +8,7 @@ import { Buffer } from 'node:buffer';
 import { z } from '@hono/zod-openapi';
 import type { Db } from '../db/client.ts';
 import { ApiError } from './errors.ts';
-import { isUuid } from './openapi.ts';
+import { isUuid } from './uuid.ts';
 
 export const PageQuery = z.object({
   limit: z.coerce

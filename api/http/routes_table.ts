@@ -4,7 +4,6 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import type { AppEnv } from './context.ts';
 import { ApiError } from './errors.ts';
 
 interface RegisteredRoute {
@@ -60,7 +59,7 @@ function buildTable(routes: readonly RegisteredRoute[]): PathMethods[] {
  * (the OpenAPI document lists them), and a client with the wrong method should learn that
  * rather than get a 401 it cannot fix with a credential.
  */
-export function methodNotAllowed(app: { routes: readonly RegisteredRoute[] }): MiddlewareHandler<AppEnv> {
+export function methodNotAllowed(app: { routes: readonly RegisteredRoute[] }): MiddlewareHandler {
   let table: PathMethods[] | undefined;
   return async (c, next) => {
     if (routeTemplate(c) !== null) return next();

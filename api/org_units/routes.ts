@@ -1,6 +1,7 @@
 /** Org units (CONTRACT §9): one tree per organization; create, list, read, rename, move, delete. */
 import { recordAudit } from '../access/middleware.ts';
-import { defineRoute, IdParams, json, jsonBody, newRouter } from '../http/openapi.ts';
+import { IdParams, json, jsonBody } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';

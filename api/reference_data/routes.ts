@@ -1,6 +1,7 @@
 /** Read-only seed catalog (CONTRACT §4): backends, workspaces, Merkmale with their blueprints. */
 import { z } from '@hono/zod-openapi';
-import { defineRoute, json, newRouter } from '../http/openapi.ts';
+import { json } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 
 const tags = ['Catalog data'];
 

@@ -1,6 +1,7 @@
 /** Template reads (CONTRACT §4). Resolve lives with activation: it is the installer's call. */
 import { notFound } from '../http/errors.ts';
-import { defineRoute, IdParams, json, newRouter } from '../http/openapi.ts';
+import { IdParams, json } from '../http/openapi.ts';
+import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import * as repo from './repo.ts';
 import { Template } from './schemas.ts';

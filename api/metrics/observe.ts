@@ -4,10 +4,10 @@
  * can be credentials: enrollment session ids), and never headers, query strings or bodies.
  */
 import type { Context } from 'hono';
-import type { Metrics } from '../metrics/metrics.ts';
-import { UNMATCHED_ROUTE } from '../metrics/metrics.ts';
-import type { AppEnv } from './context.ts';
-import { routeTemplate } from './routes_table.ts';
+import type { Metrics } from './metrics.ts';
+import { UNMATCHED_ROUTE } from './metrics.ts';
+import type { AppEnv } from '../app_env.ts';
+import { routeTemplate } from '../http/routes_table.ts';
 
 /** Probes, docs and scrapes: polled by machines, logged at debug only. */
 const quietRoutes = new Set([
