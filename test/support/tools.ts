@@ -1,0 +1,89 @@
+/**
+ * The one rule for tests that need a tool of the build host or the device (xorriso, dash,
+ * ansible-playbook, Chromium, QEMU, ...): on a machine without it they are skipped, and the
+ * run ends with one line per missing tool naming the `apt-get install` that brings it; with
+ * `CI=true` a missing tool fails the run instead (`.ci/run` installs them all).
+ *
+ *   describe.skipIf(missingTools('xorriso', 'dash'))('images', () => { ... });
+ *
+ * Skips are recorded as files in a folder the global setup provides, so the main process
+ * can name them at the end of the run (test files run in forked workers).
+ */
+import { accessSync, constants, mkdirSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { inject } from 'vitest';
+
+/** Each tool a test may need: the Debian package that brings it, and how it is found. */
+export const TOOLS = {
+  xorriso: { apt: 'xorriso' },
+  dash: { apt: 'dash' },
+  busybox: { apt: 'busybox' },
+  'debconf-set-selections': { apt: 'debconf' },
+  'ansible-playbook': { apt: 'ansible-core' },
+  git: { apt: 'git' },
+  shellcheck: { apt: 'shellcheck' },
+  chromium: { apt: 'chromium', path: '/usr/bin/chromium' },
+  'qemu-system-x86_64': { apt: 'qemu-system-x86' },
+  'debian-installer-12-netboot-amd64': {
+    apt: 'debian-installer-12-netboot-amd64',
+    path: '/usr/lib/debian-installer/images/12/amd64/text/debian-installer/amd64/linux',
+  },
+} as const satisfies Record<string, { apt: string; path?: string }>;
+
+export type Tool = keyof typeof TOOLS;
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readable(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the tool is here: its fixed path (packages that install files), else on PATH. */
+export function hasTool(tool: Tool, env: NodeJS.ProcessEnv = process.env): boolean {
+  const spec: { apt: string; path?: string } = TOOLS[tool];
+  if (spec.path) return spec.path.startsWith('/usr/bin/') ? executable(spec.path) : readable(spec.path);
+  return (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && executable(join(dir, tool)));
+}
+
+/** The line that names a missing tool and how to install it. */
+export function installHint(tool: Tool): string {
+  return `${tool} (apt-get install ${TOOLS[tool].apt})`;
+}
+
+/**
+ * True when a test needing these tools must be skipped here (and records why); throws under
+ * `CI=true`, so a CI machine without a tool fails instead of passing with less tested.
+ */
+export function missingTools(...tools: Tool[]): boolean {
+  const missing = tools.filter((tool) => !hasTool(tool));
+  if (missing.length === 0) return false;
+  if (process.env.CI === 'true') {
+    throw new Error(`CI=true and a required tool is missing: ${missing.map(installHint).join(', ')}`);
+  }
+  record(missing);
+  return true;
+}
+
+function record(missing: Tool[]) {
+  let dir: string | undefined;
+  try {
+    dir = inject('missingToolsDir');
+  } catch {
+    dir = undefined; // outside a vitest run with the global setup
+  }
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  for (const tool of missing) writeFileSync(join(dir, tool), '');
+}
