@@ -1,0 +1,96 @@
+/**
+ * A supervisor stops what it started (CONTRACT §15 "Stopping"): `docker stop`, systemd
+ * and others signal the process they started, which is `npm` for `npm run api` and
+ * `npm run worker`. The signal must reach node and run the ordered stop, leaving no
+ * process behind. Real `npm` processes over the test file's database.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../api/runtime/embedded_postgres.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { liveDescendants, liveInGroup, running } from '../support/processes.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+let db: TestDatabase;
+let dataDir: string;
+const started: ChildProcess[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  dataDir = await mkdtemp(join(tmpdir(), 'fleet-npm-signals-'));
+});
+
+afterAll(async () => {
+  // A failed test must not leave a service running: the whole group goes.
+  for (const child of started) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  await db?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** `npm run <script>` as a supervisor starts it: a process group of its own, npm at its head. */
+async function npmRun(script: string, ready: string) {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  Object.assign(env, { DATABASE_URL: db.url, DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' });
+  const child = spawn('npm', ['run', '--silent', script], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  started.push(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await expect
+    .poll(() => (child.exitCode === null ? output.includes(ready) : `exited early:\n${output}`), {
+      timeout: 60_000,
+      interval: 100,
+    })
+    .toBe(true);
+  return { child, exited, output: () => output };
+}
+
+function expectInOrder(output: string, lines: string[]) {
+  const at = lines.map((line) => output.indexOf(line));
+  expect(at, output).not.toContain(-1);
+  expect([...at].sort((a, b) => a - b)).toEqual(at);
+}
+
+describe.each([
+  {
+    script: 'api',
+    ready: 'service ready',
+    steps: ['stop: shutting down', 'stop: requests drained', 'stop: database connections closed', 'stop: done'],
+  },
+  { script: 'worker', ready: 'worker started', steps: ['stop: shutting down', 'stop: worker stopped', 'stop: done'] },
+])('npm run $script', ({ script, ready, steps }) => {
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s to the npm process alone runs the ordered stop and leaves no process',
+    async (signal) => {
+      const npm = await npmRun(script, ready);
+      const node = liveDescendants(npm.child.pid!).find((p) => p.command.includes('node'));
+      expect(node, 'the node process under npm').toBeDefined();
+
+      process.kill(npm.child.pid!, signal); // npm only, not its group
+      expect(await npm.exited).toBe(0);
+      expectInOrder(npm.output(), steps);
+      expect(npm.output()).toContain(`"signal":"${signal}"`);
+      // Nothing of the group runs on, adopted by pid 1: npm, a shell, node.
+      await expect.poll(() => liveInGroup(npm.child.pid!), { timeout: 10_000 }).toEqual([]);
+      expect(running(node!.pid)).toBe(false);
+    },
+    90_000,
+  );
+});
