@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../api/http/crypto.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { startService, type ServiceProcess } from '../support/service_process.ts';
+import { missingTools } from '../support/tools.ts';
 
 const adminToken = randomToken();
 let db: TestDatabase;
@@ -109,7 +110,7 @@ describe('a device from activation to its first report, over HTTP', () => {
   }, 60_000);
 });
 
-describe('a personalized ISO built by the real worker', () => {
+describe.skipIf(missingTools('xorriso'))('a personalized ISO built by the real worker', () => {
   it('goes pending → completed and downloads byte for byte', async () => {
     const org = await call('POST', '/api/v1/organizations', { name: 'ISO GmbH' });
     const { code } = (await call('GET', `/api/v1/organizations/${org.body.id}/activation-code`)).body;

@@ -29,6 +29,10 @@ import {
   waitForStatus,
   workerDeps,
 } from '../support/iso_builds.ts';
+import { missingTools } from '../support/tools.ts';
+
+/** The builds run the real build script, which needs xorriso. */
+const withoutXorriso = missingTools('xorriso');
 
 const isoDir = tempIsoDir();
 const ctx = useTestApp({ isoDir });
@@ -65,7 +69,7 @@ async function gatedScript(): Promise<string> {
 }
 
 describe('build_iso', () => {
-  it('builds a personalized ISO 9660 image that the download serves byte for byte', async () => {
+  it.skipIf(withoutXorriso)('builds a personalized ISO 9660 image that the download serves byte for byte', async () => {
     const org = await createOrganization(ctx);
     const log = capturingLogger();
     const queued = await triggerBuild(ctx, org.id);
@@ -111,48 +115,51 @@ describe('build_iso', () => {
     expect(log.lines.some((l) => l.includes('ISO_BASE_IMAGE is not set') && l.includes('"level":"warn"'))).toBe(true);
   });
 
-  it('writes the WLAN profile into the image, and no dump or log holds the credentials', async () => {
-    const org = await createOrganization(ctx);
-    const psk = 'Geheim: Rathaus 2026 \\ ok';
-    const ssid = 'Rathaus-WLAN';
-    const log = capturingLogger();
-    const queued = await triggerBuild(ctx, org.id, { wlan: { ssid, psk } });
+  it.skipIf(withoutXorriso)(
+    'writes the WLAN profile into the image, and no dump or log holds the credentials',
+    async () => {
+      const org = await createOrganization(ctx);
+      const psk = 'Geheim: Rathaus 2026 \\ ok';
+      const ssid = 'Rathaus-WLAN';
+      const log = capturingLogger();
+      const queued = await triggerBuild(ctx, org.id, { wlan: { ssid, psk } });
 
-    // While queued, the job carries only the sealed credentials.
-    const before = await dumpDatabase(ctx.sql, ctx.db.url);
-    expect(before.text).toContain(`build_iso:${queued.id}`); // the dump covers the job queue
-    expect(before.text).not.toContain(psk);
-    expect(before.text).not.toContain('Geheim');
-    const [job] = await ctx.sql<{ payload: any }[]>`
+      // While queued, the job carries only the sealed credentials.
+      const before = await dumpDatabase(ctx.sql, ctx.db.url);
+      expect(before.text).toContain(`build_iso:${queued.id}`); // the dump covers the job queue
+      expect(before.text).not.toContain(psk);
+      expect(before.text).not.toContain('Geheim');
+      const [job] = await ctx.sql<{ payload: any }[]>`
       select payload from graphile_worker._private_jobs where key = ${'build_iso:' + queued.id}`;
-    expect(job!.payload.wlan).toMatchObject({ v: 1 });
-    expect(JSON.stringify(job!.payload)).not.toContain(ssid);
+      expect(job!.payload.wlan).toMatchObject({ v: 1 });
+      expect(JSON.stringify(job!.payload)).not.toContain(ssid);
 
-    await runJobs(ctx, workerDeps(ctx, {}, log));
-    const build = (await getBuild(ctx, queued.id)).body;
-    expect(build.status).toBe('completed');
+      await runJobs(ctx, workerDeps(ctx, {}, log));
+      const build = (await getBuild(ctx, queued.id)).body;
+      expect(build.status).toBe('completed');
 
-    const image = join(isoDir, `fleet-installer-${queued.id}.iso`);
-    expect(isoFiles(image)).toContain('/fleet/wlan.nmconnection');
-    const profile = await extractFromIso(image, '/fleet/wlan.nmconnection');
-    expect(profile).toContain(`ssid=${ssid}\n`);
-    expect(profile).toContain('psk=Geheim:\\sRathaus\\s2026\\s\\\\\\sok\n');
-    expect(profile).toContain('key-mgmt=wpa-psk');
-    const provisioning = JSON.parse(await extractFromIso(image, '/fleet/provisioning.json'));
-    expect(provisioning.wlan_profile).toBe('/fleet/wlan.nmconnection');
+      const image = join(isoDir, `fleet-installer-${queued.id}.iso`);
+      expect(isoFiles(image)).toContain('/fleet/wlan.nmconnection');
+      const profile = await extractFromIso(image, '/fleet/wlan.nmconnection');
+      expect(profile).toContain(`ssid=${ssid}\n`);
+      expect(profile).toContain('psk=Geheim:\\sRathaus\\s2026\\s\\\\\\sok\n');
+      expect(profile).toContain('key-mgmt=wpa-psk');
+      const provisioning = JSON.parse(await extractFromIso(image, '/fleet/provisioning.json'));
+      expect(provisioning.wlan_profile).toBe('/fleet/wlan.nmconnection');
 
-    const after = await dumpDatabase(ctx.sql, ctx.db.url);
-    expect(after.text).toContain(queued.id); // the dump covers iso_builds
-    for (const secret of [psk, 'Geheim', 'wifi-security', 'psk=', 'nmconnection']) {
-      expect(after.text).not.toContain(secret);
-    }
-    expect(await jobsOf(queued.id)).toEqual([]); // the sealed payload is gone with its job
-    expect(JSON.stringify(await rowOf(queued.id))).not.toContain('Geheim');
-    expect(log.lines.join('\n')).not.toContain('Geheim');
-    console.info(`credentials check used ${after.via} for the database dump`);
-  });
+      const after = await dumpDatabase(ctx.sql, ctx.db.url);
+      expect(after.text).toContain(queued.id); // the dump covers iso_builds
+      for (const secret of [psk, 'Geheim', 'wifi-security', 'psk=', 'nmconnection']) {
+        expect(after.text).not.toContain(secret);
+      }
+      expect(await jobsOf(queued.id)).toEqual([]); // the sealed payload is gone with its job
+      expect(JSON.stringify(await rowOf(queued.id))).not.toContain('Geheim');
+      expect(log.lines.join('\n')).not.toContain('Geheim');
+      console.info(`credentials check used ${after.via} for the database dump`);
+    },
+  );
 
-  it('a second completed build deletes the first, file and row', async () => {
+  it.skipIf(withoutXorriso)('a second completed build deletes the first, file and row', async () => {
     const org = await createOrganization(ctx);
     const deps = workerDeps(ctx);
     const first = await triggerBuild(ctx, org.id);
@@ -174,7 +181,7 @@ describe('build_iso', () => {
     expect(list.body.items.map((b: { id: string }) => b.id)).toEqual([second.id]);
   });
 
-  it("a build never deletes another organization's builds", async () => {
+  it.skipIf(withoutXorriso)("a build never deletes another organization's builds", async () => {
     const a = await createOrganization(ctx);
     const b = await createOrganization(ctx);
     const deps = workerDeps(ctx);
@@ -185,7 +192,7 @@ describe('build_iso', () => {
     expect((await getBuild(ctx, ofA.id)).body.status).toBe('completed');
   });
 
-  it('remasters ISO_BASE_IMAGE keeping its content and its El Torito boot image', async () => {
+  it.skipIf(withoutXorriso)('remasters ISO_BASE_IMAGE keeping its content and its El Torito boot image', async () => {
     // A small bootable stand-in for an installer image, made with xorriso's mkisofs mode.
     const dir = await mkdtemp(join(tmpdir(), 'fleet-base-'));
     await mkdir(join(dir, 'root', 'boot'), { recursive: true });
@@ -231,7 +238,7 @@ describe('build_iso', () => {
     expect(log.lines.some((l) => l.includes('ISO_BASE_IMAGE is not set'))).toBe(false);
   });
 
-  it.each([
+  it.skipIf(withoutXorriso).each([
     [
       'a missing base image',
       () => '/nonexistent/debian-installer.iso',
@@ -300,7 +307,7 @@ describe('build_iso', () => {
     expect(await jobsOf(queued.id)).toEqual([]);
   });
 
-  it('reports progress from the script output while running', async () => {
+  it.skipIf(withoutXorriso)('reports progress from the script output while running', async () => {
     const org = await createOrganization(ctx);
     const deps = workerDeps(ctx, { isoBuildScript: await gatedScript() });
     const queued = await triggerBuild(ctx, org.id);
@@ -318,7 +325,7 @@ describe('build_iso', () => {
     }
   });
 
-  it('a worker stopped mid-build releases the job; the retry builds it', async () => {
+  it.skipIf(withoutXorriso)('a worker stopped mid-build releases the job; the retry builds it', async () => {
     const org = await createOrganization(ctx);
     const deps = workerDeps(ctx, { isoBuildScript: await gatedScript() });
     const queued = await triggerBuild(ctx, org.id);
@@ -353,7 +360,7 @@ describe('build_iso', () => {
     expect(await jobsOf(queued.id)).toEqual([]);
   });
 
-  it('concurrent builds of one organization do not corrupt each other', async () => {
+  it.skipIf(withoutXorriso)('concurrent builds of one organization do not corrupt each other', async () => {
     const org = await createOrganization(ctx);
     const deps = workerDeps(ctx);
     const builds: Array<{ id: string }> = [];
@@ -389,26 +396,29 @@ describe('build_iso', () => {
     }
   });
 
-  it('two builds completing in reverse order of creation leave exactly one, the last completed', async () => {
-    const org = await createOrganization(ctx);
-    const older = await triggerBuild(ctx, org.id);
-    const newer = await triggerBuild(ctx, org.id);
-    // The newer build runs first: hold the older one's job back until then.
-    const [olderJob] = await jobsOf(older.id);
-    await ctx.sql`
+  it.skipIf(withoutXorriso)(
+    'two builds completing in reverse order of creation leave exactly one, the last completed',
+    async () => {
+      const org = await createOrganization(ctx);
+      const older = await triggerBuild(ctx, org.id);
+      const newer = await triggerBuild(ctx, org.id);
+      // The newer build runs first: hold the older one's job back until then.
+      const [olderJob] = await jobsOf(older.id);
+      await ctx.sql`
       select from graphile_worker.reschedule_jobs(array[${olderJob!.id}]::bigint[], run_at => now() + interval '1 hour')`;
-    await runJobs(ctx, workerDeps(ctx));
-    expect((await getBuild(ctx, newer.id)).body.status).toBe('completed');
-    expect((await getBuild(ctx, older.id)).body.status).toBe('pending');
+      await runJobs(ctx, workerDeps(ctx));
+      expect((await getBuild(ctx, newer.id)).body.status).toBe('completed');
+      expect((await getBuild(ctx, older.id)).body.status).toBe('pending');
 
-    await ctx.sql`select from graphile_worker.reschedule_jobs(array[${olderJob!.id}]::bigint[], run_at => now())`;
-    await runJobs(ctx, workerDeps(ctx));
-    expect((await getBuild(ctx, older.id)).body.status).toBe('completed');
-    const rows = await ctx.sql<{ id: string }[]>`select id from iso_builds where organization_id = ${org.id}`;
-    expect(rows.map((r) => r.id)).toEqual([older.id]);
-    expect((await readdir(isoDir)).filter((n) => n.includes(newer.id))).toEqual([]);
-    expect((await getBuild(ctx, newer.id)).status).toBe(404);
-  });
+      await ctx.sql`select from graphile_worker.reschedule_jobs(array[${olderJob!.id}]::bigint[], run_at => now())`;
+      await runJobs(ctx, workerDeps(ctx));
+      expect((await getBuild(ctx, older.id)).body.status).toBe('completed');
+      const rows = await ctx.sql<{ id: string }[]>`select id from iso_builds where organization_id = ${org.id}`;
+      expect(rows.map((r) => r.id)).toEqual([older.id]);
+      expect((await readdir(isoDir)).filter((n) => n.includes(newer.id))).toEqual([]);
+      expect((await getBuild(ctx, newer.id)).status).toBe(404);
+    },
+  );
 
   it('does nothing for a build whose row is gone', async () => {
     const org = await createOrganization(ctx);
@@ -439,7 +449,7 @@ describe('build_iso', () => {
     expect(await jobsOf(queued.id)).toEqual([]);
   });
 
-  it('keeps the ISO folder private to the build while it runs', async () => {
+  it.skipIf(withoutXorriso)('keeps the ISO folder private to the build while it runs', async () => {
     // The work folder holds the plaintext profile: 0700, files 0600.
     const org = await createOrganization(ctx);
     const deps = workerDeps(ctx, { isoBuildScript: await gatedScript() });
@@ -462,19 +472,22 @@ describe('build_iso', () => {
     }
   });
 
-  it('creates the ISO folder 0700 and every image 0600 from the start (the build runs under umask 077)', async () => {
-    const org = await createOrganization(ctx);
-    const queued = await triggerBuild(ctx, org.id, { wlan: { ssid: 'Mode', psk: 'file-mode-passphrase' } });
-    await runJobs(ctx, workerDeps(ctx));
-    const build = (await getBuild(ctx, queued.id)).body;
-    expect(build.status).toBe('completed');
-    expect((await stat(isoDir)).mode & 0o777).toBe(0o700);
-    const images = (await readdir(isoDir)).filter((name) => name.endsWith('.iso'));
-    expect(images).toContain(`fleet-installer-${queued.id}.iso`);
-    // The development base image is written by the script alone: no chmod could have fixed it.
-    expect(images).toContain('.dev-base-debian.iso');
-    for (const name of images) {
-      expect({ name, mode: (await stat(join(isoDir, name))).mode & 0o777 }).toEqual({ name, mode: 0o600 });
-    }
-  });
+  it.skipIf(withoutXorriso)(
+    'creates the ISO folder 0700 and every image 0600 from the start (the build runs under umask 077)',
+    async () => {
+      const org = await createOrganization(ctx);
+      const queued = await triggerBuild(ctx, org.id, { wlan: { ssid: 'Mode', psk: 'file-mode-passphrase' } });
+      await runJobs(ctx, workerDeps(ctx));
+      const build = (await getBuild(ctx, queued.id)).body;
+      expect(build.status).toBe('completed');
+      expect((await stat(isoDir)).mode & 0o777).toBe(0o700);
+      const images = (await readdir(isoDir)).filter((name) => name.endsWith('.iso'));
+      expect(images).toContain(`fleet-installer-${queued.id}.iso`);
+      // The development base image is written by the script alone: no chmod could have fixed it.
+      expect(images).toContain('.dev-base-debian.iso');
+      for (const name of images) {
+        expect({ name, mode: (await stat(join(isoDir, name))).mode & 0o777 }).toEqual({ name, mode: 0o600 });
+      }
+    },
+  );
 });

@@ -25,6 +25,10 @@ import {
   waitForStatus,
   workerDeps,
 } from '../support/iso_builds.ts';
+import { missingTools } from '../support/tools.ts';
+
+/** The builds run the real build script, which needs xorriso. */
+const withoutXorriso = missingTools('xorriso');
 
 const isoDir = tempIsoDir();
 const ctx = useTestApp({ isoDir });
@@ -57,7 +61,7 @@ async function jobsOf(buildId: string) {
 }
 
 describe('sweep_iso_builds', () => {
-  it('deletes builds past expires_at, file and row, and keeps the others', async () => {
+  it.skipIf(withoutXorriso)('deletes builds past expires_at, file and row, and keeps the others', async () => {
     const a = await createOrganization(ctx);
     const b = await createOrganization(ctx);
     const expired = await completedBuild(a.id);
@@ -145,7 +149,7 @@ describe('sweep_iso_builds', () => {
     expect((await getBuild(ctx, recent.id)).body.status).toBe('failed');
   });
 
-  it('removes files no build owns and keeps everything a build still needs', async () => {
+  it.skipIf(withoutXorriso)('removes files no build owns and keeps everything a build still needs', async () => {
     const org = await createOrganization(ctx);
     const done = await completedBuild(org.id);
     const running = await triggerBuild(ctx, org.id);
@@ -194,7 +198,7 @@ describe('sweep_iso_builds', () => {
     expect((await getBuild(ctx, done.id)).body.status).toBe('completed');
   });
 
-  it('is idempotent: a second sweep right after changes nothing', async () => {
+  it.skipIf(withoutXorriso)('is idempotent: a second sweep right after changes nothing', async () => {
     const org = await createOrganization(ctx);
     const done = await completedBuild(org.id);
     await sweep();
@@ -208,6 +212,8 @@ describe('sweep_iso_builds', () => {
 
   it('recovers from a worker process killed with SIGKILL mid-build', async () => {
     const org = await createOrganization(ctx);
+    // Jobs earlier tests left queued first: the worker below must take this build, not one of them.
+    await runJobs(ctx, workerDeps(ctx));
     const queued = await triggerBuild(ctx, org.id, { wlan: { ssid: 'Net', psk: 'killed-worker-psk' } });
     // A build script that waits (as long as its work folder exists) before the real build.
     const script = join(await mkdtemp(join(tmpdir(), 'fleet-script-')), 'gated.sh');

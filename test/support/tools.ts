@@ -18,6 +18,7 @@ export const TOOLS = {
   xorriso: { apt: 'xorriso' },
   dash: { apt: 'dash' },
   busybox: { apt: 'busybox' },
+  curl: { apt: 'curl' },
   'debconf-set-selections': { apt: 'debconf' },
   'ansible-playbook': { apt: 'ansible-core' },
   git: { apt: 'git' },
