@@ -13,31 +13,48 @@ export function heartbeatIntervalMs(silenceSeconds: number): number {
   return Math.max(500, Math.min(30_000, (silenceSeconds * 1000) / 4));
 }
 
-export function startHeartbeat(pool: pg.Pool, workerIds: () => string[], silenceSeconds: number, log: Logger) {
+/**
+ * Beats for the given worker ids; `onSilentWorker` is called after a beat that saw another
+ * worker silent for longer than the silence (the dead build check then runs at once).
+ */
+export function startHeartbeat(
+  pool: pg.Pool,
+  workerIds: () => string[],
+  silenceSeconds: number,
+  log: Logger,
+  onSilentWorker: () => Promise<void> = async () => {},
+) {
   let failing = false;
   const beat = async () => {
     const ids = workerIds();
     if (ids.length === 0) return;
     try {
-      await pool.query(
-        `insert into worker_heartbeats (worker_id, host, pid, seen_at)
-         select id, $2, $3, now() from unnest($1::text[]) id
-         on conflict (worker_id) do update set seen_at = now()`,
-        [ids, hostname(), process.pid],
+      const { rows } = await pool.query<{ silent: boolean }>(
+        `with beat as (
+           insert into worker_heartbeats (worker_id, host, pid, seen_at)
+           select id, $2, $3, now() from unnest($1::text[]) id
+           on conflict (worker_id) do update set seen_at = now()
+         )
+         select exists (
+           select from worker_heartbeats
+            where seen_at < now() - make_interval(secs => $4) and worker_id <> all($1::text[])
+         ) as silent`,
+        [ids, hostname(), process.pid, silenceSeconds],
       );
       if (failing) log.info('worker heartbeat recorded again');
       failing = false;
+      if (rows[0]?.silent) await onSilentWorker();
     } catch (err) {
       // Said once per outage: the database being away is logged elsewhere too.
       if (!failing) log.warn('worker heartbeat failed', { error: (err as Error).message });
       failing = true;
     }
   };
-  const first = beat();
   const timer = setInterval(() => void beat(), heartbeatIntervalMs(silenceSeconds));
   timer.unref();
   return {
-    first,
+    /** Beats now (also when a new worker id appears), besides the regular interval. */
+    beat,
     /** After a clean stop the rows go: the workers released their jobs. */
     async stop() {
       clearInterval(timer);

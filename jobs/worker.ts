@@ -11,7 +11,7 @@ import { databaseTimeouts } from '../api/db/client.ts';
 import type { Logger } from '../api/log.ts';
 import { DEFAULT_WORKER_SILENCE_SECONDS, startHeartbeat } from './heartbeat.ts';
 import { REAP_DEAD_BUILDS_TASK } from './tasks/reap_dead_builds.ts';
-import { buildHostTasks, deliveryTasks } from './tasks/index.ts';
+import { buildHostTasks, deliveryTasks, reaperTasks } from './tasks/index.ts';
 import type { WorkerDeps } from './worker_deps.ts';
 
 export const crontabFile = fileURLToPath(new URL('./crontab', import.meta.url));
@@ -44,7 +44,8 @@ export async function startWorker(
   const webhookConcurrency = options.webhookConcurrency ?? DEFAULT_WEBHOOK_CONCURRENCY;
   const pool = new pg.Pool({
     connectionString: databaseUrl,
-    max: concurrency + webhookConcurrency + 4,
+    // Each runner's jobs, plus its LISTEN connection and the heartbeat.
+    max: concurrency + webhookConcurrency + 1 + 6,
     connectionTimeoutMillis: timeouts.connectSeconds * 1000,
     statement_timeout: timeouts.statementMs,
     idle_in_transaction_session_timeout: timeouts.statementMs,
@@ -56,12 +57,30 @@ export async function startWorker(
   const lost = (err: Error) => deps.log.warn('worker database connection lost', { error: err.message });
   pool.on('connect', (client) => client.on('error', lost));
   const workerIds = new Set<string>();
+  const silence = deps.config.workerSilenceSeconds ?? DEFAULT_WORKER_SILENCE_SECONDS;
+  // A silent worker seen by a beat queues the check at once, rather than at the crontab's
+  // next minute: a dead host's build fails within the silence and one beat.
+  let reaper: Runner | undefined;
+  const reapNow = async () => {
+    await reaper
+      ?.addJob(REAP_DEAD_BUILDS_TASK, {}, { jobKey: 'reap_dead_builds', maxAttempts: 1 })
+      .catch((err) => deps.log.warn('could not queue the dead build check', { error: (err as Error).message }));
+  };
+  const heartbeat = startHeartbeat(pool, () => [...workerIds], silence, deps.log, reapNow);
   const events: WorkerEvents = new EventEmitter();
-  // Jobs are locked by the pool's id (batched fetching) or a worker's: both beat.
-  events.on('pool:create', ({ workerPool }) => workerIds.add(workerPool.id));
-  events.on('worker:create', ({ worker }) => workerIds.add(worker.workerId));
-  // Two runners on one pool: deliveries have their own slots, so a webhook never waits
-  // behind an ISO build of half an hour.
+  // Jobs are locked by the pool's id (batched fetching) or a worker's: both beat, from the
+  // moment they exist (a runner takes a job at once, and a host may die in its first second).
+  events.on('pool:create', ({ workerPool }) => {
+    workerIds.add(workerPool.id);
+    void heartbeat.beat();
+  });
+  events.on('worker:create', ({ worker }) => {
+    workerIds.add(worker.workerId);
+    void heartbeat.beat();
+  });
+  // Three runners on one pool: deliveries and the dead build check have their own slots,
+  // so neither a webhook nor the failing of a dead host's build waits behind an ISO build
+  // of half an hour (a job is only fetched by a runner whose task list names it).
   let runner: Runner;
   let deliveries: Runner;
   try {
@@ -82,13 +101,22 @@ export async function startWorker(
       await runner.stop();
       throw err;
     });
+    reaper = await startRunner(
+      pool,
+      deps,
+      { concurrency: 1, tasks: reaperTasks(deps), crontab: false },
+      options,
+      events,
+    ).catch(async (err) => {
+      await Promise.all([runner.stop(), deliveries.stop()]);
+      throw err;
+    });
   } catch (err) {
+    await heartbeat.stop().catch(() => {});
     await pool.end().catch(() => {});
     throw err;
   }
-  const silence = deps.config.workerSilenceSeconds ?? DEFAULT_WORKER_SILENCE_SECONDS;
-  const heartbeat = startHeartbeat(pool, () => [...workerIds], silence, deps.log);
-  await heartbeat.first;
+  await heartbeat.beat();
   // A worker that died while no other ran: its builds fail one silence after this start
   // rather than at the next crontab minute.
   await runner
@@ -105,7 +133,7 @@ export async function startWorker(
   deps.log.info('worker started', { concurrency, webhook_concurrency: webhookConcurrency });
   const stop = runner.stop.bind(runner);
   runner.stop = async () => {
-    await Promise.all([stop(), deliveries.stop()]);
+    await Promise.all([stop(), deliveries.stop(), reaper?.stop()]);
     await heartbeat.stop().catch(() => {});
     await pool.end();
   };

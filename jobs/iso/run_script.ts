@@ -2,8 +2,9 @@
  * Runs the build script as a child process: argument array, no shell interpolation, a
  * minimal environment (the worker's own holds DATABASE_URL, ADMIN_TOKEN and the WLAN key,
  * none of which the script needs), a hard timeout and the worker's abort signal, both of
- * which stop the whole process group (bash, its pipeline and xorriso). Reads the script's
- * line protocol: `PROGRESS n` and `WARNING text` on stdout, `ERROR text` on stderr.
+ * which stop the whole process group (bash, its pipeline and xorriso), and a watchdog in
+ * that group which stops it when the worker dies. Reads the script's line protocol:
+ * `PROGRESS n` and `WARNING text` on stdout, `ERROR text` on stderr.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -30,6 +31,30 @@ export interface ScriptOptions {
 /** Grace between SIGTERM and SIGKILL of the process group. */
 const KILL_GRACE_MS = 3000;
 
+/**
+ * Runs in front of the build script, which it then becomes (exec: same pid, the group's
+ * leader). Its background loop kills the group once the worker that started it is gone:
+ * SIGKILL of the worker included, which Node cannot turn into a parent-death signal. So a
+ * dead worker's build never writes on into the work folder that the dead build check
+ * removes. The loop ends by itself when the script does. Linux: it reads /proc.
+ */
+const WATCHDOG = `
+worker=$PPID leader=$$
+parent_of() { local stat; read -r stat <"/proc/$1/stat" 2>/dev/null || return 0; stat=\${stat##*) }; set -- $stat; echo "$2"; }
+(
+  trap '' TERM
+  self=$BASHPID
+  while sleep 1; do
+    [[ $(parent_of "$self") == "$leader" ]] || exit 0
+    [[ $(parent_of "$leader") == "$worker" ]] && continue
+    kill -TERM -- "-$leader"
+    sleep 2
+    kill -KILL -- "-$leader"
+  done
+) </dev/null >/dev/null 2>&1 &
+exec bash "$1"
+`;
+
 export function runBuildScript(options: ScriptOptions): Promise<ScriptOutcome> {
   return new Promise((resolve) => {
     const env: Record<string, string> = {
@@ -41,7 +66,11 @@ export function runBuildScript(options: ScriptOptions): Promise<ScriptOutcome> {
     };
     let child: ChildProcessByStdio<null, Readable, Readable>;
     try {
-      child = spawn('bash', [options.script], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      child = spawn('bash', ['-c', WATCHDOG, 'fleet-build', options.script], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
     } catch (err) {
       resolve({ kind: 'failed', message: `the build script could not be started: ${(err as Error).message}` });
       return;

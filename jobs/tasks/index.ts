@@ -10,14 +10,18 @@ import { SWEEP_WEBHOOK_DELIVERIES_TASK, sweepWebhookDeliveriesTask } from './swe
 
 export const SWEEP_ISO_BUILDS_TASK = 'sweep_iso_builds';
 
-/** The tasks of the main runner: ISO builds and the crontab's upkeep. */
+/** The tasks of the main runner: ISO builds and the hourly sweeps. */
 export function buildHostTasks(deps: WorkerDeps): TaskList {
   return {
     [BUILD_ISO_TASK]: buildIsoTask(deps),
     [SWEEP_ISO_BUILDS_TASK]: sweepIsoBuildsTask(deps),
-    [REAP_DEAD_BUILDS_TASK]: reapDeadBuildsTask(deps),
     [SWEEP_WEBHOOK_DELIVERIES_TASK]: sweepWebhookDeliveriesTask(deps),
   };
+}
+
+/** The dead build check, on a runner of its own: it never waits behind a build or a delivery. */
+export function reaperTasks(deps: WorkerDeps): TaskList {
+  return { [REAP_DEAD_BUILDS_TASK]: reapDeadBuildsTask(deps) };
 }
 
 /** Webhook deliveries, run by a runner of their own beside the builds. */
@@ -27,5 +31,5 @@ export function deliveryTasks(deps: WorkerDeps): TaskList {
 
 /** Every task (tests run all due jobs at once). */
 export function createTaskList(deps: WorkerDeps): TaskList {
-  return { ...buildHostTasks(deps), ...deliveryTasks(deps) };
+  return { ...buildHostTasks(deps), ...reaperTasks(deps), ...deliveryTasks(deps) };
 }

@@ -4,7 +4,9 @@
  * (WORKER_SILENCE_SECONDS) lost its build host. The build fails, the dead workers' locks
  * are released and the job is deleted (and with it the sealed WLAN credentials), and the
  * build's work folder (plaintext WLAN profile, partial image) is removed. Live workers
- * beat far more often than the silence, so builds of other hosts are never touched.
+ * beat far more often than the silence, so builds of other hosts are never touched. A job
+ * locked for longer than the silence by a worker without any heartbeat is a dead worker's
+ * too: one that died before its first beat was recorded.
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,13 +34,16 @@ export async function reapDeadBuilds(deps: WorkerDeps, db: PoolClient): Promise<
     `select worker_id from worker_heartbeats where seen_at < now() - make_interval(secs => $1)`,
     [silence],
   );
-  if (dead.length === 0) return [];
-  const deadIds = dead.map((r) => r.worker_id);
-  const { rows: jobs } = await db.query<{ id: string; key: string }>(
-    `select id, key from graphile_worker.jobs
-      where task_identifier = $1 and locked_by = any($2::text[]) and key is not null`,
-    [BUILD_ISO_TASK, deadIds],
+  const { rows: jobs } = await db.query<{ id: string; key: string; locked_by: string }>(
+    `select id, key, locked_by from graphile_worker.jobs j
+      where task_identifier = $1 and key is not null
+        and (locked_by = any($2::text[])
+          or (locked_at < now() - make_interval(secs => $3)
+            and not exists (select from worker_heartbeats h where h.worker_id = j.locked_by)))`,
+    [BUILD_ISO_TASK, dead.map((r) => r.worker_id), silence],
   );
+  if (dead.length === 0 && jobs.length === 0) return [];
+  const deadIds = [...new Set([...dead.map((r) => r.worker_id), ...jobs.map((j) => j.locked_by)])];
   const buildIds = jobs.map((j) => j.key.slice(BUILD_ISO_TASK.length + 1));
   const { rows: failed } = await db.query<{ id: string }>(
     `update iso_builds set status = 'failed', finished_at = now_ms(), error = $2

@@ -1,8 +1,11 @@
 /**
  * A build host killed mid-build (SIGKILL, host lost): its worker stops sending heartbeats,
  * and a worker still running fails the build within one silence plus a crontab minute,
- * deletes its job and its work folder. Live workers never fail each other's builds.
- * The silence is shortened (WORKER_SILENCE_SECONDS) so the test takes seconds.
+ * deletes its job and its work folder. Live workers never fail each other's builds. The
+ * check does not wait behind the builds of the host that runs it, and the dead host's build
+ * script dies with its worker (a watchdog in its process group), so nothing writes into the
+ * work folder once it is removed. The silence is shortened (WORKER_SILENCE_SECONDS) so the
+ * test takes seconds.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -18,6 +21,7 @@ import { workPaths } from '../../jobs/iso/iso_files.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { getBuild, tempIsoDir, triggerBuild, waitForStatus, workerDeps } from '../support/iso_builds.ts';
+import { allProcesses, liveInGroup } from '../support/processes.ts';
 
 const isoDir = tempIsoDir();
 const ctx = useTestApp({ isoDir });
@@ -43,21 +47,43 @@ async function slowScript(): Promise<string> {
   return script;
 }
 
+/**
+ * A build script that never ends by itself and keeps writing into its work folder,
+ * creating it again if it is gone: only being killed stops it.
+ */
+async function stubbornScript(): Promise<string> {
+  const script = join(await mkdtemp(join(tmpdir(), 'fleet-script-')), 'stubborn.sh');
+  await writeFile(
+    script,
+    [
+      '#!/usr/bin/env bash',
+      'work=$(dirname "$FLEET_ISO_STAGING")',
+      'echo "PROGRESS 40"',
+      'while :; do mkdir -p "$work" && date +%s%N >"$work/still-writing"; sleep 0.2; done',
+      '',
+    ].join('\n'),
+  );
+  return script;
+}
+
 /** A build host in a process of its own, building the given build up to 40 %. */
-async function buildHostBuilding(buildId: string): Promise<{ child: ChildProcess; exited: Promise<unknown> }> {
+async function buildHostBuilding(
+  buildId: string,
+  { script, silence = SILENCE }: { script?: string; silence?: number } = {},
+): Promise<{ child: ChildProcess; exited: Promise<unknown> }> {
   const fixture = fileURLToPath(new URL('./fixtures/worker_process.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
     env: {
       ...process.env,
       DATABASE_URL: ctx.db.url,
       ISO_DIR: isoDir,
-      BUILD_SCRIPT: await slowScript(),
-      WORKER_SILENCE_SECONDS: String(SILENCE),
+      BUILD_SCRIPT: script ?? (await slowScript()),
+      WORKER_SILENCE_SECONDS: String(silence),
     },
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.on('exit', resolve));
-  await waitForStatus(ctx, buildId, ['running'], 30_000);
+  await waitForStatus(ctx, buildId, ['running'], 60_000);
   await expect.poll(async () => (await getBuild(ctx, buildId)).body.progress, { timeout: 10_000 }).toBe(40);
   return { child, exited };
 }
@@ -123,4 +149,47 @@ describe('builds of a dead worker', () => {
       await host.exited;
     }
   }, 90_000);
+
+  it('fail within the silence plus a minute while the other host is busy; the build dies with its worker', async () => {
+    const silence = 5;
+    const script = await stubbornScript();
+    const org = await createOrganization(ctx);
+    // Host A takes a build that never ends; a second build waits behind it in its queue.
+    const long = await triggerBuild(ctx, org.id);
+    const busy = await buildHostBuilding(long.id, { script, silence });
+    const doomed = await triggerBuild(ctx, org.id);
+    const dying = await buildHostBuilding(doomed.id, { script, silence });
+    const backlog = await triggerBuild(ctx, org.id);
+    try {
+      // The dead host's build script and its group (bash, sleep, the watchdog).
+      const build = allProcesses().find((p) => p.ppid === dying.child.pid && p.command.includes(script));
+      expect(build, 'the build script under host B').toBeDefined();
+      const workDir = join(isoDir, `.work-${doomed.id}`);
+      expect(existsSync(join(workDir, 'still-writing'))).toBe(true);
+
+      dying.child.kill('SIGKILL');
+      await dying.exited;
+      const killedAt = Date.now();
+      // Host A's runner for builds stays busy the whole time (and one build waits behind it).
+      const failed = await waitForStatus(ctx, doomed.id, ['failed', 'completed'], (silence + 60) * 1000);
+      const failedMs = Date.now() - killedAt;
+      expect(failed).toMatchObject({ status: 'failed', error: expect.stringContaining('build host stopped') });
+      expect(failedMs).toBeLessThan((silence + 60) * 1000);
+      expect(liveInGroup(build!.pgid)).toEqual([]);
+      await expect.poll(() => existsSync(workDir), { timeout: 10_000 }).toBe(false);
+      // The script wrote every 0.2 s: five times that without the folder coming back.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(existsSync(workDir)).toBe(false);
+      expect((await getBuild(ctx, long.id)).body.status).toBe('running');
+      expect((await getBuild(ctx, backlog.id)).body.status).toBe('pending');
+      console.info(`a dead host's build failed ${failedMs} ms after the kill (silence ${silence} s, other host busy)`);
+    } finally {
+      busy.child.kill('SIGKILL');
+      await busy.exited;
+    }
+    // Host A's build went with it, too.
+    await expect
+      .poll(() => allProcesses().filter((p) => p.command.includes(script) && p.state !== 'Z'), { timeout: 10_000 })
+      .toEqual([]);
+  }, 240_000);
 });
