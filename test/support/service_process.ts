@@ -33,15 +33,18 @@ function denoApiCommand(): { command: string; args: string[] } {
 export interface LaunchOptions {
   /** Lead a process group of its own, as a shell's foreground job does (signals to -pid reach the group). */
   processGroup?: boolean;
+  /** Run `npm start` itself (npm, then node), as a user or a supervisor does. */
+  viaNpm?: boolean;
 }
 
 /** Starts the service without waiting: resolves with its exit code and output once it exits. */
 export async function runServiceToExit(
   env: Record<string, string | undefined>,
   timeoutMs = 60_000,
+  options: LaunchOptions = {},
 ): Promise<{ code: number | null; output: string; ms: number }> {
   const started = Date.now();
-  const { child, output, exited } = await launch(env, [], 'node', {});
+  const { child, output, exited } = await launch(env, [], 'node', options);
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const code = await exited;
   clearTimeout(timer);
@@ -63,7 +66,9 @@ async function launch(
   const { command, args: commandArgs } =
     runtime === 'deno'
       ? denoApiCommand()
-      : { command: process.execPath, args: ['--import', 'tsx', 'api/main_node.ts'] };
+      : options.viaNpm
+        ? { command: 'npm', args: ['start', '--silent', '--'] }
+        : { command: process.execPath, args: ['--import', 'tsx', 'api/main_node.ts'] };
   const child = spawn(command, [...commandArgs, ...args], {
     cwd: root,
     env: childEnv,
