@@ -40,7 +40,7 @@ const KILL_GRACE_MS = 3000;
  */
 const WATCHDOG = `
 worker=$PPID leader=$$
-parent_of() { local stat; read -r stat <"/proc/$1/stat" 2>/dev/null || return 0; stat=\${stat##*) }; set -- $stat; echo "$2"; }
+parent_of() { local stat ppid; read -r stat <"/proc/$1/stat" 2>/dev/null || return 0; read -r _ ppid _ <<<"\${stat##*) }"; echo "$ppid"; }
 (
   trap '' TERM
   self=$BASHPID
