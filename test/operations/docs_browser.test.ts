@@ -99,9 +99,10 @@ describe.skipIf(missingTools('chromium'))('GET /api/v1/docs in Chromium', () => 
     const list = page.locator('#operations-Organizations-listOrganizations');
     await list.locator('.opblock-summary-control').click();
     await list.locator('button.execute').click();
-    await list.locator('.live-responses-table .response-col_status').first().waitFor();
-    expect(await list.locator('.live-responses-table .response-col_status').first().innerText()).toContain('200');
-    expect(await list.locator('.live-responses-table .response-col_description').first().innerText()).toContain(org.id);
+    const answer = list.locator('.live-responses-table tr.response');
+    await answer.waitFor();
+    expect(await answer.locator('.response-col_status').innerText()).toContain('200');
+    expect(await answer.locator('.response-col_description').innerText()).toContain(org.id);
 
     const kept = async () =>
       page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage } }));
