@@ -46,7 +46,7 @@ validation errors. Each response below lists the codes it can carry, with an exa
 
 | status | error | when |
 |---|---|---|
-| 400 | \`invalid_request\` | body, query or path fails validation (unknown body fields included) |
+| 400 | \`invalid_request\` | body or query fails validation (unknown body fields included); a malformed path id is 404 |
 | 401 | \`unauthorized\` | operator token or organization key missing, wrong, revoked or expired |
 | 401 | \`invalid_agent_secret\` | agent bearer secret missing, malformed or unknown |
 | 401 | \`invalid_bootstrap_token\` | bootstrap token wrong, used or expired |
