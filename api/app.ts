@@ -6,7 +6,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import type { Context } from 'hono';
-import { accessMiddleware, denyUndeclaredRoutes } from './access/middleware.ts';
+import { denyUndeclaredRoutes } from './access/middleware.ts';
 import { activationRoutes } from './activation/routes.ts';
 import { agentRoutes } from './agent/routes.ts';
 import { apiKeyRoutes } from './api_keys/routes.ts';
@@ -17,7 +17,7 @@ import { DEFAULT_DATABASE_TIMEOUT_SECONDS, isDatabaseUnavailable, isPgError, pgE
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
 import { deviceRoutes } from './devices/routes.ts';
 import { apiDescription } from './docs/description.ts';
-import { docsRoutes } from './docs/routes.ts';
+import { docsRoutes, openapiDocumentRoutes } from './docs/routes.ts';
 import { enrollmentSessionRoutes } from './enrollment_sessions/routes.ts';
 import { groupRoutes } from './groups/routes.ts';
 import { healthRoutes } from './health/routes.ts';
@@ -108,8 +108,9 @@ export function createApp(deps: AppDeps) {
     },
     servers: [{ url: '/' }],
   };
-  app.get('/api/v1/openapi.json', accessMiddleware({ method: 'get', access: 'public' }), (c) =>
-    c.json(app.getOpenAPI31Document(document)),
+  app.route(
+    '/api/v1',
+    openapiDocumentRoutes(() => app.getOpenAPI31Document(document)),
   );
 
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));

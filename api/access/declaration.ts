@@ -61,6 +61,17 @@ export function callersOf(access: Access): CallerName[] {
   }
 }
 
+/**
+ * The 401 `unauthorized` message of a route: it names the credentials the route takes, so
+ * the answer and the OpenAPI example of the route say the same. Without a route (an
+ * unknown path) any of them.
+ */
+export function credentialRequired(access?: Access): string {
+  return access === 'operator'
+    ? 'a valid operator token is required (Authorization: Bearer <ADMIN_TOKEN>)'
+    : 'a valid operator token or organization API key is required (Authorization: Bearer <ADMIN_TOKEN> or Bearer fpk_…)';
+}
+
 /** True for the routes that take the operator token or an organization key. */
 export function takesOrgCredential(access: Access): access is 'operator' | 'org_admin' | 'org_viewer' {
   return access === 'operator' || access === 'org_admin' || access === 'org_viewer';

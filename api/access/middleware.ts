@@ -16,7 +16,14 @@ import { secretsEqual } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
 import { isUuid } from '../http/uuid.ts';
 import { insertAuditEvent, type AuditEntry } from '../audit/repo.ts';
-import { type Access, resourceLabel, type ResourceKind, takesOrgCredential, type TenantIds } from './declaration.ts';
+import {
+  type Access,
+  credentialRequired,
+  resourceLabel,
+  type ResourceKind,
+  takesOrgCredential,
+  type TenantIds,
+} from './declaration.ts';
 import { organizationOf } from './owners.ts';
 
 /** Who is calling an operator or organization route. */
@@ -72,7 +79,7 @@ export const denyUndeclaredRoutes: MiddlewareHandler<AppEnv> = async (c, next) =
 
 async function authorizedRead(c: Context<AppEnv>, next: () => Promise<void>, route: RouteAccess) {
   const { sql } = c.get('deps');
-  const caller = await authenticate(c, sql, false);
+  const caller = await authenticate(c, sql, false, route.access);
   await authorize(c, sql, caller, route);
   c.set('db', sql);
   await next();
@@ -84,7 +91,7 @@ const rollback = Symbol('rollback');
 async function authorizedWrite(c: Context<AppEnv>, next: () => Promise<void>, route: RouteAccess) {
   try {
     await c.get('deps').sql.begin(async (tx) => {
-      const caller = await authenticate(c, tx, true);
+      const caller = await authenticate(c, tx, true, route.access);
       await authorize(c, tx, caller, route);
       c.set('db', tx);
       await next();
@@ -108,24 +115,20 @@ export function recordAudit(c: Context<AppEnv>, entry: AuditEntry) {
   c.set('audit', entry);
 }
 
-function unauthorized(): ApiError {
-  return new ApiError(
-    'unauthorized',
-    'a valid operator token or organization API key is required (Authorization: Bearer <token>)',
-    { headers: { 'WWW-Authenticate': 'Bearer' } },
-  );
+function unauthorized(access: Access | undefined): ApiError {
+  return new ApiError('unauthorized', credentialRequired(access), { headers: { 'WWW-Authenticate': 'Bearer' } });
 }
 
-async function authenticate(c: Context<AppEnv>, db: Db, lock: boolean): Promise<Caller> {
+async function authenticate(c: Context<AppEnv>, db: Db, lock: boolean, access?: Access): Promise<Caller> {
   const token = bearerToken(c.req.header('authorization'));
-  if (token === null) throw unauthorized();
+  if (token === null) throw unauthorized(access);
   if (secretsEqual(token, c.get('deps').config.adminToken)) {
     c.set('caller', { type: 'operator' });
     return { type: 'operator' };
   }
-  if (!token.startsWith(API_KEY_PREFIX)) throw unauthorized();
+  if (!token.startsWith(API_KEY_PREFIX)) throw unauthorized(access);
   const key = await findUsableKey(db, token, lock);
-  if (key === null) throw unauthorized();
+  if (key === null) throw unauthorized(access);
   if (key.stale_use) await touchApiKey(db, key.id);
   const caller: Caller = {
     type: 'api_key',

@@ -5,6 +5,7 @@
  */
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { AppEnv } from '../app_env.ts';
+import { operationExamples } from '../docs/error_examples.ts';
 import { errorResponses, type ErrorSpec } from '../http/errors.ts';
 import { validationHook } from '../http/openapi.ts';
 import { type Access, callersOf, takesOrgCredential, type TenantIds } from './declaration.ts';
@@ -40,7 +41,12 @@ export function defineRoute<const R extends RouteConfig>(config: R & RouteDeclar
     security: securityOf(access),
     'x-callers': callersOf(access),
     ...(audit ? { 'x-audit-action': audit } : {}),
-    responses: { ...route.responses, ...errorResponses(...codes) },
+    responses: {
+      ...route.responses,
+      ...errorResponses(codes, (code, status) =>
+        operationExamples({ method: route.method, path: route.path, access, tenant, request }, code, status),
+      ),
+    },
   } as unknown as R);
 }
 

@@ -1,7 +1,18 @@
-/** The OpenAPI document's description: what a client of the API needs beyond the operations. */
+/**
+ * The OpenAPI document's description: what a client of the API needs beyond the operations.
+ * Only its first lines show at once; the reference sections sit in a collapsed block, so
+ * "Authorize" stays on the docs' first screen.
+ */
 export const apiDescription = `Device provisioning and fleet management for Linux desktop fleets:
 organizations, activation, provisioning templates (Bereitstellungsvorlagen), the agent protocol, the order
 catalog (Auftragskatalog), org units (OE), groups and ISO builds.
+
+Press **Authorize** and paste the operator token or your organization API key (\`fpk_…\`): this page keeps it in
+memory only, so a reload or a closed tab forgets it. Each operation names who may call it (\`x-callers\`) and
+the errors it can answer, with an example of each.
+
+<details>
+<summary>Conventions, authentication, errors, ISO builds and webhooks</summary>
 
 ## Conventions
 
@@ -35,11 +46,11 @@ validation errors. Each response below lists the codes it can carry, with an exa
 
 | status | error | when |
 |---|---|---|
-| 400 | \`invalid_request\` | body, query or path fails validation (unknown body fields included) |
+| 400 | \`invalid_request\` | body or query fails validation (unknown body fields included); a malformed path id is 404 |
 | 401 | \`unauthorized\` | operator token or organization key missing, wrong, revoked or expired |
 | 401 | \`invalid_agent_secret\` | agent bearer secret missing, malformed or unknown |
 | 401 | \`invalid_bootstrap_token\` | bootstrap token wrong, used or expired |
-| 403 | \`invalid_activation_code\` | activation code unknown; enrollment session revoked, expired or out of quota |
+| 403 | \`invalid_activation_code\` | activate or resolve: activation code unknown; enrollment session revoked, expired or out of quota |
 | 403 | \`template_not_allowed\` | resolve of a template that the credential does not offer |
 | 403 | \`device_deprovisioned\` / \`device_archived\` | agent call of such a device |
 | 403 | \`forbidden\` | an organization API key whose role does not allow the call |
@@ -58,6 +69,8 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 422 | \`not_in_catalog\` | selection of a Merkmal that is not in the order catalog for the device's backend |
 | 422 | \`invalid_event_type\` | agent report with a non-agent event type |
 | 422 | \`organization_mismatch\` | device, org unit or group of different organizations combined |
+| 422 | \`enrollment_session_unusable\` | ISO build bound to an enrollment session that is revoked, expired or used up |
+| 422 | \`template_not_in_session\` | ISO build with a \`template_id\` other than its enrollment session's |
 | 429 | \`too_many_requests\` | too many failed activations from one address; \`Retry-After\` says when to retry |
 | 500 | \`internal_error\` | anything unexpected; the message carries a request id, never internals |
 | 503 | \`service_unavailable\` | the database cannot answer in time, or the server sheds load; see \`Retry-After\` |
@@ -92,4 +105,6 @@ within 10 s or failed, never redirected, and retried until a 2xx: 9 attempts, af
 (\`disabled_at\`, and a \`webhook.disable\` audit event). Each attempt (status, error, duration) is listed under
 \`GET /webhooks/{id}/deliveries/{delivery_id}/attempts\`. Every address the URL's host resolves to is checked at
 each delivery: private, loopback and link-local addresses are refused unless the operator allows them.
+
+</details>
 `;

@@ -30,6 +30,8 @@ export const errorCodes = [
   'forbidden',
   'method_not_allowed',
   'device_already_enrolled',
+  'enrollment_session_unusable',
+  'template_not_in_session',
   'internal_error',
   'service_unavailable',
 ] as const;
@@ -37,10 +39,9 @@ export const errorCodes = [
 export type ErrorCode = (typeof errorCodes)[number];
 
 /**
- * The statuses a code may carry; the first is its default. `device_archived` has two: 403
- * for the agent's calls, 409 for admin operations on an archived device; so have
- * `invalid_activation_code` and `template_not_allowed`: 403 for the installer, 422 for an
- * ISO build bound to a session or template that cannot be used.
+ * The statuses a code may carry; the first is its default. Each code has one status, as
+ * the contract's table gives it, except `device_archived`, which the table lists twice: 403
+ * for the agent's calls, 409 for admin operations on an archived device.
  */
 export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...ContentfulStatusCode[]] {
   switch (code) {
@@ -52,8 +53,6 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
       return [401];
     case 'invalid_activation_code':
     case 'template_not_allowed':
-      // 422 when an admin binds an ISO build to a session or template that cannot be used (§10).
-      return [403, 422];
     case 'device_deprovisioned':
     case 'forbidden':
       return [403];
@@ -78,6 +77,10 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'not_in_catalog':
     case 'invalid_event_type':
     case 'organization_mismatch':
+    // An ISO build bound to a session an installer could not use (§10): the admin's request
+    // is refused, not the admin, so 422 and codes of their own (403 is the installer's).
+    case 'enrollment_session_unusable':
+    case 'template_not_in_session':
       return [422];
     case 'too_many_requests':
       return [429];
@@ -133,81 +136,65 @@ export function errorBody(code: ErrorCode, message: string, details?: unknown): 
   return { error: code, message, details: details as ErrorBodyType['details'] };
 }
 
-/** An example message per code, for the examples of the OpenAPI document. */
-const exampleMessages: Record<ErrorCode, string> = {
-  invalid_request: 'the request body is not valid: name: Too small: expected string to have >=1 characters',
-  unauthorized: 'a valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)',
-  invalid_agent_secret: 'the agent secret is missing or unknown',
-  invalid_bootstrap_token: 'the bootstrap token is wrong, used or expired',
-  invalid_activation_code: 'the activation code is not valid',
-  template_not_allowed: 'this credential does not offer the template',
-  device_deprovisioned: 'the device is deprovisioned',
-  device_archived: 'the device is archived',
-  not_found: 'device 3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41 not found',
-  agent_already_bootstrapped: 'the device has already bootstrapped its agent',
-  protected_org_unit: 'the org unit "Neue Geräte" is protected',
-  org_unit_not_empty: 'the org unit still has devices or child org units',
-  org_unit_cycle: 'the move would make the org unit its own ancestor',
-  iso_not_ready: 'the ISO build is not completed',
-  payload_too_large: 'the request body is larger than 1048576 bytes',
-  range_not_satisfiable: 'the range lies outside the file',
-  unknown_merkmal: 'unknown Merkmal: textverarbeitung',
-  not_in_catalog: 'the Merkmal basis is not in the order catalog',
-  invalid_event_type: 'not an agent event type: selected',
-  organization_mismatch: 'the device and the group belong to different organizations',
-  too_many_requests: 'too many failed attempts; retry later',
-  forbidden: 'this API key may not make this call',
-  method_not_allowed: 'DELETE is not allowed here; allowed: GET, HEAD',
-  device_already_enrolled: 'the device is under management; reprovision it first',
-  internal_error: 'an unexpected error occurred (request id 9f6c1e0a)',
-  service_unavailable: 'the database did not answer in time; retry later',
-};
-
-/** The OpenAPI `examples` of an error response: one per code. */
-export function errorExamples(...codes: ErrorCode[]) {
-  return Object.fromEntries(codes.map((code) => [code, example(code)]));
+/** One example of an error response: its key in `examples`, a short summary, the body. */
+export interface ErrorExample {
+  key: string;
+  summary: string;
+  /** Markdown: what the example answers, when that helps. */
+  description?: string;
+  value: ErrorBodyType;
 }
 
-function example(code: ErrorCode) {
-  const value =
-    code === 'invalid_request'
-      ? errorBody(code, exampleMessages[code], [
-          { path: ['name'], message: 'Too small: expected string to have >=1 characters' },
-        ])
-      : errorBody(code, exampleMessages[code]);
-  return { summary: code, value };
+/** The examples of a code on one operation; none leaves the code out of the operation. */
+export type ExamplesOf = (code: ErrorCode, status: number) => ErrorExample[];
+
+/** Without an operation at hand (a response written by hand): the code's plain example. */
+const plainMessages: Partial<Record<ErrorCode, string>> = {
+  too_many_requests: 'too many failed activation attempts; retry in 412 seconds',
+};
+
+/** The OpenAPI `examples` of an error response written by hand: one per code. */
+export function errorExamples(...codes: ErrorCode[]) {
+  return Object.fromEntries(
+    codes.map((code) => [code, { summary: code, value: errorBody(code, plainMessages[code] ?? code) }]),
+  );
 }
 
 /** A code, or a code with the status it has on this route (only `device_archived` needs it). */
 export type ErrorSpec = ErrorCode | readonly [ErrorCode, ContentfulStatusCode];
 
 /**
- * OpenAPI `responses` entries for the given error codes, grouped by status. Every route
- * lists exactly the codes it can return; the route helpers add `invalid_request`,
- * `payload_too_large` and `internal_error` themselves.
+ * OpenAPI `responses` entries for the given error codes, grouped by status, each with the
+ * examples `examplesOf` gives for the operation (defineRoute makes them from the route's
+ * declaration). A code without an example is one the operation cannot answer, and is left out.
  */
-export function errorResponses(...specs: ErrorSpec[]) {
-  const byStatus = new Map<number, Set<ErrorCode>>();
+export function errorResponses(specs: readonly ErrorSpec[], examplesOf: ExamplesOf) {
+  const byStatus = new Map<number, ErrorExample[]>();
   for (const spec of specs) {
     const [code, status] = typeof spec === 'string' ? [spec, statusesOf(spec)[0]] : spec;
-    byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code));
+    const examples = examplesOf(code, status);
+    if (examples.length > 0) byStatus.set(status, [...(byStatus.get(status) ?? []), ...examples]);
   }
   const responses: Record<
     string,
     {
       description: string;
       content: {
-        'application/json': { schema: typeof ErrorBody; examples: Record<string, ReturnType<typeof example>> };
+        'application/json': {
+          schema: typeof ErrorBody;
+          examples: Record<string, Omit<ErrorExample, 'key'>>;
+        };
       };
     }
   > = {};
-  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+  for (const [status, examples] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const codes = [...new Set(examples.map((e) => e.value.error))];
     responses[String(status)] = {
-      description: `Error: ${[...codes].map((c) => '`' + c + '`').join(', ')}`,
+      description: `Error: ${codes.map((c) => '`' + c + '`').join(', ')}`,
       content: {
         'application/json': {
           schema: ErrorBody,
-          examples: errorExamples(...codes),
+          examples: Object.fromEntries(examples.map(({ key, ...example }) => [key, example])),
         },
       },
     };

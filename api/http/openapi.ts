@@ -22,12 +22,20 @@ export function validationHook(
 ) {
   if (result.success) return;
   if (result.target === 'param') throw new ApiError('not_found', `no resource at ${c.req.path}`);
-  const details = (result.error?.issues ?? []).map((i) => ({
-    path: i.path.map(String),
-    message: i.message,
-  }));
-  const where = result.target === 'json' ? 'body' : result.target;
-  throw new ApiError('invalid_request', `the request ${where} is not valid: ${describe(details)}`, { details });
+  throw invalidRequest(result.target, result.error?.issues ?? []);
+}
+
+/**
+ * The 400 of a request part (`json`, `query`, `header`) that fails its schema, with the
+ * failing fields; the OpenAPI examples are made with it too, so they read as the server answers.
+ */
+export function invalidRequest(
+  target: string,
+  issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>,
+): ApiError {
+  const details = issues.map((i) => ({ path: i.path.map(String), message: i.message }));
+  const where = target === 'json' ? 'body' : target;
+  return new ApiError('invalid_request', `the request ${where} is not valid: ${describe(details)}`, { details });
 }
 
 function describe(details: Array<{ path: string[]; message: string }>): string {

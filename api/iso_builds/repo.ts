@@ -113,18 +113,16 @@ async function bindingOf(
     if (!session) throw notFound('enrollment session', input.enrollmentSessionId);
     if (!session.usable) {
       throw new ApiError(
-        'invalid_activation_code',
+        'enrollment_session_unusable',
         `enrollment session ${input.enrollmentSessionId} is ${session.why}: an image bound to it could not ` +
           'activate any device; create a new session or build without one',
-        { status: 422 },
       );
     }
     if (templateId !== null && templateId !== session.template_id) {
       throw new ApiError(
-        'template_not_allowed',
+        'template_not_in_session',
         `enrollment session ${input.enrollmentSessionId} only offers template ${session.template_id}, ` +
           `not ${templateId}`,
-        { status: 422 },
       );
     }
     templateId = session.template_id;

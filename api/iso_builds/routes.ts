@@ -34,11 +34,11 @@ const createIsoBuild = defineRoute({
     "`template_id` it installs that template. The template's backend picks the base image and the " +
     "installer's unattended setup (Debian preseed or Ubuntu autoinstall). Unknown template or session, or " +
     'a session of another organization: 404 `not_found`. A session that is revoked, expired or used up: ' +
-    "422 `invalid_activation_code`; a `template_id` other than the session's: 422 `template_not_allowed`.",
+    "422 `enrollment_session_unusable`; a `template_id` other than the session's: 422 `template_not_in_session`.",
   access: 'org_admin',
   tenant: { param: { id: 'organization' }, json: { enrollment_session_id: 'enrollment_session' } },
   audit: 'iso_build.create',
-  errors: ['not_found', ['invalid_activation_code', 422], ['template_not_allowed', 422]],
+  errors: ['not_found', 'enrollment_session_unusable', 'template_not_in_session'],
   request: {
     params: IdParams,
     body: { required: false, content: { 'application/json': { schema: IsoBuildCreate } } },

@@ -85,6 +85,13 @@ try {
     doc.status === 200 && ((await doc.json()) as { openapi: string }).openapi === '3.1.0',
     'the OpenAPI document is served under Deno',
   );
+  // fetch decompresses the body and keeps the header that says it came compressed.
+  const zipped = await fetch(`${base}/api/v1/openapi.json`, { headers: { 'accept-encoding': 'gzip' } });
+  check(
+    zipped.headers.get('content-encoding') === 'gzip' &&
+      ((await zipped.json()) as { openapi: string }).openapi === '3.1.0',
+    'the OpenAPI document is sent gzip-compressed under Deno',
+  );
   const docs = await fetch(`${base}/api/v1/docs/swagger-ui-bundle.js`);
   check(
     docs.status === 200 && (await docs.text()).length > 100_000,

@@ -1,4 +1,5 @@
 /** The OpenAPI document as generated clients and the interactive docs use it. */
+import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { errorCodes, statusesOf, type ErrorCode } from '../../api/http/errors.ts';
 import { useTestApp } from '../support/app.ts';
@@ -65,10 +66,12 @@ describe('GET /api/v1/openapi.json', () => {
           if (Number(status) < 400 || media?.schema?.$ref !== '#/components/schemas/Error') continue;
           const examples = media.examples as Record<string, { value: { error: string } }>;
           expect(Object.keys(examples).length, `${method} ${path} ${status}`).toBeGreaterThan(0);
-          for (const [code, { value }] of Object.entries(examples)) {
-            expect(errorCodes).toContain(value.error);
-            expect(value.error).toBe(code);
-            expect(statusesOf(code as ErrorCode), `${method} ${path} ${status} ${code}`).toContain(Number(status));
+          for (const [key, { value }] of Object.entries(examples)) {
+            const code = value.error as ErrorCode;
+            expect(errorCodes).toContain(code);
+            // One example per code, keyed by it; a second 404 names the field: not_found_oe_id.
+            expect(key === code || key.startsWith(`${code}_`), key).toBe(true);
+            expect(statusesOf(code), `${method} ${path} ${status} ${code}`).toContain(Number(status));
             expect(response.description).toContain(`\`${code}\``);
             checked++;
           }
@@ -76,6 +79,26 @@ describe('GET /api/v1/openapi.json', () => {
       }
     }
     expect(checked).toBeGreaterThan(100);
+  });
+
+  it('is sent gzip-compressed to a client that takes it, revalidated by its ETag', async () => {
+    const plain = await ctx.app.request('/api/v1/openapi.json');
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    const text = await plain.text();
+    const res = await ctx.app.request('/api/v1/openapi.json', { headers: { 'accept-encoding': 'gzip, deflate, br' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-encoding')).toBe('gzip');
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('vary')).toBe('Accept-Encoding');
+    const compressed = new Uint8Array(await res.arrayBuffer());
+    expect(gunzipSync(compressed).toString('utf8')).toBe(text);
+    expect(JSON.parse(text).openapi).toBe('3.1.0');
+    // About 226 KB plain; compressed it must be a fraction.
+    expect(compressed.length).toBeLessThan(text.length / 5);
+    const again = await ctx.app.request('/api/v1/openapi.json', {
+      headers: { 'if-none-match': res.headers.get('etag')! },
+    });
+    expect(again.status).toBe(304);
   });
 
   it('lists the fixed values of the contract as enums', async () => {

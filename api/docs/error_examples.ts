@@ -1,0 +1,255 @@
+/**
+ * The error examples of one operation in the OpenAPI document, made from its declaration
+ * (method, path, request schemas, callers, tenant ids), so each example speaks of that
+ * operation only: the 401 names the credentials it takes, the 400 is what its own schemas
+ * answer to a bad input, the 404 names its own resources.
+ */
+import type { RouteConfig } from '@hono/zod-openapi';
+import { type Access, credentialRequired, resourceLabel, type TenantIds } from '../access/declaration.ts';
+import { type ErrorCode, type ErrorExample, errorBody } from '../http/errors.ts';
+import { invalidRequest } from '../http/openapi.ts';
+
+export interface OperationFacts {
+  method: string;
+  /** The OpenAPI path (`/devices/{id}/catalog/{merkmal}`), without `/api/v1`. */
+  path: string;
+  access: Access;
+  tenant?: TenantIds | undefined;
+  request?: RouteConfig['request'];
+}
+
+/** Example ids: the first names the path's own resource, the second any other. */
+export const EXAMPLE_IDS = ['3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41', '8b0e6a52-1d3f-4e8a-a0c4-5f2b9d7e6c13'] as const;
+
+/** A resource an operation names by id, and where the id travels. */
+interface Named {
+  label: string;
+  /** The path parameter, or the query or body field, that carries the id. */
+  name: string;
+  /** Whether the id travels in the query or the body (the server's messages then name the field). */
+  field: boolean;
+  id: string;
+}
+
+/** The resources an operation names, its path's own first: the ones a 404 can be about. */
+export function namedResources(op: OperationFacts): Named[] {
+  const named: Array<Omit<Named, 'id'>> = [];
+  const segments = op.path.split('/');
+  for (const [i, segment] of segments.entries()) {
+    const param = /^\{(.+)\}$/.exec(segment)?.[1];
+    if (param === undefined) continue;
+    const kind = op.tenant?.param?.[param];
+    if (kind) named.push({ label: resourceLabel[kind], name: param, field: false });
+    // An id no organization owns (a template): named after its collection.
+    else if (param === 'id') {
+      named.push({ label: (segments[i - 1] ?? '').replace(/s$/, '').replaceAll('-', ' '), name: param, field: false });
+    }
+  }
+  for (const [name, kind] of [...Object.entries(op.tenant?.query ?? {}), ...Object.entries(op.tenant?.json ?? {})]) {
+    named.push({ label: resourceLabel[kind], name, field: true });
+  }
+  return named.map((n, i) => ({ ...n, id: i === 0 ? EXAMPLE_IDS[0] : EXAMPLE_IDS[1] }));
+}
+
+/** `org unit 3f1c… (oe_id)`: a resource as the server's messages name it. */
+function nameOf(n: Named): string {
+  return `${n.label} ${n.id}${n.field ? ` (${n.name})` : ''}`;
+}
+
+/** The examples of one code on this operation; none when the operation cannot answer it. */
+export function operationExamples(op: OperationFacts, code: ErrorCode, status: number): ErrorExample[] {
+  const named = namedResources(op);
+  const [own, other] = named;
+  const one = (message: string): ErrorExample[] => [{ key: code, summary: code, value: errorBody(code, message) }];
+  switch (code) {
+    case 'invalid_request': {
+      const refusal = firstRefusal(op);
+      if (!refusal) return [];
+      return [
+        {
+          key: code,
+          summary: code,
+          description: `The answer to the ${refusal.target === 'json' ? 'body' : refusal.target} \`${refusal.input}\`.`,
+          value: errorBody(code, refusal.message, refusal.details),
+        },
+      ];
+    }
+    case 'unauthorized':
+      return one(credentialRequired(op.access));
+    case 'forbidden':
+      return one(
+        op.access === 'operator'
+          ? 'only the operator may make this call, not an organization API key'
+          : 'an API key with role viewer may not make this call',
+      );
+    case 'not_found':
+      if (named.length === 0) return one(`no resource at /api/v1${op.path.replaceAll(/\{[^}]+\}/g, EXAMPLE_IDS[0])}`);
+      return named.map((n, i) => ({
+        key: i === 0 ? code : `${code}_${n.name}`,
+        summary: `${code}: ${n.label} (${n.name})`,
+        value: errorBody(code, `${nameOf(n)} not found`),
+      }));
+    case 'organization_mismatch':
+      if (!own || !other) return one('the resources named belong to different organizations');
+      return one(
+        other.field
+          ? `${nameOf(other)} belongs to another organization`
+          : `${nameOf(other)} and ${nameOf(own)} belong to different organizations`,
+      );
+    case 'device_archived':
+      if (status === 409) {
+        const device = named.find((n) => n.label === 'device')?.id ?? EXAMPLE_IDS[0];
+        return one(`device ${device} is archived: ${archivedRefusal(op)}`);
+      }
+      return one(
+        op.access === 'bootstrap'
+          ? 'this device is archived and cannot bootstrap'
+          : 'this device is archived; its agent may no longer call in',
+      );
+    case 'device_deprovisioned':
+      return one(
+        op.access === 'bootstrap'
+          ? 'this device is deprovisioned; an admin must reprovision it first'
+          : 'this device is deprovisioned; an admin must reprovision it before its agent can call in again',
+      );
+    case 'unknown_merkmal':
+      return one(
+        op.path.includes('{merkmal}')
+          ? 'Merkmal "textverarbeitung" does not exist'
+          : 'unknown Merkmal: textverarbeitung; nothing was stored',
+      );
+    case 'protected_org_unit':
+      return one(
+        `org unit ${EXAMPLE_IDS[0]} ("Neue Geräte") is protected: it cannot be ${op.method === 'delete' ? 'deleted' : 'renamed or moved'}`,
+      );
+    case 'org_unit_not_empty':
+      return one(`org unit ${EXAMPLE_IDS[0]} still has 1 child unit(s) and 12 device(s)`);
+    case 'org_unit_cycle':
+      return one(
+        `org unit ${EXAMPLE_IDS[1]} is a descendant of the unit: the move would make the unit its own ancestor`,
+      );
+    case 'iso_not_ready':
+      return one(`ISO build ${EXAMPLE_IDS[0]} is running; only a completed build can be downloaded`);
+    case 'enrollment_session_unusable':
+      return one(
+        `enrollment session ${EXAMPLE_IDS[1]} is revoked: an image bound to it could not activate any device; ` +
+          'create a new session or build without one',
+      );
+    case 'template_not_in_session':
+      return one(
+        `enrollment session ${EXAMPLE_IDS[1]} only offers template 0b8e7c1a-2f4d-4e6b-9a3c-5d7f1e2b4c6a, ` +
+          'not 6c2d9e4f-7a1b-4c3d-8e5f-0a9b8c7d6e5f',
+      );
+    case 'service_unavailable':
+      return one(
+        op.access === 'agent'
+          ? 'the service is busy; retry in 30 seconds'
+          : 'the database is not available; retry later',
+      );
+    default:
+      return one(genericMessages[code]);
+  }
+}
+
+function archivedRefusal(op: OperationFacts): string {
+  if (op.path.endsWith('/reprovision')) return 'an archived device cannot be reprovisioned';
+  if (op.path.endsWith('/org-unit')) return 'it cannot be moved';
+  if (op.path.includes('/groups/')) return 'it cannot join a group';
+  return 'it cannot be changed';
+}
+
+/** Messages that do not depend on the operation (the server's own words). */
+const genericMessages: Record<ErrorCode, string> = {
+  invalid_request: 'the request is not valid',
+  unauthorized: credentialRequired(),
+  invalid_agent_secret: 'a valid agent secret is required (Authorization: Bearer <agent_secret>)',
+  invalid_bootstrap_token: 'the bootstrap token is wrong, used or expired; resolve the template again for a new one',
+  invalid_activation_code: 'the activation code is not valid, or the enrollment session is revoked, expired or used up',
+  template_not_allowed: 'the enrollment session only offers template 0b8e7c1a-2f4d-4e6b-9a3c-5d7f1e2b4c6a',
+  device_deprovisioned: 'the device is deprovisioned',
+  device_archived: 'the device is archived',
+  not_found: `no resource with id ${EXAMPLE_IDS[0]}`,
+  agent_already_bootstrapped:
+    'this device already holds an agent secret; an admin must reprovision it before it can bootstrap again',
+  protected_org_unit: 'the org unit "Neue Geräte" is protected',
+  org_unit_not_empty: 'the org unit still has devices or child org units',
+  org_unit_cycle: 'the move would make the org unit its own ancestor',
+  iso_not_ready: 'the ISO build is not completed',
+  payload_too_large: 'the request body is larger than 1048576 bytes',
+  range_not_satisfiable: 'the range starts past the end of the image (734003200 bytes)',
+  unknown_merkmal: 'Merkmal "textverarbeitung" does not exist',
+  not_in_catalog: 'Merkmal "basis" is not in the order catalog',
+  invalid_event_type: 'an agent reports only applied, apply_failed, removed, remove_failed; nothing was stored',
+  organization_mismatch: 'the resources named belong to different organizations',
+  too_many_requests: 'too many failed activation attempts; retry in 412 seconds',
+  forbidden: 'an API key with role viewer may not make this call',
+  method_not_allowed: 'DELETE is not allowed here; allowed: GET, HEAD',
+  device_already_enrolled:
+    'this device is under management (it holds an agent secret); an admin must reprovision it before it is installed again',
+  enrollment_session_unusable: 'the enrollment session is revoked, expired or used up',
+  template_not_in_session: 'the enrollment session offers another template',
+  internal_error: 'an unexpected error occurred (request id 9f6c1e0a-4b2d-4c8e-a1f3-7d5b3e9c2a10)',
+  service_unavailable: 'the database is not available; retry later',
+};
+
+/** Query and header values that fail most schemas: out of range, or no number, UUID or option. */
+const badQueryValues = ['0', 'not-valid'];
+
+export interface Refusal {
+  target: 'json' | 'query' | 'header';
+  /** The bad input, as a client would send it: JSON for a body, `name=value` otherwise. */
+  input: string;
+  message: string;
+  details: unknown;
+}
+
+/**
+ * What the operation's own schemas answer to the first bad input found: an empty body
+ * (the required fields missing), else a body field of the wrong type, else a bad query or
+ * header value. Undefined when nothing a client sends can fail them (then there is no 400).
+ */
+export function firstRefusal(op: OperationFacts): Refusal | undefined {
+  const request = op.request;
+  const media = request?.body?.content?.['application/json'];
+  const bodySchema = media && 'schema' in media ? media.schema : undefined;
+  if (isSchema(bodySchema)) {
+    // `true` is the wrong type for nearly every field; an `id` is never the client's to set.
+    const inputs = [{}, ...Object.keys(shapeOf(bodySchema)).map((name) => ({ [name]: true })), { id: EXAMPLE_IDS[0] }];
+    for (const input of inputs) {
+      const refusal = refusalOf('json', bodySchema, input, JSON.stringify(input));
+      if (refusal) return refusal;
+    }
+  }
+  for (const [target, schema] of [
+    ['query', request?.query],
+    ['header', request?.headers],
+  ] as const) {
+    if (!isSchema(schema)) continue;
+    for (const name of Object.keys(shapeOf(schema))) {
+      for (const value of badQueryValues) {
+        const refusal = refusalOf(target, schema, { [name]: value }, `${name}=${value}`);
+        if (refusal) return refusal;
+      }
+    }
+  }
+  return undefined;
+}
+
+interface Schema {
+  safeParse(input: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } };
+}
+
+function isSchema(value: unknown): value is Schema {
+  return typeof (value as Schema | undefined)?.safeParse === 'function';
+}
+
+function shapeOf(schema: Schema): Record<string, unknown> {
+  return (schema as { shape?: Record<string, unknown> }).shape ?? {};
+}
+
+function refusalOf(target: Refusal['target'], schema: Schema, value: unknown, input: string): Refusal | undefined {
+  const result = schema.safeParse(value);
+  if (result.success) return undefined;
+  const err = invalidRequest(target, result.error?.issues ?? []);
+  return { target, input, message: err.message, details: err.details };
+}
