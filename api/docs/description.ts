@@ -50,8 +50,8 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 401 | \`unauthorized\` | operator token or organization key missing, wrong, revoked or expired |
 | 401 | \`invalid_agent_secret\` | agent bearer secret missing, malformed or unknown |
 | 401 | \`invalid_bootstrap_token\` | bootstrap token wrong, used or expired |
-| 403 | \`invalid_activation_code\` | activate or resolve: activation code unknown; enrollment session revoked, expired or out of quota |
-| 403 | \`template_not_allowed\` | resolve of a template that the credential does not offer |
+| 403 | \`invalid_activation_code\` | activate or resolve: activation code unknown; enrollment session revoked, expired or out of quota (also an ISO build bound to such a session) |
+| 403 | \`template_not_allowed\` | resolve (or an ISO build) of a template that the credential or session does not offer |
 | 403 | \`device_deprovisioned\` / \`device_archived\` | agent call of such a device |
 | 403 | \`forbidden\` | an organization API key whose role does not allow the call |
 | 404 | \`not_found\` | unknown id (or not a UUID), an id of another organization, or an unknown path |
@@ -69,8 +69,6 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 422 | \`not_in_catalog\` | selection of a Merkmal that is not in the order catalog for the device's backend |
 | 422 | \`invalid_event_type\` | agent report with a non-agent event type |
 | 422 | \`organization_mismatch\` | device, org unit or group of different organizations combined |
-| 422 | \`enrollment_session_unusable\` | ISO build bound to an enrollment session that is revoked, expired or used up |
-| 422 | \`template_not_in_session\` | ISO build with a \`template_id\` other than its enrollment session's |
 | 429 | \`too_many_requests\` | too many failed activations from one address; \`Retry-After\` says when to retry |
 | 500 | \`internal_error\` | anything unexpected; the message carries a request id, never internals |
 | 503 | \`service_unavailable\` | the database cannot answer in time, or the server sheds load; see \`Retry-After\` |

@@ -130,16 +130,6 @@ export function operationExamples(op: OperationFacts, code: ErrorCode, status: n
       );
     case 'iso_not_ready':
       return one(`ISO build ${EXAMPLE_IDS[0]} is running; only a completed build can be downloaded`);
-    case 'enrollment_session_unusable':
-      return one(
-        `enrollment session ${EXAMPLE_IDS[1]} is revoked: an image bound to it could not activate any device; ` +
-          'create a new session or build without one',
-      );
-    case 'template_not_in_session':
-      return one(
-        `enrollment session ${EXAMPLE_IDS[1]} only offers template 0b8e7c1a-2f4d-4e6b-9a3c-5d7f1e2b4c6a, ` +
-          'not 6c2d9e4f-7a1b-4c3d-8e5f-0a9b8c7d6e5f',
-      );
     case 'service_unavailable':
       return one(
         op.access === 'agent'
@@ -186,8 +176,6 @@ const genericMessages: Record<ErrorCode, string> = {
   method_not_allowed: 'DELETE is not allowed here; allowed: GET, HEAD',
   device_already_enrolled:
     'this device is under management (it holds an agent secret); an admin must reprovision it before it is installed again',
-  enrollment_session_unusable: 'the enrollment session is revoked, expired or used up',
-  template_not_in_session: 'the enrollment session offers another template',
   internal_error: 'an unexpected error occurred (request id 9f6c1e0a-4b2d-4c8e-a1f3-7d5b3e9c2a10)',
   service_unavailable: 'the database is not available; retry later',
 };

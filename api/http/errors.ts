@@ -30,8 +30,6 @@ export const errorCodes = [
   'forbidden',
   'method_not_allowed',
   'device_already_enrolled',
-  'enrollment_session_unusable',
-  'template_not_in_session',
   'internal_error',
   'service_unavailable',
 ] as const;
@@ -77,10 +75,6 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'not_in_catalog':
     case 'invalid_event_type':
     case 'organization_mismatch':
-    // An ISO build bound to a session an installer could not use (§10): the admin's request
-    // is refused, not the admin, so 422 and codes of their own (403 is the installer's).
-    case 'enrollment_session_unusable':
-    case 'template_not_in_session':
       return [422];
     case 'too_many_requests':
       return [429];

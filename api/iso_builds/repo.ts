@@ -113,14 +113,14 @@ async function bindingOf(
     if (!session) throw notFound('enrollment session', input.enrollmentSessionId);
     if (!session.usable) {
       throw new ApiError(
-        'enrollment_session_unusable',
+        'invalid_activation_code',
         `enrollment session ${input.enrollmentSessionId} is ${session.why}: an image bound to it could not ` +
           'activate any device; create a new session or build without one',
       );
     }
     if (templateId !== null && templateId !== session.template_id) {
       throw new ApiError(
-        'template_not_in_session',
+        'template_not_allowed',
         `enrollment session ${input.enrollmentSessionId} only offers template ${session.template_id}, ` +
           `not ${templateId}`,
       );

@@ -34,11 +34,12 @@ const createIsoBuild = defineRoute({
     "`template_id` it installs that template. The template's backend picks the base image and the " +
     "installer's unattended setup (Debian preseed or Ubuntu autoinstall). Unknown template or session, or " +
     'a session of another organization: 404 `not_found`. A session that is revoked, expired or used up: ' +
-    "422 `enrollment_session_unusable`; a `template_id` other than the session's: 422 `template_not_in_session`.",
+    "403 `invalid_activation_code` (the error table's code for such a session); a `template_id` other than " +
+    "the session's: 403 `template_not_allowed`.",
   access: 'org_admin',
   tenant: { param: { id: 'organization' }, json: { enrollment_session_id: 'enrollment_session' } },
   audit: 'iso_build.create',
-  errors: ['not_found', 'enrollment_session_unusable', 'template_not_in_session'],
+  errors: ['not_found', 'invalid_activation_code', 'template_not_allowed'],
   request: {
     params: IdParams,
     body: { required: false, content: { 'application/json': { schema: IsoBuildCreate } } },

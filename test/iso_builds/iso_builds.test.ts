@@ -178,11 +178,11 @@ describe('POST .../iso-builds bound to a template or an enrollment session', () 
     expect(listed.body.items[0]).toMatchObject({ id: again.id, enrollment_session_id: session.id });
   });
 
-  it("answers 422 template_not_in_session for a template other than the session's, writing nothing", async () => {
+  it("answers 403 template_not_allowed for a template other than the session's, writing nothing", async () => {
     const org = await createOrganization(ctx);
     const session = await createEnrollmentSession(ctx, org.id);
     const other = { enrollment_session_id: session.id, template_id: TEMPLATES.ubuntuStandard };
-    const body = await refused(org.id, other, 422, 'template_not_in_session');
+    const body = await refused(org.id, other, 403, 'template_not_allowed');
     expect(body.message).toContain(TEMPLATES.debianStandard);
   });
 
@@ -191,7 +191,7 @@ describe('POST .../iso-builds bound to a template or an enrollment session', () 
     ['expired', 'expired'],
     ['used up', 'used up (1 of 1 devices)'],
   ])(
-    'answers 422 enrollment_session_unusable for a %s session, with a clear message, nothing written',
+    'answers 403 invalid_activation_code for a %s session, with a clear message, nothing written',
     async (state, words) => {
       const org = await createOrganization(ctx);
       const session = await createEnrollmentSession(ctx, org.id, { max_devices: 1 });
@@ -200,7 +200,7 @@ describe('POST .../iso-builds bound to a template or an enrollment session', () 
         await ctx.sql`update enrollment_sessions set expires_at = now() - interval '1 second' where id = ${session.id}`;
       }
       if (state === 'used up') await ctx.sql`update enrollment_sessions set devices_used = 1 where id = ${session.id}`;
-      const body = await refused(org.id, { enrollment_session_id: session.id }, 422, 'enrollment_session_unusable');
+      const body = await refused(org.id, { enrollment_session_id: session.id }, 403, 'invalid_activation_code');
       expect(body.message).toContain(`enrollment session ${session.id} is ${words}`);
     },
   );

@@ -204,7 +204,7 @@ describe('the error examples of every operation', () => {
       expect([...(table.get(code) ?? [])].sort(), `${code} in the description's table`).toEqual([...found].sort());
     }
     expect(statuses.get('invalid_activation_code')).toEqual(new Set([403]));
-    expect(statuses.get('enrollment_session_unusable')).toEqual(new Set([422]));
+    expect(statuses.get('template_not_allowed')).toEqual(new Set([403]));
   });
 });
 
