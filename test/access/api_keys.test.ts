@@ -150,7 +150,7 @@ describe('using keys', () => {
     expect(checkin.body.error).toBe('invalid_agent_secret');
   });
 
-  it('never lets a request through after the revoke returned (uses racing 50 revokes)', async () => {
+  it('never lets a request through after the revoke returned (uses racing 10 revokes)', async () => {
     const org = await createOrganization(ctx);
     const key = await createApiKey(ctx, org.id, 'admin');
     let revokedAt = Number.POSITIVE_INFINITY;
@@ -179,7 +179,7 @@ describe('using keys', () => {
     const revokes = async () => {
       await worked;
       await Promise.all(
-        Array.from({ length: 50 }, async (_, i) => {
+        Array.from({ length: 10 }, async (_, i) => {
           await new Promise((r) => setTimeout(r, i % 5));
           const res = await ctx.request('POST', `/api/v1/api-keys/${key.id}/revoke`);
           expect(res.status).toBe(200);
