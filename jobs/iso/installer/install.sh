@@ -38,6 +38,7 @@ log() { printf 'fleet: %s\n' "$*" >&2; }
 # d-i's own error dialog with the message, when this runs under d-i's debconf.
 show_in_installer() {
   [ -n "${DEBIAN_HAS_FRONTEND:-}" ] && [ -r /usr/share/debconf/confmodule ] || return 0
+  set +u # the confmodule is not written for it
   # shellcheck disable=SC1091
   . /usr/share/debconf/confmodule
   cat >/tmp/fleet.templates <<'TEMPLATE'
