@@ -48,12 +48,10 @@ Description: Fleet: installation stopped, no disk was touched
  ${MESSAGE}
 TEMPLATE
   db_x_loadtemplatefile /tmp/fleet.templates fleet || return 0
-  while :; do
-    db_subst fleet/stopped MESSAGE "$1"
-    db_fset fleet/stopped seen false
-    db_input critical fleet/stopped || return 0
-    db_go || true
-  done
+  db_subst fleet/stopped MESSAGE "$1"
+  db_fset fleet/stopped seen false
+  db_input critical fleet/stopped || return 0
+  db_go || true
 }
 
 # Never returns: prints why the installation stopped and what to do, on the console and
@@ -110,7 +108,7 @@ run_handshake() {
   rc=$?
   cat "$errors" >&2
   if [ "$rc" -ne 0 ]; then
-    said=$(sed -n 's/^fleet handshake: //p' "$errors" | tail -n 1)
+    said=$(sed -n 's/^fleet handshake: //p' "$errors" | tail -n 1 | sed 's/[ .]*$//')
     rm -f "$errors"
     stop_for_good "the fleet handshake failed (exit $rc): ${said:-no message}" "$(advice "$rc" "$said")"
   fi
