@@ -72,6 +72,7 @@ function get(url: string, method = 'GET'): Promise<{ status: number; body: Buffe
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
     });
+    req.setTimeout(20_000, () => req.destroy(new Error(`no answer from ${url}`)));
     req.on('error', reject);
     req.end();
   });
@@ -80,7 +81,9 @@ function get(url: string, method = 'GET'): Promise<{ status: number; body: Buffe
 /** The components the mirror does not serve ("why" when it serves them all: null). */
 async function mirrorGaps(mirror: { host: string; directory: string }): Promise<string | null> {
   const base = `http://${mirror.host}${mirror.directory}`;
-  const index = await get(`${base}/dists/bookworm/main/debian-installer/binary-amd64/Packages.gz`);
+  const index = await get(`${base}/dists/bookworm/main/debian-installer/binary-amd64/Packages.gz`).catch(
+    (err: Error) => ({ status: 0, body: Buffer.from(err.message) }),
+  );
   if (index.status !== 200) return `the mirror has no installer index (HTTP ${index.status})`;
   const files = new Map<string, string>();
   for (const stanza of gunzipSync(index.body).toString('utf8').split('\n\n')) {
@@ -91,7 +94,8 @@ async function mirrorGaps(mirror: { host: string; directory: string }): Promise<
   const missing: string[] = [];
   for (const name of COMPONENTS) {
     const file = files.get(name);
-    if (!file || (await get(`${base}/${file}`, 'HEAD')).status !== 200) missing.push(file ?? name);
+    const head = file ? await get(`${base}/${file}`, 'HEAD').catch(() => ({ status: 0 })) : { status: 0 };
+    if (head.status !== 200) missing.push(file ?? name);
   }
   return missing.length === 0 ? null : `the mirror ${mirror.host} does not serve ${missing.join(', ')}`;
 }
@@ -114,11 +118,10 @@ function cpio(entries: Array<{ path: string; mode: number; data?: Buffer }>): Bu
 
 /** Whether the disk image holds anything but zeros (read in chunks; the image is sparse). */
 async function allZeros(path: string): Promise<boolean> {
-  for await (const chunk of createReadStream(path, { highWaterMark: 4 * 1024 * 1024 })) {
+  const zeros = Buffer.alloc(4 * 1024 * 1024);
+  for await (const chunk of createReadStream(path, { highWaterMark: zeros.length })) {
     const bytes = chunk as Buffer;
-    for (let i = 0; i < bytes.length; i += 8) {
-      if (bytes.readBigUInt64LE(i) !== 0n) return false;
-    }
+    if (!bytes.equals(zeros.subarray(0, bytes.length))) return false;
   }
   return true;
 }
@@ -194,7 +197,7 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debian-installer-12-netboot-
     });
 
     /** The netboot initrd with the image's preseed and /cdrom/fleet appended (a second cpio). */
-    async function initrd(dir: string, credential: string): Promise<string> {
+    async function initrd(dir: string, credential: string, preseedLines: string[]): Promise<string> {
       const preseed = [
         debianPreseed({
           id: TEMPLATES.debianStandard,
@@ -210,6 +213,7 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debian-installer-12-netboot-
         // Closed fds: a background process holding debconf's pipes would stall the installer.
         'd-i preseed/early_command string (tail -f /var/log/syslog </dev/null >/dev/ttyS0 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &)',
         'd-i partman/early_command string FLEET_POWEROFF_DELAY=5 sh /cdrom/fleet/install.sh debian-early',
+        ...preseedLines,
         '',
       ].join('\n');
       const provisioning = {
@@ -247,7 +251,7 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debian-installer-12-netboot-
       serial: string;
     }
 
-    async function boot(credential: string, serialNumber: string): Promise<Vm> {
+    async function boot(credential: string, serialNumber: string, extra: string[] = []): Promise<Vm> {
       const dir = await mkdtemp(join(scratch, 'vm-'));
       const disk = join(dir, 'disk.img');
       await writeFile(disk, '');
@@ -258,7 +262,7 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debian-installer-12-netboot-
       const args = [
         ...['-machine', 'accel=tcg', '-m', '1024', '-smp', '1', '-no-reboot', '-display', 'none'],
         ...['-monitor', 'none', '-serial', `file:${serial}`],
-        ...['-kernel', join(NETBOOT, 'linux'), '-initrd', await initrd(dir, credential)],
+        ...['-kernel', join(NETBOOT, 'linux'), '-initrd', await initrd(dir, credential, extra)],
         ...['-append', 'auto=true priority=critical DEBIAN_FRONTEND=text console=ttyS0,115200n8 --- console=ttyS0'],
         ...['-drive', `file=${disk},format=raw,if=virtio`],
         ...['-netdev', 'user,id=n0', '-device', 'e1000,netdev=n0'],
@@ -294,6 +298,30 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debian-installer-12-netboot-
       }
       return 'timeout';
     }
+
+    // Needs no mirror: the stop itself inside the real installer (busybox, cdebconf, GNU
+    // wget), run from preseed/early_command, where the network is not up yet (exit 4).
+    it.concurrent(
+      "inside d-i, a failed handshake shows the installer's error dialog and powers off; the disk stays all zeros",
+      async () => {
+        const early = [
+          '(tail -f /var/log/syslog </dev/null >/dev/ttyS0 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &);',
+          'FLEET_RETRIES=1 FLEET_POWEROFF_DELAY=10 sh /cdrom/fleet/install.sh early',
+        ].join(' ');
+        const vm = await boot(code, newSerial(), [`d-i preseed/early_command string ${early}`]);
+        const outcome = await watch(vm, async () => false);
+        const log = await tail(vm);
+        expect(outcome, log).toBe('exited');
+        expect(await vm.exited, log).toBe(0);
+        const serial = (await readFile(vm.serial, 'latin1')).replace(/\r/g, '');
+        expect(serial, log).toContain('!! ERROR: Fleet: installation stopped, no disk was touched');
+        expect(serial, log).toContain('the fleet handshake failed (exit 4)');
+        expect(serial, log).toMatch(/What to do: check the network/);
+        expect(serial, log).toContain('reboot: Power down');
+        expect(await allZeros(vm.disk), log).toBe(true);
+      },
+      RUN_MS + 60_000,
+    );
 
     it.concurrent(
       'a refused credential powers the VM off with the disk still all zeros',
