@@ -11,7 +11,15 @@
  * always bound to a template (an unbound image installs the preferred backend's default),
  * so the build writes that template's storage layout, and the early command stops the
  * installation if the blueprint disagrees.
+ *
+ * Unattended means every question d-i asks at priority=critical is answered here or by the
+ * early command; the one question left on purpose is the disk passphrase of `luks-lvm`.
+ * Every d-i key written here exists in Debian 12's installer (test/jobs/installer_keys.test.ts
+ * holds them against the installer's templates and the installation guide's example).
  */
+
+/** What the device agent needs on the installed system (CONTRACT §18), before the template's own packages. */
+export const AGENT_PACKAGES = ['curl', 'git', 'python3', 'ansible-core'] as const;
 
 export type Backend = 'debian' | 'ubuntu';
 
@@ -71,7 +79,7 @@ export function debianPreseed(template: InstallTemplate): string {
   const keyboard = token(template, 'keyboard', 'us');
   const timezone = token(template, 'timezone', 'Etc/UTC');
   const { scheme, fs } = partitioning(template);
-  const pkgs = packages(template);
+  const pkgs = [...AGENT_PACKAGES, ...packages(template)];
   return [
     '# Fleet: unattended Debian installation, written by the build host.',
     '# The handshake (/fleet/handshake.sh) runs as partman/early_command, after the network is',
@@ -87,9 +95,10 @@ export function debianPreseed(template: InstallTemplate): string {
     'd-i mirror/http/hostname string deb.debian.org',
     'd-i mirror/http/directory string /debian',
     'd-i mirror/http/proxy string',
-    '# No interactive account: root is locked, the agent manages access.',
+    '# No interactive account: the agent manages access. user-setup (1.95) asks for a root password',
+    "# when the crypted one is empty or '!', so root gets '*': no password matches it (locked).",
     'd-i passwd/root-login boolean true',
-    'd-i passwd/root-password-crypted password !',
+    'd-i passwd/root-password-crypted password *',
     'd-i passwd/make-user boolean false',
     'd-i clock-setup/utc boolean true',
     `d-i time/zone string ${timezone}`,
@@ -99,6 +108,8 @@ export function debianPreseed(template: InstallTemplate): string {
     'd-i partman-auto/choose_recipe select atomic',
     `d-i partman/default_filesystem string ${fs}`,
     'd-i partman-auto-lvm/guided_size string max',
+    '# An encrypted install would otherwise first overwrite the whole disk with random data (hours).',
+    'd-i partman-auto-crypto/erase_disks boolean false',
     'd-i partman-md/device_remove_md boolean true',
     'd-i partman-lvm/device_remove_lvm boolean true',
     'd-i partman-lvm/confirm boolean true',
@@ -111,7 +122,7 @@ export function debianPreseed(template: InstallTemplate): string {
     '# Not preseeded on purpose: partman-crypto asks for the disk passphrase at the console.',
     'd-i apt-setup/cdrom/set-first boolean false',
     'tasksel tasksel/first multiselect standard',
-    ...(pkgs.length > 0 ? [`d-i pkgsel/include string ${pkgs.join(' ')}`] : []),
+    `d-i pkgsel/include string ${pkgs.join(' ')}`,
     'd-i pkgsel/upgrade select safe-upgrade',
     'popularity-contest popularity-contest/participate boolean false',
     'd-i grub-installer/only_debian boolean true',
@@ -187,18 +198,20 @@ export function ubuntuAutoinstall(template: InstallTemplate): string {
   const keyboard = token(template, 'keyboard', 'us');
   const timezone = token(template, 'timezone', 'Etc/UTC');
   const { scheme, fs } = partitioning(template);
-  const pkgs = packages(template);
+  // wpasupplicant: a WLAN profile given as netplan needs it on a server install.
+  const pkgs = [...AGENT_PACKAGES, 'wpasupplicant', ...packages(template)];
+  // An `lvm` layout without `password` installs plain LVM, and a passphrase must never be
+  // stored in the image: so the storage screen is shown, the person at the console ticks
+  // encryption and types the passphrase, and a late command fails the installation when the
+  // root ended up unencrypted (install.sh ubuntu-check-crypt).
   const storage =
     scheme === 'single'
       ? ['  storage:', '    layout:', '      name: direct']
-      : [
-          // No passphrase in the file: the storage screen asks for it (encrypted LVM preselected).
-          '  interactive-sections:',
-          '    - storage',
-          '  storage:',
-          '    layout:',
-          '      name: lvm',
-        ];
+      : ['  interactive-sections:', '    - storage', '  storage:', '    layout:', '      name: lvm'];
+  const late = [
+    ...(scheme === 'luks-lvm' ? [`sh ${FLEET}/install.sh ubuntu-check-crypt /target`] : []),
+    `sh ${FLEET}/install.sh late /target`,
+  ];
   return [
     '# Fleet: unattended Ubuntu installation, written by the build host. The early command runs',
     '# the handshake (/fleet/handshake.sh) and stops the installation unless it succeeds.',
@@ -218,7 +231,7 @@ export function ubuntuAutoinstall(template: InstallTemplate): string {
     '  early-commands:',
     `    - ${q(`sh ${FLEET}/install.sh ubuntu-early ${scheme} ${fs}`)}`,
     '  late-commands:',
-    `    - ${q(`sh ${FLEET}/install.sh late /target`)}`,
+    ...late.map((command) => `    - ${q(command)}`),
     '  shutdown: reboot',
     '',
   ].join('\n');

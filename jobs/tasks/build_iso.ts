@@ -16,6 +16,7 @@ import { BuildIsoPayload, type BuildIsoPayloadType } from '../../api/iso_builds/
 import { openWlan, type WlanCredentials } from '../../api/iso_builds/wlan_crypto.ts';
 import { BOOT_FILES, installerFiles, InstallerConfigError, isBackend } from '../iso/installer_config.ts';
 import { devBaseName, digestFile, finalFileName, workPaths } from '../iso/iso_files.ts';
+import { wlanNetplan } from '../iso/netplan.ts';
 import { wlanKeyfile } from '../iso/nm_keyfile.ts';
 import { runBuildScript } from '../iso/run_script.ts';
 import {
@@ -188,6 +189,8 @@ async function buildImage(
   }
   if (wlan) {
     await writeFile(join(fleetDir, 'wlan.nmconnection'), wlanKeyfile(wlan, crypto.randomUUID()), { mode: 0o600 });
+    // The same WLAN for a system with netplan alone (install.sh picks what the target reads).
+    await writeFile(join(fleetDir, 'wlan.netplan.yaml'), wlanNetplan(wlan), { mode: 0o600 });
     wlan = null;
   }
   const base = config.isoBaseImages?.[backend] ?? config.isoBaseImage ?? '';

@@ -39,7 +39,9 @@ describe('Debian preseed', () => {
     "carries the template's packages and partitioning, and debconf accepts it",
     () => {
       const text = debianPreseed(template({ partitioning: { scheme: 'luks-lvm', root_filesystem: 'xfs' } }));
-      expect(text).toContain('d-i pkgsel/include string vim htop');
+      expect(text).toContain('d-i pkgsel/include string curl git python3 ansible-core vim htop');
+      expect(text).toContain('d-i partman-auto-crypto/erase_disks boolean false');
+      expect(text).not.toContain('partman-crypto/erase_disks');
       expect(text).toContain('d-i partman-auto/method string crypto');
       expect(text).toContain('d-i partman/default_filesystem string xfs');
       expect(checkonly(text).status).toBe(0);
@@ -72,7 +74,12 @@ describe('Ubuntu autoinstall', () => {
     const config = parseYaml(text).autoinstall;
     expect(config['interactive-sections']).toEqual(['storage']);
     expect(config.storage).toEqual({ layout: { name: 'lvm' } });
-    expect(config.packages).toEqual(['vim', 'htop']);
+    expect(config.packages).toEqual(['curl', 'git', 'python3', 'ansible-core', 'wpasupplicant', 'vim', 'htop']);
+    // The storage screen could untick encryption: a late command refuses an unencrypted root.
+    expect(config['late-commands']).toEqual([
+      'sh /cdrom/fleet/install.sh ubuntu-check-crypt /target',
+      'sh /cdrom/fleet/install.sh late /target',
+    ]);
     expect(text).not.toMatch(/password/);
   });
 

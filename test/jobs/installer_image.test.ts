@@ -97,6 +97,7 @@ async function runScript(
   script: string,
   args: string[],
   env: Record<string, string>,
+  timeout = 60_000,
 ): Promise<Run> {
   const out = env.FLEET_OUT ?? join(await mkdtemp(join(await scratch, 'out-')), 'fleet');
   const fullEnv: Record<string, string> = {
@@ -111,7 +112,7 @@ async function runScript(
   const [cmd, cmdArgs] = shell === 'dash' ? ['dash', [script, ...args]] : [busybox, ['ash', script, ...args]];
   const started = Date.now();
   return new Promise((resolve) => {
-    execFile(cmd, cmdArgs, { env: fullEnv, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(cmd, cmdArgs, { env: fullEnv, timeout, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
       const code = err ? ((err as { code?: number }).code ?? -1) : 0;
       resolve({ code: typeof code === 'number' ? code : -1, stdout, stderr, ms: Date.now() - started, out });
     });
@@ -283,6 +284,8 @@ describe.skipIf(withoutXorriso)('a Debian image bound to nothing (the organizati
         expect(sel.stdout).toContain(`d-i partman-auto/method string ${method}`);
         expect(sel.stdout).toContain('d-i partman/default_filesystem string ext4');
         expect(sel.stdout).not.toContain('passphrase');
+        expect(sel.stdout).toContain('d-i pkgsel/include string curl git python3 ansible-core');
+        if (method === 'crypto') expect(sel.stdout).toContain('d-i partman-auto-crypto/erase_disks boolean false');
         const path = join(await scratch, `sel-${method}.cfg`);
         await writeFile(path, sel.stdout);
         const check = spawnSync('debconf-set-selections', ['--checkonly', path], { encoding: 'utf8' });
@@ -375,14 +378,29 @@ describe.skipIf(withoutXorriso)('an image bound to an enrollment session', () =>
     },
   );
 
-  it.skipIf(without('dash'))('install.sh early stops (non-zero) when the handshake is refused', async () => {
-    const config = await configWith(fleet, { credential: crypto.randomUUID() });
-    const env = { FLEET_CONFIG: config, FLEET_SERIAL: newSerial() };
-    const run = await runScript('dash', join(fleet, 'install.sh'), ['early'], env);
-    expect(run.code).toBe(3);
-    expect(run.stderr).toContain('installation stopped before partitioning');
-    expect(await entries(run.out)).toEqual([]);
-  });
+  it.skipIf(without('dash'))(
+    'install.sh early never returns when the handshake is refused: it powers off, nothing written',
+    async () => {
+      const config = await configWith(fleet, { credential: crypto.randomUUID() });
+      const marker = join(await mkdtemp(join(await scratch, 'off-')), 'powered-off');
+      const consoleFile = join(await scratch, `console-${Date.now()}`);
+      const env = {
+        FLEET_CONFIG: config,
+        FLEET_SERIAL: newSerial(),
+        FLEET_POWEROFF: `touch ${marker}`,
+        FLEET_POWEROFF_DELAY: '0',
+        FLEET_CONSOLE: consoleFile,
+      };
+      // runScript's 60 s timeout ends the script that would wait for ever after the power-off.
+      const run = await runScript('dash', join(fleet, 'install.sh'), ['early'], env, 8_000);
+      expect(run.code).not.toBe(0);
+      expect(run.ms).toBeGreaterThanOrEqual(7_000); // still waiting when it was ended
+      expect(existsSync(marker)).toBe(true);
+      expect(run.stderr).toContain('installation stopped before partitioning');
+      expect(await readFile(consoleFile, 'utf8')).toContain('NO DISK WAS TOUCHED');
+      expect(await entries(run.out)).toEqual([]);
+    },
+  );
 });
 
 describe.skipIf(withoutXorriso)('a managed device (one that bootstrapped)', () => {
@@ -462,8 +480,14 @@ describe.skipIf(withoutXorriso)('an Ubuntu image (bound to the Ubuntu template)'
       const blueprint = JSON.parse(await readFile(join(ok.out, 'blueprint.json'), 'utf8'));
       expect(blueprint.backend.key).toBe('ubuntu');
       const args = ['ubuntu-early', 'luks-lvm', 'ext4'];
-      const mismatch = await runScript('dash', script, args, { FLEET_SERIAL: newSerial() });
-      expect(mismatch.code).toBe(1);
+      const stop = {
+        FLEET_SERIAL: newSerial(),
+        FLEET_POWEROFF: 'true',
+        FLEET_POWEROFF_DELAY: '0',
+        FLEET_CONSOLE: '/dev/null',
+      };
+      const mismatch = await runScript('dash', script, args, stop, 5_000);
+      expect(mismatch.code).not.toBe(0); // never returned: ended by the timeout
       expect(mismatch.stderr).toContain('the blueprint asks for single/ext4 but this image installs luks-lvm/ext4');
     },
   );

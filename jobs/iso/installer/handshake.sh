@@ -12,11 +12,20 @@
 #   FLEET_CONFIG       provisioning.json (default: beside this script)
 #   FLEET_SERIAL       the device serial (default: DMI product_serial, else product_uuid)
 #   FLEET_OUT          output folder (default /run/fleet): blueprint.json, agent.json (0600)
-#   FLEET_RETRIES      attempts per request while the service cannot be reached (default 6)
-#   FLEET_RETRY_DELAY  seconds before the first retry, doubled each time up to 60 (default 5)
+#   FLEET_RETRIES      attempts per request while the service cannot be reached or is busy
+#                      (default 6); a wait for 429 or 503 counts as one (CONTRACT §17)
+#   FLEET_RETRY_DELAY  seconds before the first retry without Retry-After, doubled each time
+#                      up to 60 (default 5)
 #
-# Exit: 0 written; 3 the service refused (its message is printed, nothing written);
-# 4 the service could not be reached after the retries; 1 this device or image cannot run it.
+# Exit: 0 written; 3 the service refused (403, 409: its message is printed, nothing written);
+# 4 the service could not be reached or stayed busy after the retries; 1 this device or
+# image cannot run it (no serial, no HTTP client that can reach the service, a 4xx that
+# is no refusal).
+#
+# HTTPS needs curl or GNU wget (in d-i: wget-udeb with ca-certificates-udeb); busybox's
+# wget is refused for https:// because it checks no certificates (or has no TLS at all).
+# Busybox wget also shows neither the body nor the headers of an error answer: its refusals
+# carry only the status, and a 429 or 503 is waited out on the backoff, not Retry-After.
 set -u
 
 here=$(dirname "$0")
@@ -49,11 +58,11 @@ conf=$(tr -d '\r\n' <"$config")
 credential=$(printf '%s' "$conf" | json_str credential)
 api_url=$(printf '%s' "$conf" | json_str api_url)
 image_template=$(printf '%s' "$conf" | json_str template_id)
-[ -n "$credential" ] && [ -n "$api_url" ] || die 1 "$config has no credential or api_url"
+if [ -z "$credential" ] || [ -z "$api_url" ]; then die 1 "$config has no credential or api_url"; fi
 
 # Serials that firmware vendors leave unset are useless as an identity.
 usable_serial() {
-  case $(printf '%s' "$1" | tr 'A-Z' 'a-z') in
+  case $(printf '%s' "$1" | tr '[:upper:]' '[:lower:]') in
   '' | 0 | none | 'not specified' | 'default string' | 'to be filled by o.e.m.' | 'system serial number' | \
     '0123456789' | 'not applicable' | '00000000-0000-0000-0000-000000000000' | 'ffffffff-ffff-ffff-ffff-ffffffffffff')
     return 1 ;;
@@ -71,17 +80,31 @@ fi
 [ -n "$serial" ] || die 1 "no usable serial (DMI product_serial and product_uuid are empty): set FLEET_SERIAL"
 serial=$(printf '%s' "$serial" | cut -c1-128)
 
+wget_extra=
+wget_gnu=
 if command -v curl >/dev/null 2>&1; then
   client=curl
 elif command -v wget >/dev/null 2>&1; then
   client=wget
-  wget_extra=
   # GNU wget keeps the body of an error answer only when asked; busybox wget never does, and
   # its builds may lack a timeout option (Debian's 1.35 crashes on -T).
-  wget --help 2>&1 | grep -q -- '--content-on-error' && wget_extra='--content-on-error --timeout=30'
+  if wget --version 2>/dev/null | grep -q 'GNU Wget'; then
+    wget_gnu=1
+    wget_extra='--content-on-error --timeout=30'
+  fi
 else
   die 1 "neither curl nor wget is available"
 fi
+case $api_url in
+https://*)
+  if [ "$client" = wget ] && [ -z "$wget_gnu" ]; then
+    die 1 "cannot do HTTPS to $api_url: this system has only busybox wget, which checks no certificates; it needs curl or GNU wget (d-i: wget-udeb and ca-certificates-udeb)"
+  fi
+  ;;
+esac
+# Some busybox builds lack --post-file; their --post-data takes the (small) body instead.
+wget_post_file=1
+[ "$client" = wget ] && [ -z "$wget_gnu" ] && ! wget --help 2>&1 | grep -q -- '--post-file' && wget_post_file=
 
 # Not every installer's busybox has mktemp.
 work=$(mktemp -d "${TMPDIR:-/tmp}/fleet-handshake.XXXXXX" 2>/dev/null) ||
@@ -90,52 +113,93 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/fleet-handshake.XXXXXX" 2>/dev/null) ||
 trap 'rm -rf "$work"' EXIT
 chmod 700 "$work"
 
-# POSTs the file $2 to $1; sets $status (000 when there was no answer) and $body.
+# POSTs the file $2 to $1; sets $status (000 when there was no answer), $body and the
+# answer's headers in $work/headers.
 post_once() {
-  rm -f "$work/body" "$work/err"
+  rm -f "$work/body" "$work/err" "$work/headers"
   if [ "$client" = curl ]; then
-    status=$(curl -sS -o "$work/body" -w '%{http_code}' --connect-timeout 15 --max-time 60 \
-      -H 'Content-Type: application/json' --data-binary "@$2" "$1" 2>"$work/err") || status=000
+    status=$(curl -sS -o "$work/body" -D "$work/headers" -w '%{http_code}' --connect-timeout 15 \
+      --max-time 60 -H 'Content-Type: application/json' --data-binary "@$2" "$1" 2>"$work/err") ||
+      status=000
   else
-    # shellcheck disable=SC2086
-    wget -S -O "$work/body" $wget_extra --header 'Content-Type: application/json' \
-      --post-file "$2" "$1" 2>"$work/err"
+    if [ -n "$wget_post_file" ]; then
+      # shellcheck disable=SC2086
+      wget -S -O "$work/body" $wget_extra --header 'Content-Type: application/json' \
+        --post-file "$2" "$1" 2>"$work/err"
+    else
+      # shellcheck disable=SC2086
+      wget -S -O "$work/body" $wget_extra --header 'Content-Type: application/json' \
+        --post-data "$(cat "$2")" "$1" 2>"$work/err"
+    fi
     status=$(sed -n -E 's/.*HTTP\/[0-9.]+ ([0-9][0-9][0-9]).*/\1/p' "$work/err" | tail -n 1)
     [ -n "$status" ] || status=000
+    cp "$work/err" "$work/headers" 2>/dev/null # wget -S prints the headers on stderr
   fi
   body=$( [ -r "$work/body" ] && tr -d '\r\n' <"$work/body")
 }
 
-# POSTs with retries while there is no answer or the service is temporarily unavailable.
+# Seconds of the answer's Retry-After (a number of seconds; empty when absent or a date).
+retry_after() {
+  [ -r "$work/headers" ] || return 0
+  tr -d '\r' <"$work/headers" | sed -n -E 's/^[[:space:]]*[Rr][Ee][Tt][Rr][Yy]-[Aa][Ff][Tt][Ee][Rr]:[[:space:]]*([0-9]{1,9})[[:space:]]*$/\1/p' |
+    tail -n 1
+}
+
+# $1 plus up to 10 % of it, so that devices told to wait alike do not come back at once.
+# dash has no $RANDOM: the kernel's random uuid gives the digits (the pid where it is absent).
+with_jitter() {
+  digits=$(tr -dc '0-9' </proc/sys/kernel/random/uuid 2>/dev/null | cut -c1-4)
+  r=$(((1${digits:-$$}) % 10000))
+  echo $(($1 + $1 * r / 100000))
+}
+
+# POSTs with retries while there is no answer, the service errs or is busy (429, 503:
+# its Retry-After, at most 300 s); every wait counts against FLEET_RETRIES. Exit 4 when
+# the tries run out.
 post() {
   attempt=1
-  wait_s=$delay
+  backoff=$delay
   while :; do
     post_once "$1" "$2"
     case $status in
-    000 | 502 | 503 | 504) ;;
+    000 | 500 | 502 | 504) why="no answer from the service (HTTP $status)" ;;
+    429 | 503) why="the service is busy (HTTP $status)" ;;
     *) return 0 ;;
     esac
     if [ "$attempt" -ge "$retries" ]; then
-      say "no answer from $1 after $attempt attempts: $(tr '\n' ' ' <"$work/err" 2>/dev/null)"
+      say "$why: giving up on $1 after $attempt attempts $(tr '\n' ' ' <"$work/err" 2>/dev/null | cut -c1-300)"
       exit 4
     fi
-    say "no answer from the service (HTTP $status), retrying in ${wait_s}s ($attempt/$retries)"
+    wait_s=
+    case $status in 429 | 503) wait_s=$(retry_after) ;; esac
+    if [ -n "$wait_s" ]; then
+      [ "$wait_s" -le 300 ] || wait_s=300
+    else
+      wait_s=$backoff
+      backoff=$((backoff * 2))
+      [ "$backoff" -le 60 ] || backoff=60
+    fi
+    wait_s=$(with_jitter "$wait_s")
+    say "$why, retrying in ${wait_s}s ($attempt/$retries)"
     sleep "$wait_s"
     attempt=$((attempt + 1))
-    wait_s=$((wait_s * 2))
-    [ "$wait_s" -le 60 ] || wait_s=60
   done
 }
 
-# Exit 3 with the service's message unless the answer is a 200.
+# Unless the answer is a 200: exit 3 with the service's message for a refusal (403, 409),
+# exit 1 for any other answer (the image and the service do not fit together).
 expect_ok() {
   [ "$status" = 200 ] && return 0
   message=$(printf '%s' "$body" | json_str message)
   code=$(printf '%s' "$body" | json_str error)
   [ -n "$message" ] || message="HTTP $status $(sed -n 's/.*\(server returned error: .*\)/\1/p' "$work/err" | tail -n 1)"
-  say "$1 refused by the service${code:+ ($code)}: $message"
-  exit 3
+  case $status in
+  403 | 409)
+    say "$1 refused by the service${code:+ ($code)}: $message"
+    exit 3 ;;
+  esac
+  say "$1 failed: the service answered HTTP $status${code:+ ($code)}: $message"
+  exit 1
 }
 
 printf '{"code":%s,"serial":%s}' "$(json_quote "$credential")" "$(json_quote "$serial")" >"$work/activate.json"
@@ -155,9 +219,10 @@ agent=$(printf '%s' "$body" | sed -n 's/.*"agent":\({[^{}]*}\).*/\1/p')
 
 umask 077
 mkdir -p "$out" || die 1 "cannot create $out"
-printf '%s\n' "$body" >"$work/blueprint.json" && printf '%s\n' "$agent" >"$work/agent.json" &&
+if ! { printf '%s\n' "$body" >"$work/blueprint.json" && printf '%s\n' "$agent" >"$work/agent.json" &&
   chmod 600 "$work/blueprint.json" "$work/agent.json" &&
-  mv -f "$work/blueprint.json" "$out/blueprint.json" && mv -f "$work/agent.json" "$out/agent.json" ||
+  mv -f "$work/blueprint.json" "$out/blueprint.json" && mv -f "$work/agent.json" "$out/agent.json"; }; then
   die 1 "cannot write into $out"
+fi
 say "device $device_id provisioned with template $template"
 exit 0

@@ -2,26 +2,118 @@
 # The installer side of a personalized image, shipped as /fleet/install.sh and called by
 # the Debian preseed (/preseed.cfg) and the Ubuntu autoinstall (/autoinstall.yaml).
 #
-#   install.sh early            handshake; exits non-zero (and so aborts the installation
-#                               before the disk is touched) unless it succeeded
-#   install.sh debian-early     early, then partitioning and packages from the blueprint
-#                               into debconf (d-i's partman/early_command)
+#   install.sh early            handshake; never returns unless it succeeded (see stop_for_good)
+#   install.sh debian-early     early, then partitioning, target disk and packages from the
+#                               blueprint into debconf (d-i's partman/early_command)
 #   install.sh selections       the debconf selections of the blueprint (debian-early's input)
 #   install.sh ubuntu-early SCHEME FS
 #                               early, then checks that the blueprint's partitioning is the
 #                               one the image's autoinstall file carries
+#   install.sh ubuntu-check-crypt [TARGET]
+#                               a luks-lvm install must have its root on LUKS (the storage
+#                               screen asked for the passphrase); fails loudly otherwise
 #   install.sh late [TARGET]    agent.json, blueprint.json and the WLAN profile into the
 #                               installed system (default /target), all 0600 root
 #
-# Environment: FLEET_OUT (default /run/fleet) and the handshake's own (handshake.sh).
+# A failed handshake stops the installation for good (CONTRACT §17): d-i shows a failed
+# partman/early_command as an error and partitions once someone presses Continue, so the
+# early command never returns on failure. It shows why and what to do on the console (and
+# in d-i's own dialog), powers the machine off after FLEET_POWEROFF_DELAY seconds, and then
+# waits for ever.
+#
+# Environment: FLEET_OUT (default /run/fleet) and the handshake's own (handshake.sh);
+# for tests and odd hardware: FLEET_POWEROFF (the power-off command, default `poweroff -f`),
+# FLEET_POWEROFF_DELAY (default 300), FLEET_CONSOLE (default /dev/console), FLEET_SYSFS
+# (default /sys) and FLEET_MOUNTS (default /proc/mounts) for the choice of the disk.
 set -u
 
 here=$(dirname "$0")
 out=${FLEET_OUT:-/run/fleet}
 export FLEET_OUT="$out"
 export FLEET_CONFIG="${FLEET_CONFIG:-$here/provisioning.json}"
+sysfs=${FLEET_SYSFS:-/sys}
 
 log() { printf 'fleet: %s\n' "$*" >&2; }
+
+# d-i's own error dialog with the message, when this runs under d-i's debconf.
+show_in_installer() {
+  [ -n "${DEBIAN_HAS_FRONTEND:-}" ] && [ -r /usr/share/debconf/confmodule ] || return 0
+  set +u # the confmodule is not written for it
+  # shellcheck disable=SC1091
+  . /usr/share/debconf/confmodule
+  cat >/tmp/fleet.templates <<'TEMPLATE'
+Template: fleet/stopped
+Type: error
+Description: Fleet: installation stopped, no disk was touched
+ ${MESSAGE}
+TEMPLATE
+  db_x_loadtemplatefile /tmp/fleet.templates fleet || return 0
+  db_subst fleet/stopped MESSAGE "$1"
+  db_fset fleet/stopped seen false
+  db_input critical fleet/stopped || return 0
+  db_go || true
+}
+
+# Never returns: prints why the installation stopped and what to do, on the console and
+# in the installer, powers off after the delay, then waits for a power-off for ever.
+stop_for_good() {
+  why=$1
+  todo=$2
+  delay=${FLEET_POWEROFF_DELAY:-300}
+  log "installation stopped before partitioning: $why"
+  log "what to do: $todo"
+  msg="$why. What to do: $todo. This machine powers off in $delay seconds."
+  printf '\n\n*** FLEET: INSTALLATION STOPPED, NO DISK WAS TOUCHED ***\n%s\nWhat to do: %s\nThis machine powers off in %s seconds.\n\n' \
+    "$why" "$todo" "$delay" >"${FLEET_CONSOLE:-/dev/console}" 2>/dev/null || true
+  (
+    sleep "$delay"
+    ${FLEET_POWEROFF:-poweroff -f}
+  ) &
+  # Its own process: the dialog waits for a key press, the power-off must not.
+  show_in_installer "$msg" &
+  while :; do sleep 3600; done
+}
+
+# What the person at the machine should do about a failed handshake (its exit code and
+# the service's error code in its output).
+advice() {
+  case $1 in
+  3)
+    case $2 in
+    *device_already_enrolled*) echo "this device is already managed: an admin must reprovision it in the fleet service, then boot this stick again" ;;
+    *template_not_allowed*) echo "this image's enrollment session does not allow the template: build a new image" ;;
+    *) echo "the image's credential is not valid (a rotated activation code, or an enrollment session revoked, expired or used up): build a new image or ask an admin" ;;
+    esac ;;
+  4) echo "check the network (cable or WLAN) and that the fleet service is up, then boot this stick again" ;;
+  *) echo "this device or image cannot run the handshake; give the message above to an admin" ;;
+  esac
+}
+
+# The HTTP client the handshake needs: d-i may have only busybox wget (no HTTPS certificate
+# checks, no body or Retry-After of an error answer) unless GNU wget (wget-udeb) is
+# installed, so ask anna for it and the CA certificates.
+ensure_http_client() {
+  command -v curl >/dev/null 2>&1 && return 0
+  wget --version 2>/dev/null | grep -q 'GNU Wget' && return 0
+  if command -v anna-install >/dev/null 2>&1; then
+    log "installing GNU wget and the CA certificates (wget-udeb, ca-certificates-udeb)"
+    anna-install wget-udeb ca-certificates-udeb || log "anna-install failed: HTTPS will not work"
+  fi
+}
+
+run_handshake() {
+  ensure_http_client
+  errors=$(mktemp 2>/dev/null || echo /tmp/fleet-handshake.err)
+  sh "$here/handshake.sh" 2>"$errors"
+  rc=$?
+  cat "$errors" >&2
+  if [ "$rc" -ne 0 ]; then
+    said=$(sed -n 's/^fleet handshake: //p' "$errors" | tail -n 1 | sed 's/[ .]*$//')
+    rm -f "$errors"
+    stop_for_good "the fleet handshake failed (exit $rc): ${said:-no message}" "$(advice "$rc" "$said")"
+  fi
+  rm -f "$errors"
+}
 
 blueprint_field() {
   tr -d '\r\n' <"$out/blueprint.json" |
@@ -35,13 +127,29 @@ blueprint_packages() {
     tr -cd 'a-z0-9.+ -'
 }
 
-run_handshake() {
-  sh "$here/handshake.sh"
-  rc=$?
-  if [ "$rc" -ne 0 ]; then
-    log "the handshake failed (exit $rc): installation stopped before partitioning"
-    exit "$rc"
+# The whole disk a block device (a disk or a partition, by its /dev path) belongs to.
+disk_of() {
+  name=${1#/dev/}
+  if [ -e "$sysfs/class/block/$name/partition" ]; then
+    basename "$(dirname "$(readlink -f "$sysfs/class/block/$name")")"
+  else
+    echo "$name"
   fi
+}
+
+# The target: the first disk d-i lists that is not removable and not the medium the
+# installer booted from (mounted at /cdrom); nothing when there is none.
+target_disk() {
+  boot=
+  medium=$(sed -n 's|^\(/dev/[^ ]*\) /cdrom .*|\1|p' "${FLEET_MOUNTS:-/proc/mounts}" 2>/dev/null | head -n 1)
+  [ -n "$medium" ] && boot=$(disk_of "$medium")
+  for dev in $(list-devices disk 2>/dev/null); do
+    name=${dev#/dev/}
+    [ "$(cat "$sysfs/block/$name/removable" 2>/dev/null)" = 1 ] && continue
+    [ "$name" = "$boot" ] && continue
+    echo "$dev"
+    return 0
+  done
 }
 
 selections() {
@@ -49,7 +157,7 @@ selections() {
   fs=$(blueprint_field root_filesystem)
   case $fs in ext4 | ext3 | xfs | btrfs) ;; *)
     log "unsupported root file system '$fs' in the blueprint"
-    exit 1 ;;
+    return 1 ;;
   esac
   echo "d-i partman/default_filesystem string $fs"
   echo "d-i partman-auto/choose_recipe select atomic"
@@ -61,21 +169,41 @@ selections() {
     echo "d-i partman-auto/method string crypto"
     echo "d-i partman-auto-lvm/guided_size string max"
     echo "d-i partman-auto-lvm/new_vg_name string fleet"
-    echo "d-i partman-crypto/erase_disks boolean false"
+    echo "d-i partman-auto-crypto/erase_disks boolean false"
     echo "d-i partman-lvm/device_remove_lvm boolean true"
     echo "d-i partman-lvm/confirm boolean true"
     echo "d-i partman-lvm/confirm_nooverwrite boolean true" ;;
   *)
     log "unsupported partitioning scheme '$scheme' in the blueprint"
-    exit 1 ;;
+    return 1 ;;
   esac
   if command -v list-devices >/dev/null 2>&1; then
-    disk=$(list-devices disk | head -n 1)
-    [ -n "$disk" ] && echo "d-i partman-auto/disk string $disk"
+    disk=$(target_disk)
+    if [ -z "$disk" ]; then
+      log "no disk to install on: every disk is removable or the installation medium"
+      return 2
+    fi
+    echo "d-i partman-auto/disk string $disk"
   fi
-  packages=$(blueprint_packages)
-  [ -n "$packages" ] && echo "d-i pkgsel/include string $packages"
+  # The agent's own packages (CONTRACT §18), then the template's.
+  echo "d-i pkgsel/include string curl git python3 ansible-core $(blueprint_packages)"
   return 0
+}
+
+debian_early() {
+  run_handshake
+  sel=/tmp/fleet-selections.cfg
+  selections >"$sel"
+  rc=$?
+  case $rc in
+  0) ;;
+  2) stop_for_good "no disk to install on: every disk is removable or the medium this installer booted from" \
+    "connect the internal disk (or enable it in the firmware), then boot this stick again" ;;
+  *) stop_for_good "the blueprint's partitioning cannot be installed by this image" \
+    "fix the template's partitioning in the fleet service, then boot this stick again" ;;
+  esac
+  debconf-set-selections "$sel" ||
+    stop_for_good "the installer refused the partitioning answers" "give the installer's log (/var/log/syslog) to an admin"
 }
 
 # The Ubuntu image carries its template's storage layout (an Ubuntu image is always bound to
@@ -84,9 +212,59 @@ ubuntu_check() {
   scheme=$(blueprint_field scheme)
   fs=$(blueprint_field root_filesystem)
   if [ "$scheme" != "$1" ] || [ "$fs" != "$2" ]; then
-    log "the blueprint asks for $scheme/$fs but this image installs $1/$2: build a new image"
-    exit 1
+    stop_for_good "the blueprint asks for $scheme/$fs but this image installs $1/$2" "build a new image for the template"
   fi
+}
+
+# Subiquity's interactive storage screen lets the person at the console type the passphrase;
+# unticking encryption there would silently install plain LVM, so a luks-lvm install without
+# its root on LUKS fails here (a failed late command stops subiquity with an error).
+ubuntu_check_crypt() {
+  target=${1:-/target}
+  [ "$(blueprint_field scheme)" = luks-lvm ] || return 0
+  root=$(sed -n 's|^\([^ ]*\) '"$target"' .*|\1|p' "${FLEET_MOUNTS:-/proc/mounts}" | tail -n 1)
+  dm=$(basename "$(readlink -f "$root" 2>/dev/null || echo "$root")")
+  for slave in "$sysfs/block/$dm/slaves/"*; do
+    [ -e "$slave" ] || continue
+    case $(cat "$sysfs/block/$(basename "$slave")/dm/uuid" 2>/dev/null) in CRYPT-*) return 0 ;; esac
+    for inner in "$slave/slaves/"*; do
+      case $(cat "$sysfs/block/$(basename "$inner")/dm/uuid" 2>/dev/null) in CRYPT-*) return 0 ;; esac
+    done
+  done
+  log "this template needs an encrypted disk (luks-lvm), but the root file system ($root) is not on LUKS: tick 'Encrypt the LVM group with LUKS' on the storage screen and install again"
+  exit 1
+}
+
+# The WLAN profile in the form the installed system's network stack reads: NetworkManager
+# (a desktop) takes the keyfile; netplan alone (a server) takes the netplan file, bound to
+# the first wireless interface (networkd cannot match WLAN by pattern).
+install_wlan() {
+  target=$1
+  if [ -x "$target/usr/sbin/NetworkManager" ] || [ ! -r "$here/wlan.netplan.yaml" ] ||
+    { [ ! -x "$target/usr/sbin/netplan" ] && [ ! -d "$target/etc/netplan" ]; }; then
+    [ -r "$here/wlan.nmconnection" ] || return 0
+    dir="$target/etc/NetworkManager/system-connections"
+    mkdir -p "$dir" && cp "$here/wlan.nmconnection" "$dir/fleet-wlan.nmconnection" &&
+      chmod 600 "$dir/fleet-wlan.nmconnection" || return 1
+    chown 0:0 "$dir/fleet-wlan.nmconnection" 2>/dev/null
+    log "WLAN profile installed for NetworkManager"
+    return 0
+  fi
+  wlan_if=
+  for dev in "$sysfs/class/net/"*; do
+    [ -e "$dev/wireless" ] || [ -e "$dev/phy80211" ] || continue
+    wlan_if=$(basename "$dev")
+    break
+  done
+  if [ -z "$wlan_if" ]; then
+    log "no wireless interface: the WLAN profile is not installed"
+    return 0
+  fi
+  mkdir -p "$target/etc/netplan" &&
+    sed "s/@FLEET_WLAN_INTERFACE@/$wlan_if/" "$here/wlan.netplan.yaml" >"$target/etc/netplan/90-fleet-wlan.yaml" &&
+    chmod 600 "$target/etc/netplan/90-fleet-wlan.yaml" || return 1
+  chown 0:0 "$target/etc/netplan/90-fleet-wlan.yaml" 2>/dev/null
+  log "WLAN profile installed for netplan on $wlan_if"
 }
 
 late() {
@@ -97,29 +275,25 @@ late() {
   for f in agent.json blueprint.json; do
     cp "$out/$f" "$target/etc/fleet/$f" && chmod 600 "$target/etc/fleet/$f" || exit 1
   done
-  if [ -r "$here/wlan.nmconnection" ]; then
-    dir="$target/etc/NetworkManager/system-connections"
-    mkdir -p "$dir" && cp "$here/wlan.nmconnection" "$dir/fleet-wlan.nmconnection" &&
-      chmod 600 "$dir/fleet-wlan.nmconnection" || exit 1
-  fi
-  chown -R 0:0 "$target/etc/fleet" "$target/etc/NetworkManager/system-connections/fleet-wlan.nmconnection" 2>/dev/null
+  install_wlan "$target" || exit 1
+  chown -R 0:0 "$target/etc/fleet" 2>/dev/null
   log "agent credentials installed into $target/etc/fleet"
 }
 
 case ${1:-} in
 early) run_handshake ;;
 selections) selections ;;
-debian-early)
-  run_handshake
-  selections >/tmp/fleet-selections.cfg || exit 1
-  debconf-set-selections /tmp/fleet-selections.cfg ;;
+debian-early) debian_early ;;
 ubuntu-early)
   run_handshake
   ubuntu_check "${2:-}" "${3:-}" ;;
+ubuntu-check-crypt)
+  shift
+  ubuntu_check_crypt "$@" ;;
 late)
   shift
   late "$@" ;;
 *)
-  echo "usage: $0 early|debian-early|selections|ubuntu-early SCHEME FS|late [target]" >&2
+  echo "usage: $0 early|debian-early|selections|ubuntu-early SCHEME FS|ubuntu-check-crypt [target]|late [target]" >&2
   exit 2 ;;
 esac
