@@ -43,7 +43,8 @@ const gitUrl = z
 const scpLike = /^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9][A-Za-z0-9.-]*:(?!\/\/)[^:\s][^\s]*$/;
 
 export function isGitRepositoryUrl(value: string): boolean {
-  if (/[\s\x00-\x1f\x7f]/.test(value) || value.startsWith('-') || value.includes('::')) return false;
+  const unprintable = [...value].some((ch) => ch <= ' ' || ch === '\u007f');
+  if (unprintable || /\s/.test(value) || value.startsWith('-') || value.includes('::')) return false;
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase();
   if (scheme === undefined) return scpLike.test(value);
   let parsed: URL;

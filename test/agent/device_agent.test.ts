@@ -12,19 +12,7 @@
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
-import {
-  chmod,
-  copyFile,
-  cp,
-  mkdir,
-  mkdtemp,
-  readdir,
-  readFile,
-  readlink,
-  rm,
-  stat,
-  writeFile,
-} from 'node:fs/promises';
+import { chmod, copyFile, cp, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -173,6 +161,7 @@ function agentEnv(extra: Record<string, string> = {}): Record<string, string> {
     FIXTURE_MARKERS: device.markers,
     FIXTURE_FAIL: '',
     COUNT_FILE: device.playbookRuns,
+    HOLD_DIR: '',
     ...extra,
   };
 }
@@ -246,7 +235,7 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
       [
         '#!/bin/sh',
         'echo run >>"$COUNT_FILE"',
-        'if [ -n "${HOLD_DIR:-}" ]; then',
+        'if [ -n "$HOLD_DIR" ]; then',
         '  : >"$HOLD_DIR/started"',
         '  while [ ! -e "$HOLD_DIR/go" ]; do sleep 0.1; done',
         'fi',
