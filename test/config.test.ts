@@ -78,7 +78,6 @@ describe('ROLE_REPOSITORY_URL', () => {
     'https://example.org/roles.git\n',
     'git@host:roles repo',
     'host://x',
-    '',
   ])('refuses %j, naming the variable', (value) => {
     expect(() => loadEnv({ ROLE_REPOSITORY_URL: value })).toThrow(/ROLE_REPOSITORY_URL/);
   });
