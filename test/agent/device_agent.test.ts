@@ -7,8 +7,9 @@
  * (file://) of fixture roles, one per seeded role name, that write a marker file for
  * `present`, remove it for `absent`, and fail on demand.
  *
- * ansible-playbook takes seconds to start on a loaded machine: the tests share one device
- * and run the playbook as few times as the behaviour needs.
+ * ansible-playbook takes seconds to start, and minutes on a loaded machine (the whole suite
+ * in parallel on 2 cores): the tests share one device, run the playbook as few times as the
+ * behaviour needs, and have timeouts of many minutes.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -336,18 +337,22 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     }
     const [hw] = await ctx.sql`select hardware from device_hardware where device_id = ${device.deviceId}`;
     expect(hw!.hardware).toHaveProperty('cpu');
-  }, 300_000);
+  }, 900_000);
 
   // Only where systemd is installed (CONTRACT §18 asks no more): not a tool CI must bring.
-  it.skipIf(!hasTool('systemd-analyze'))('the installed unit passes systemd-analyze verify', async () => {
-    // The target's unit, checked against this host's own units (copied into the target root).
-    await cp('/usr/lib/systemd/system', join(device.root, 'usr/lib/systemd/system'), { recursive: true });
-    const out = spawnSync('systemd-analyze', ['verify', `--root=${device.root}`, 'fleet-agent.service'], {
-      encoding: 'utf8',
-    });
-    expect(out.status, out.stderr).toBe(0);
-    expect(out.stderr).toBe('');
-  });
+  it.skipIf(!hasTool('systemd-analyze'))(
+    'the installed unit passes systemd-analyze verify',
+    async () => {
+      // The target's unit, checked against this host's own units (copied into the target root).
+      await cp('/usr/lib/systemd/system', join(device.root, 'usr/lib/systemd/system'), { recursive: true });
+      const out = spawnSync('systemd-analyze', ['verify', `--root=${device.root}`, 'fleet-agent.service'], {
+        encoding: 'utf8',
+      });
+      expect(out.status, out.stderr).toBe(0);
+      expect(out.stderr).toBe('');
+    },
+    120_000,
+  );
 
   it('a second once with nothing changed: 304, the playbook is not started, exit 0', async () => {
     const run = await once();
@@ -355,7 +360,7 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect(run.code, run.stdout).toBe(0);
     expect(run.stdout).toContain('(304)');
     expect(await playbookRuns()).toBe(1);
-  }, 120_000);
+  }, 600_000);
 
   it('an org-unit selection is applied and reported; a deselection on the device removes it', async () => {
     await ok('POST', `/api/v1/org-units/${device.oeId}/catalog/qgis/select`, { optionen: { version: '3.34' } });
@@ -376,7 +381,7 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     );
     expect(latest[0]).toMatchObject({ type: 'removed', payload: { detail: { role: 'qgis' } } });
     expect(await playbookRuns()).toBe(3);
-  }, 300_000);
+  }, 900_000);
 
   it('a failing role: apply_failed with its message, exit 5, the others applied; the next cycle retries it', async () => {
     await ok('POST', `/api/v1/devices/${device.deviceId}/catalog/libreoffice/select`);
@@ -397,7 +402,7 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect(await markers()).toContain('libreoffice');
     expect((await events()).find((e) => e.merkmal === 'libreoffice')?.type).toBe('applied');
     expect(await playbookRuns()).toBe(5);
-  }, 300_000);
+  }, 900_000);
 
   it('the service down before the report: exit 4, the report stays spooled; the next cycle sends it first, once', async () => {
     await ok('POST', `/api/v1/devices/${device.deviceId}/catalog/onlyoffice/select`);
@@ -421,7 +426,7 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect(await readdir(spool)).toEqual([]);
     expect((await events()).filter((e) => e.merkmal === 'onlyoffice' && e.type === 'applied')).toHaveLength(1);
     expect(await playbookRuns()).toBe(6);
-  }, 300_000);
+  }, 900_000);
 
   it('run: a 503 with Retry-After 2 is waited out (plus jitter), then the check-in succeeds', async () => {
     front.busy = 1;
@@ -452,7 +457,7 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     } finally {
       process.kill(-child.pid!, 'SIGKILL');
     }
-  }, 120_000);
+  }, 600_000);
 
   it('deprovisioned: exit 3 with the service message, no role runs; reprovisioned: the old secret gets 401, exit 3', async () => {
     await ok('POST', `/api/v1/devices/${device.deviceId}/deprovision`);
@@ -467,7 +472,7 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect(reprovisioned.stdout).toContain('(HTTP 401)');
     expect(reprovisioned.stdout).toContain('invalid_agent_secret');
     expect(await playbookRuns()).toBe(6);
-  }, 120_000);
+  }, 600_000);
 
   it('a refused bootstrap (used token) exits 3 and writes nothing; no agent.json exits 2', async () => {
     const root = join(scratch, 'root-refused');
@@ -485,7 +490,7 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     await rm(join(root, 'etc/fleet/agent.json'));
     const unconfigured = await once({}, root);
     expect(unconfigured.code, unconfigured.stdout).toBe(2);
-  }, 120_000);
+  }, 600_000);
 
   it('never logs the secret, the bootstrap token or the WLAN key', async () => {
     const secret = (await readFile(join(device.root, 'var/lib/fleet/agent-secret'), 'utf8')).trim();
@@ -495,5 +500,5 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect(all).toContain('fleet-agent: ');
     for (const value of [secret, token, WLAN.psk]) expect(all).not.toContain(value);
     console.log(`fleet-agent figures: ${figures.join('; ')}`);
-  });
+  }, 60_000);
 });
