@@ -25,6 +25,38 @@ function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 }
 
+/**
+ * A repository address `git clone` takes (CONTRACT §18): an `https`, `http`, `ssh`, `git` or
+ * `file` URL, or the scp-like `[user@]host:path`. Never an option (leading `-`), a
+ * `transport::address` (git's `ext::` runs commands), whitespace or control characters:
+ * every device passes this to git.
+ */
+const gitUrl = z
+  .string()
+  .min(1)
+  .max(2000)
+  .refine(
+    (v) => isGitRepositoryUrl(v),
+    'must be a URL git clone takes: https://, http://, ssh://, git://, file:///path or user@host:path',
+  );
+
+const scpLike = /^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9][A-Za-z0-9.-]*:(?!\/\/)[^:\s][^\s]*$/;
+
+export function isGitRepositoryUrl(value: string): boolean {
+  const unprintable = [...value].some((ch) => ch <= ' ' || ch === '\u007f');
+  if (unprintable || /\s/.test(value) || value.startsWith('-') || value.includes('::')) return false;
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase();
+  if (scheme === undefined) return scpLike.test(value);
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    return false;
+  }
+  if (scheme === 'file') return parsed.host === '' && parsed.pathname.length > 1;
+  return ['https', 'http', 'ssh', 'git'].includes(scheme) && parsed.hostname !== '' && parsed.pathname.length > 1;
+}
+
 export const DEFAULT_ROLE_REPOSITORY_URL = 'https://roles.example.invalid/fleet/ansible-roles.git';
 
 /** Webhook deliveries in flight per worker (WEBHOOK_CONCURRENCY). */
@@ -46,7 +78,7 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default('./.data'),
   ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   PUBLIC_BASE_URL: url.optional(),
-  ROLE_REPOSITORY_URL: url.default(DEFAULT_ROLE_REPOSITORY_URL),
+  ROLE_REPOSITORY_URL: gitUrl.default(DEFAULT_ROLE_REPOSITORY_URL),
   AGENT_POLL_INTERVAL_SECONDS: integer(5, 86_400).default(300),
   ISO_BASE_IMAGE: z.string().min(1).optional(),
   ISO_BASE_IMAGE_DEBIAN: z.string().min(1).optional(),

@@ -50,6 +50,39 @@ describe('PORT', () => {
   });
 });
 
+describe('ROLE_REPOSITORY_URL', () => {
+  it.each([
+    'https://git.example.org/fleet/roles.git',
+    'http://git.internal:8080/roles',
+    'ssh://git@git.example.org:2222/fleet/roles.git',
+    'git://git.example.org/roles.git',
+    'git@github.com:example/fleet-roles.git',
+    'deploy@git.example.org:roles',
+    'git.example.org:fleet/roles.git',
+    'file:///srv/git/roles.git',
+  ])('takes %j, as git clone does', (value) => {
+    expect(loadEnv({ ROLE_REPOSITORY_URL: value }).ROLE_REPOSITORY_URL).toBe(value);
+  });
+
+  it.each([
+    'roles',
+    '/srv/git/roles.git',
+    'ftp://example.org/roles.git',
+    'file://host/srv/roles.git',
+    'file:///',
+    'https://',
+    '-uhttps://example.org/x.git',
+    '--upload-pack=touch /tmp/x',
+    'ext::sh -c touch% /tmp/pwned',
+    'ext::touch%x',
+    'https://example.org/roles.git\n',
+    'git@host:roles repo',
+    'host://x',
+  ])('refuses %j, naming the variable', (value) => {
+    expect(() => loadEnv({ ROLE_REPOSITORY_URL: value })).toThrow(/ROLE_REPOSITORY_URL/);
+  });
+});
+
 describe('start-up warnings', () => {
   it('names PUBLIC_BASE_URL and ROLE_REPOSITORY_URL while they are left at their defaults', () => {
     const warnings = configWarnings(loadEnv({}));

@@ -32,11 +32,11 @@ export async function checkIn(
     requireLiveDevice(await repo.findAgentDevice(db, input.secretHash));
     throw invalidAgentSecret(); // a secret that missed a live device finds a dead one or none
   }
-  const etag = `"${stamp(`${await seedVersion(db, '')}|${configStamp(config)}|${stateInputs(row)}`)}"`;
+  const etag = `"${stamp(`${ANSWER_FORMAT}|${await seedVersion(db, '')}|${configStamp(config)}|${stateInputs(row)}`)}"`;
   if (input.ifNoneMatch !== undefined && matchesIfNoneMatch(input.ifNoneMatch, etag)) {
     return { etag, notModified: true };
   }
-  const { template, resolved } = await resolveStateRow(db, row);
+  const { template, catalog, resolved } = await resolveStateRow(db, row);
   return {
     etag,
     notModified: false,
@@ -45,10 +45,22 @@ export async function checkIn(
       blueprints: await repo.cachedTemplateBlueprints(db, template.id),
       repository_url: config.roleRepositoryUrl,
       poll_interval_seconds: config.agentPollIntervalSeconds,
-      auftraege: resolved.map((s) => ({ merkmal: s.merkmal, state: s.state, optionen: s.optionen })),
+      auftraege: resolved.map((s, i) => ({
+        merkmal: s.merkmal,
+        ansible_role: catalog[i]!.ansibleRole,
+        state: s.state,
+        optionen: s.optionen,
+      })),
     },
   };
 }
+
+/**
+ * The shape of the answer: raised whenever a field is added, so an agent that cached a tag
+ * of the older shape (e.g. `auftraege` without `ansible_role`) gets the new one once. The
+ * roles themselves are seed data and move with `seedVersion`.
+ */
+const ANSWER_FORMAT = 2;
 
 /**
  * Everything of the device's own that decides its desired state: its template, its org

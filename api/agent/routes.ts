@@ -59,7 +59,7 @@ const checkin = defineRoute({
   description:
     'Sets `agent_last_checkin` every time and replaces the stored hardware when `hardware` is sent. Answers the ' +
     "blueprints of the device's template, the role repository, the poll interval and the full order state " +
-    '(`auftraege`), with an `ETag` of that desired state. Send it back as `If-None-Match`: while nothing changed, ' +
+    '(`auftraege`, each with the `ansible_role` that applies it), with an `ETag` of that desired state. Send it back as `If-None-Match`: while nothing changed, ' +
     'the answer is 304 without a body (the check-in still counts). Under overload a check-in is refused at once ' +
     'with 503 `service_unavailable` and a `Retry-After` (seconds, with jitter): come back then.',
   access: 'agent',

@@ -54,6 +54,12 @@ export const RoleBlueprint = z
 export const Auftrag = z
   .object({
     merkmal: z.string().openapi({ example: 'libreoffice' }),
+    ansible_role: z.string().openapi({
+      description:
+        "The role of this Merkmal's blueprint for the device's backend: what the agent runs with `fleet_state` = " +
+        '`state` and `fleet_optionen` = `optionen`, so it needs nothing but its check-in to apply an order.',
+      example: 'libreoffice',
+    }),
     state: z.enum(['present', 'absent']),
     optionen: z.record(z.string(), z.unknown()).openapi({ example: {} }),
   })

@@ -22,10 +22,11 @@ export interface CatalogState extends ResolvedMerkmal {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A catalog Merkmal of a backend, with its workspace default. */
+/** A catalog Merkmal of a backend, with its workspace default and its role on that backend. */
 export interface CatalogMerkmal extends CatalogEntry {
   name: string;
   kategorie: string;
+  ansibleRole: string;
 }
 
 /**
@@ -36,7 +37,7 @@ export interface CatalogMerkmal extends CatalogEntry {
 const catalogOf = seedDataCache(async (db, key): Promise<CatalogMerkmal[]> => {
   const [backend, workspace] = key.split('/');
   return db<CatalogMerkmal[]>`
-    select m.key as merkmal, m.name, m.kategorie, wm.merkmal is not null as "inWorkspace"
+    select m.key as merkmal, m.name, m.kategorie, wm.merkmal is not null as "inWorkspace", b.ansible_role as "ansibleRole"
     from blueprints b
     join merkmale m on m.key = b.merkmal and m.im_auftragskatalog
     left join workspace_merkmale wm on wm.workspace = ${workspace!} and wm.merkmal = m.key

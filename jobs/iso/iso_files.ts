@@ -13,6 +13,17 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 
+/**
+ * The device agent every image carries in /fleet/agent (CONTRACT §18), from
+ * jobs/iso/installer/agent/, with the modes they keep on the image; `install.sh late`
+ * installs them into the new system.
+ */
+export const AGENT_FILES: Readonly<Record<string, number>> = {
+  'fleet-agent': 0o755,
+  'site.yml': 0o644,
+  'fleet-agent.service': 0o644,
+};
+
 export function devBaseName(backend: string): string {
   return `.dev-base-${backend}.iso`;
 }

@@ -15,7 +15,7 @@ import type { JobHelpers, Task } from 'graphile-worker';
 import { BuildIsoPayload, type BuildIsoPayloadType } from '../../api/iso_builds/job.ts';
 import { openWlan, type WlanCredentials } from '../../api/iso_builds/wlan_crypto.ts';
 import { BOOT_FILES, installerFiles, InstallerConfigError, isBackend } from '../iso/installer_config.ts';
-import { devBaseName, digestFile, finalFileName, workPaths } from '../iso/iso_files.ts';
+import { AGENT_FILES, devBaseName, digestFile, finalFileName, workPaths } from '../iso/iso_files.ts';
 import { wlanNetplan } from '../iso/netplan.ts';
 import { wlanKeyfile } from '../iso/nm_keyfile.ts';
 import { runBuildScript } from '../iso/run_script.ts';
@@ -32,7 +32,7 @@ import {
 import { buildScriptOf, buildTimeoutOf } from '../iso/worker_config.ts';
 import type { WorkerDeps } from '../worker_deps.ts';
 
-/** The scripts every image carries in /fleet (handshake.sh, install.sh). */
+/** The scripts every image carries in /fleet (handshake.sh, install.sh) and /fleet/agent. */
 const INSTALLER_SCRIPTS = fileURLToPath(new URL('../iso/installer/', import.meta.url));
 
 /** A failure whose message is fit for the build's `error` field. */
@@ -182,6 +182,11 @@ async function buildImage(
   for (const script of ['handshake.sh', 'install.sh']) {
     await copyFile(join(INSTALLER_SCRIPTS, script), join(fleetDir, script));
     await chmod(join(fleetDir, script), 0o755);
+  }
+  await mkdir(join(fleetDir, 'agent'), { mode: 0o700 });
+  for (const [file, mode] of Object.entries(AGENT_FILES)) {
+    await copyFile(join(INSTALLER_SCRIPTS, 'agent', file), join(fleetDir, 'agent', file));
+    await chmod(join(fleetDir, 'agent', file), mode);
   }
   for (const [path, text] of Object.entries(setup)) {
     await mkdir(dirname(join(work.staging, path)), { recursive: true, mode: 0o700 });

@@ -16,11 +16,11 @@ const standardBlueprints = [
 ];
 
 const defaultAuftraege = [
-  { merkmal: 'firefox', state: 'present', optionen: {} },
-  { merkmal: 'gastsitzung', state: 'absent', optionen: {} },
-  { merkmal: 'libreoffice', state: 'absent', optionen: {} },
-  { merkmal: 'onlyoffice', state: 'absent', optionen: {} },
-  { merkmal: 'qgis', state: 'absent', optionen: {} },
+  { merkmal: 'firefox', ansible_role: 'firefox', state: 'present', optionen: {} },
+  { merkmal: 'gastsitzung', ansible_role: 'guest_session', state: 'absent', optionen: {} },
+  { merkmal: 'libreoffice', ansible_role: 'libreoffice', state: 'absent', optionen: {} },
+  { merkmal: 'onlyoffice', ansible_role: 'onlyoffice', state: 'absent', optionen: {} },
+  { merkmal: 'qgis', ansible_role: 'qgis', state: 'absent', optionen: {} },
 ];
 
 async function lastCheckin(deviceId: string): Promise<Date | null> {

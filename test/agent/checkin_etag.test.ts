@@ -85,7 +85,12 @@ describe('the ETag of the desired state', () => {
       const res = await expectChange(agent, async () =>
         ok(await ctx.request('POST', `/api/v1/devices/${agent.device_id}/catalog/qgis/select`)),
       );
-      expect(res.body.auftraege).toContainEqual({ merkmal: 'qgis', state: 'present', optionen: {} });
+      expect(res.body.auftraege).toContainEqual({
+        merkmal: 'qgis',
+        ansible_role: 'qgis',
+        state: 'present',
+        optionen: {},
+      });
       // And new optionen on the same selection.
       await expectChange(agent, async () =>
         ok(
@@ -168,6 +173,39 @@ describe('the ETag of the desired state', () => {
         });
         expect(res.status).toBe(200);
         expect(res.headers.get('etag')).not.toBe(before);
+      }
+    });
+
+    it("a migration that changes a Merkmal's role, for the backend it names", async () => {
+      const debian = await enrollAgent(ctx);
+      const ubuntu = await enrollAgent(ctx, { templateId: TEMPLATES.ubuntuStandard });
+      const before = { debian: await etagOf(debian.secret), ubuntu: await etagOf(ubuntu.secret) };
+      // Seed data is cached per database client: a fresh client stands for a service started after the migration.
+      const client = postgres(ctx.db.url, { max: 2, onnotice: () => {} });
+      await ctx.sql`update blueprints set ansible_role = 'qgis_ubuntu' where merkmal = 'qgis' and backend = 'ubuntu'`;
+      await ctx.sql`insert into schema_migrations (version) values ('99990101000000')`;
+      try {
+        const app = createApp({ sql: client, config: ctx.config, log: silentLogger });
+        const call = (secret: string, etag: string) =>
+          request(app, 'POST', '/api/v1/agent/checkin', { token: secret, headers: { 'if-none-match': etag } });
+        const onUbuntu = await call(ubuntu.secret, before.ubuntu);
+        expect(onUbuntu.status).toBe(200);
+        expect(onUbuntu.headers.get('etag')).not.toBe(before.ubuntu);
+        expect(onUbuntu.body.auftraege).toContainEqual({
+          merkmal: 'qgis',
+          ansible_role: 'qgis_ubuntu',
+          state: 'absent',
+          optionen: {},
+        });
+        const onDebian = await call(debian.secret, before.debian);
+        expect(onDebian.status).toBe(200);
+        expect(onDebian.body.auftraege.find((a: { merkmal: string }) => a.merkmal === 'qgis').ansible_role).toBe(
+          'qgis',
+        );
+      } finally {
+        await ctx.sql`update blueprints set ansible_role = 'qgis' where merkmal = 'qgis' and backend = 'ubuntu'`;
+        await ctx.sql`delete from schema_migrations where version = '99990101000000'`;
+        await client.end();
       }
     });
 

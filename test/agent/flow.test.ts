@@ -17,12 +17,16 @@ async function ok(method: string, path: string, body?: unknown) {
   return res.body;
 }
 
-/** The catalog listing's states, in the check-in's shape. */
+/** The catalog listing's states, in the check-in's shape (with each Merkmal's Debian role from the seed). */
 async function catalogStates(deviceId: string) {
   const res = await ctx.request('GET', `/api/v1/devices/${deviceId}/catalog`);
   expect(res.status).toBe(200);
+  const roles = await ctx.sql<{ merkmal: string; ansible_role: string }[]>`
+    select merkmal, ansible_role from blueprints where backend = 'debian'`;
+  const roleOf = new Map(roles.map((r) => [r.merkmal, r.ansible_role]));
   return res.body.items.map((i: { merkmal: string; state: string; optionen: unknown }) => ({
     merkmal: i.merkmal,
+    ansible_role: roleOf.get(i.merkmal),
     state: i.state,
     optionen: i.optionen,
   }));
@@ -52,6 +56,7 @@ describe('the agent over HTTP', () => {
     const second = await checkin(ctx, secret);
     expect(second.body.auftraege).toContainEqual({
       merkmal: 'libreoffice',
+      ansible_role: 'libreoffice',
       state: 'present',
       optionen: { sprache: 'de' },
     });
@@ -140,11 +145,11 @@ describe('the agent over HTTP', () => {
     expect(new Set(history).size).toBeGreaterThan(6);
     const final = (await checkin(ctx, secret)).body.auftraege;
     expect(final).toEqual([
-      { merkmal: 'firefox', state: 'present', optionen: {} },
-      { merkmal: 'gastsitzung', state: 'present', optionen: { dauer_min: 30 } },
-      { merkmal: 'libreoffice', state: 'present', optionen: { edition: 'fresh' } },
-      { merkmal: 'onlyoffice', state: 'present', optionen: { lizenz: 'A-17' } },
-      { merkmal: 'qgis', state: 'absent', optionen: {} }, // one group's deselect outvotes the leaf unit
+      { merkmal: 'firefox', ansible_role: 'firefox', state: 'present', optionen: {} },
+      { merkmal: 'gastsitzung', ansible_role: 'guest_session', state: 'present', optionen: { dauer_min: 30 } },
+      { merkmal: 'libreoffice', ansible_role: 'libreoffice', state: 'present', optionen: { edition: 'fresh' } },
+      { merkmal: 'onlyoffice', ansible_role: 'onlyoffice', state: 'present', optionen: { lizenz: 'A-17' } },
+      { merkmal: 'qgis', ansible_role: 'qgis', state: 'absent', optionen: {} }, // one group's deselect outvotes the leaf unit
     ]);
   });
 });

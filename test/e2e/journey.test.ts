@@ -82,7 +82,12 @@ describe('a device from activation to its first report, over HTTP', () => {
     expect(checkin.status).toBe(200);
     expect(checkin.body.blueprints).toContainEqual({ merkmal: 'firefox', ansible_role: 'firefox' });
     const auftraege = Object.fromEntries(checkin.body.auftraege.map((a: { merkmal: string }) => [a.merkmal, a]));
-    expect(auftraege.libreoffice).toEqual({ merkmal: 'libreoffice', state: 'present', optionen: { sprache: 'de' } });
+    expect(auftraege.libreoffice).toEqual({
+      merkmal: 'libreoffice',
+      ansible_role: 'libreoffice',
+      state: 'present',
+      optionen: { sprache: 'de' },
+    });
     expect(auftraege.onlyoffice.state).toBe('absent');
     expect(auftraege.firefox.state).toBe('present');
 

@@ -23,6 +23,7 @@ export const TOOLS = {
   'ansible-playbook': { apt: 'ansible-core' },
   git: { apt: 'git' },
   shellcheck: { apt: 'shellcheck' },
+  'systemd-analyze': { apt: 'systemd' },
   chromium: { apt: 'chromium', path: '/usr/bin/chromium' },
   'qemu-system-x86_64': { apt: 'qemu-system-x86' },
   'debian-installer-12-netboot-amd64': {

@@ -13,7 +13,8 @@
 #                               a luks-lvm install must have its root on LUKS (the storage
 #                               screen asked for the passphrase); fails loudly otherwise
 #   install.sh late [TARGET]    agent.json, blueprint.json and the WLAN profile into the
-#                               installed system (default /target), all 0600 root
+#                               installed system (default /target), all 0600 root; and the
+#                               device agent from ./agent/ with its enabled systemd unit
 #
 # A failed handshake stops the installation for good (CONTRACT §17): d-i shows a failed
 # partman/early_command as an error and partitions once someone presses Continue, so the
@@ -278,6 +279,38 @@ late() {
   install_wlan "$target" || exit 1
   chown -R 0:0 "$target/etc/fleet" 2>/dev/null
   log "agent credentials installed into $target/etc/fleet"
+  install_agent "$target"
+}
+
+# The device agent from the image's /fleet/agent (CONTRACT §18): the program, its playbook
+# and its systemd unit, enabled by the link `systemctl enable` would make; its state folder.
+# Nothing here needs the network: the agent starts at the installed system's first boot.
+install_agent() {
+  agent=$here/agent
+  for f in fleet-agent site.yml fleet-agent.service; do
+    [ -r "$agent/$f" ] || {
+      log "the image lacks $agent/$f: the device agent cannot be installed"
+      exit 1
+    }
+  done
+  units=$1/etc/systemd/system
+  (umask 022 && mkdir -p "$1/usr/local/sbin" "$1/usr/local/share/fleet" "$units/multi-user.target.wants") || exit 1
+  put "$agent/fleet-agent" "$1/usr/local/sbin/fleet-agent" 755
+  put "$agent/site.yml" "$1/usr/local/share/fleet/site.yml" 644
+  put "$agent/fleet-agent.service" "$units/fleet-agent.service" 644
+  ln -sf /etc/systemd/system/fleet-agent.service "$units/multi-user.target.wants/fleet-agent.service" || exit 1
+  mkdir -p "$1/var/lib/fleet" && chmod 700 "$1/var/lib/fleet" || exit 1
+  chown 0:0 "$1/usr/local/sbin/fleet-agent" "$1/usr/local/share/fleet/site.yml" "$units/fleet-agent.service" \
+    "$1/var/lib/fleet" 2>/dev/null
+  log "device agent installed into $1 (fleet-agent.service enabled)"
+}
+
+# Copies $1 to $2 with mode $3, through a temporary file beside $2.
+put() {
+  if ! { cp "$1" "$2.fleet-tmp" && chmod "$3" "$2.fleet-tmp" && mv -f "$2.fleet-tmp" "$2"; }; then
+    log "cannot install $2"
+    exit 1
+  fi
 }
 
 case ${1:-} in
