@@ -4,6 +4,7 @@
  * metrics live in one registry per process. The fleet gauges are read by one query at
  * scrape time, cached for a few seconds, so no request pays for them.
  */
+import { readFileSync } from 'node:fs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Heartbeats } from '../agent/heartbeats.ts';
 import type { Sql } from '../db/client.ts';
@@ -20,8 +21,33 @@ function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    if (!procReadable()) residentMemoryFromRuntime(processRegistry);
   }
   return processRegistry;
+}
+
+/** prom-client reads memory and descriptors from /proc/self, which Deno allows only with --allow-all. */
+function procReadable(): boolean {
+  if (process.platform !== 'linux') return true; // prom-client uses process.memoryUsage() there
+  try {
+    readFileSync('/proc/self/status', 'utf8');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The resident set from the runtime itself (Deno without /proc/self): the same figure, no file. */
+function residentMemoryFromRuntime(registry: Registry): void {
+  registry.removeSingleMetric('process_resident_memory_bytes');
+  new Gauge({
+    name: 'process_resident_memory_bytes',
+    help: 'Resident memory size in bytes.',
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage().rss);
+    },
+  });
 }
 
 export interface FleetCounts {
