@@ -61,9 +61,12 @@ export async function openApiDatabase(env: Env, log: Logger, url: string): Promi
         : log.warn('replica: bypassed, check-ins read from the primary', { why }),
   });
   await checkinReads.start();
+  // After the drain no request waits for an answer any more, and the heartbeats are written:
+  // a short grace, then the connections are closed (Deno otherwise keeps them while a
+  // request that outlasted the drain is still open).
   const close = async () => {
     checkinReads.stop();
-    await Promise.all([sql.end({ timeout: 5 }), replica?.end({ timeout: 5 })]);
+    await Promise.all([sql.end({ timeout: 2 }), replica?.end({ timeout: 2 })]);
   };
   return {
     sql,
