@@ -535,7 +535,8 @@ async function main(): Promise<void> {
   // (JIT, prepared statements on every pooled connection, the blueprint cache).
   log(`warming up for ${WARMUP_SECONDS * 2} s`);
   const warmHealth = await runPhase(port, WARMUP_SECONDS, health);
-  const warmCheckin = await runPhase(port, WARMUP_SECONDS, checkin);
+  // A check-in shed while the JIT warms up (503) is the service working as designed.
+  const warmCheckin = await runPhase(port, WARMUP_SECONDS, checkin, { ok: [200, 503] });
   healthOk += warmHealth.requests;
   checkinOk += warmCheckin.requests;
   if (warmCheckin.errors > 0) throw new Error(`check-ins failed during warm-up: ${warmCheckin.firstError}`);
