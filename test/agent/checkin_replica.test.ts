@@ -137,6 +137,39 @@ describe('check-ins read from a streaming replica', () => {
     expect(refused.body.error).toBe('device_deprovisioned');
   });
 
+  it('bypass a replica whose replay lags more than the bound, and take it back once it caught up', async () => {
+    const lagging = new CheckinReads(primary, replica, { maxLagSeconds: 1, timeoutMs: 1000 });
+    await lagging.sample();
+    expect(lagging.usingReplica).toBe(true);
+    expect(lagging.lagSeconds).toBe(0); // caught up and streaming: no lag, however old the last write
+    await replica`select pg_wal_replay_pause()`;
+    try {
+      await primary`update organizations set name = name`; // WAL the paused replica does not replay
+      await until(
+        'the lag to pass the bound',
+        async () => {
+          await lagging.sample();
+          return lagging.usingReplica ? undefined : true;
+        },
+        15_000,
+      );
+      expect(lagging.lagSeconds!).toBeGreaterThan(1);
+      const agent = await enrollAgent(ctx);
+      const app = createApp({ sql: primary, config: ctx.config, log: silentLogger, heartbeats, checkinReads: lagging });
+      const before = { ...lagging.counts };
+      const res = await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret });
+      expect(res.status).toBe(200); // the device is not on the paused replica yet: the primary answered
+      expect(lagging.counts.primary).toBe(before.primary + 1);
+      expect(lagging.counts.replica).toBe(before.replica);
+    } finally {
+      await replica`select pg_wal_replay_resume()`;
+    }
+    await until('the replica back', async () => {
+      await lagging.sample();
+      return lagging.usingReplica ? true : undefined;
+    });
+  });
+
   it('answer from the primary while the replica is stopped and killed, and read from it again once it is back', async () => {
     const agent = await enrollAgent(ctx);
     await pair.caughtUp();
