@@ -14,6 +14,7 @@ import { webhookRoutes } from './webhooks/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
 import { DEFAULT_DATABASE_TIMEOUT_SECONDS, isDatabaseUnavailable, isPgError, pgError } from './db/client.ts';
+import { CheckinReads } from './db/replica.ts';
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
 import { deviceRoutes } from './devices/routes.ts';
 import { apiDescription } from './docs/description.ts';
@@ -37,7 +38,9 @@ import { templateRoutes } from './templates/routes.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export function createApp(deps: AppDeps) {
+export function createApp(appDeps: AppDeps) {
+  // Check-ins read from the primary unless the runtime gives a replica router.
+  const deps: AppDeps = { ...appDeps, checkinReads: appDeps.checkinReads ?? new CheckinReads(appDeps.sql, null) };
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
   app.use('*', requestId({ limitLength: 64 }));
@@ -45,7 +48,7 @@ export function createApp(deps: AppDeps) {
     c.set('deps', deps);
     await next();
   });
-  const metrics = new Metrics();
+  const metrics = new Metrics(deps);
   app.use('*', observeRequests(metrics));
   app.use('*', methodNotAllowed(app));
   // Half a second under the budget, so the 503 itself is out within it.

@@ -6,12 +6,18 @@ import type { AppConfig } from './config.ts';
 import type { Caller } from './access/middleware.ts';
 import type { AuditEntry } from './audit/repo.ts';
 import type { Db, Sql } from './db/client.ts';
+import type { CheckinReads } from './db/replica.ts';
+import type { Heartbeats } from './agent/heartbeats.ts';
 import type { Logger } from './log.ts';
 
 export interface AppDeps {
   sql: Sql;
   config: AppConfig;
   log: Logger;
+  /** Batched heartbeats (CONTRACT §19); absent: each check-in writes its own. */
+  heartbeats?: Heartbeats;
+  /** Where check-ins read: the replica while healthy; absent: the primary (`sql`). */
+  checkinReads?: CheckinReads;
 }
 
 export interface AppEnv {

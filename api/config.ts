@@ -75,6 +75,13 @@ const EnvSchema = z.object({
     .string()
     .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// URL')
     .optional(),
+  /** A streaming replica of DATABASE_URL: check-ins read there while it keeps up (CONTRACT §19). */
+  DATABASE_REPLICA_URL: z
+    .string()
+    .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// URL')
+    .optional(),
+  /** The replica is bypassed while its replay lags more than this. */
+  REPLICA_MAX_LAG_SECONDS: integer(1, 3600).default(5),
   DATA_DIR: z.string().min(1).default('./.data'),
   ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   PUBLIC_BASE_URL: url.optional(),
@@ -95,6 +102,8 @@ const EnvSchema = z.object({
   DATABASE_POOL_SIZE: integer(1, 200).default(DEFAULT_POOL_SIZE),
   /** Check-ins in flight per API process before more are refused with 503 (default: 32 per pool connection). */
   CHECKIN_MAX_IN_FLIGHT: integer(1, 100_000).optional(),
+  /** Check-ins are refused while the event loop lags more than this (ms): what is admitted is answered quickly. */
+  CHECKIN_MAX_EVENT_LOOP_DELAY_MS: integer(1, 60_000).default(250),
   /** The least Retry-After of a refused check-in; the jitter adds up to as much again. */
   CHECKIN_RETRY_AFTER_SECONDS: integer(1, 3600).default(30),
   /** A bearer token for GET /metrics besides the operator token (at least 32 characters). */
@@ -165,7 +174,7 @@ export interface AppConfig {
   /** Which webhook URLs may be subscribed (CONTRACT §16). */
   webhooks: WebhookNetworkPolicy;
   /** Load shedding of check-ins (CONTRACT §14). */
-  checkin: { maxInFlight: number; retryAfterSeconds: number };
+  checkin: { maxInFlight: number; retryAfterSeconds: number; maxEventLoopDelayMs?: number };
   /** The longest a request waits for the database before it answers 503; default 10. */
   databaseTimeoutSeconds?: number;
 }
@@ -195,6 +204,7 @@ export function appConfig(
       // Enough to keep every connection busy with a short queue behind it, no more.
       maxInFlight: env.CHECKIN_MAX_IN_FLIGHT ?? env.DATABASE_POOL_SIZE * 32,
       retryAfterSeconds: env.CHECKIN_RETRY_AFTER_SECONDS,
+      maxEventLoopDelayMs: env.CHECKIN_MAX_EVENT_LOOP_DELAY_MS,
     },
     databaseTimeoutSeconds: env.DATABASE_TIMEOUT_SECONDS,
     webhooks: { allowHttp: env.WEBHOOK_ALLOW_HTTP, allowPrivate: env.WEBHOOK_ALLOW_PRIVATE },

@@ -1,15 +1,14 @@
 /**
- * Deno entry (`deno task api`): serves the same app with Deno.serve against DATABASE_URL
- * (migrated beforehand with `npm run migrate`). ADMIN_TOKEN and ISO_ENCRYPTION_KEY must be
- * set: this entry has no data folder to generate them into.
+ * Deno entry (`deno task api`): the API process of api/runtime/api_service.ts (the same
+ * pools, heartbeat batches, replica reads and ordered stop as `npm run api`) behind
+ * Deno.serve, against DATABASE_URL (migrated beforehand with `npm run migrate`).
+ * ADMIN_TOKEN and ISO_ENCRYPTION_KEY must be set: this entry has no data folder to
+ * generate them into.
  */
-import { createApp } from './app.ts';
 import { appConfig, ConfigError, configWarnings, type Env, loadEnv } from './config.ts';
-import { createSql } from './db/client.ts';
-import { createLogger } from './log.ts';
-
-/** In-flight requests get this long to finish after SIGTERM or SIGINT. */
-const DRAIN_MS = 10_000;
+import { createLogger, type Logger } from './log.ts';
+import { errorBody } from './http/errors.ts';
+import { apiFetch, type HttpFront, onShutdown, openApiDatabase, startupFailureLine } from './runtime/api_service.ts';
 
 function readEnv(): Env {
   try {
@@ -21,6 +20,61 @@ function readEnv(): Env {
   }
 }
 
+/** Deno.serve as the runtime's front: bound first, 503 while starting, `connection: close` while draining. */
+function listenFirst(env: Env, log: Logger): HttpFront {
+  let handler: ((request: Request, info: unknown) => Response | Promise<Response>) | null = null;
+  let draining = false;
+  const starting = () =>
+    new Response(JSON.stringify(errorBody('service_unavailable', 'the service is starting; retry later')), {
+      status: 503,
+      headers: { 'content-type': 'application/json', 'retry-after': '5' },
+    });
+  let server: Deno.HttpServer;
+  try {
+    server = Deno.serve({ port: env.PORT, hostname: '0.0.0.0', onListen: () => {} }, async (request, info) => {
+      const response = handler ? await handler(request, info) : starting();
+      if (!draining) return response;
+      // While draining, every answer closes its connection so keep-alive clients move on.
+      try {
+        response.headers.set('connection', 'close');
+        return response;
+      } catch {
+        // Immutable headers (a Response.redirect, a fetched one): copy them.
+        const headers = new Headers(response.headers);
+        headers.set('connection', 'close');
+        return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+      }
+    });
+  } catch (err) {
+    if (err instanceof Deno.errors.AddrInUse) throw new Error(`PORT ${env.PORT} is in use by another process`);
+    if (err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotCapable) {
+      throw new Error(`PORT ${env.PORT} may not be used by this user`);
+    }
+    throw new Error(`cannot listen on PORT ${env.PORT}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return {
+    port: (server.addr as Deno.NetAddr).port,
+    attach(fetch) {
+      handler = fetch;
+    },
+    async close() {
+      draining = true;
+      log.info('stop: no longer accepting connections; draining in-flight requests', {
+        drain_seconds: env.SHUTDOWN_DRAIN_SECONDS,
+      });
+      // shutdown() stops accepting and resolves once in-flight requests are answered.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const drained = await Promise.race([
+        server.shutdown().then(() => true),
+        new Promise<boolean>((done) => (timer = setTimeout(() => done(false), env.SHUTDOWN_DRAIN_SECONDS * 1000))),
+      ]);
+      clearTimeout(timer);
+      const outcome = drained ? 'in-flight requests finished' : 'drain time over; the other connections close on exit';
+      log.info(`stop: ${outcome}`);
+    },
+  };
+}
+
 const env = readEnv();
 if (!env.DATABASE_URL || !env.ADMIN_TOKEN || !env.ISO_ENCRYPTION_KEY) {
   console.error(
@@ -29,30 +83,23 @@ if (!env.DATABASE_URL || !env.ADMIN_TOKEN || !env.ISO_ENCRYPTION_KEY) {
   Deno.exit(2);
 }
 const log = createLogger(env.LOG_LEVEL);
-for (const warning of configWarnings(env)) log.warn(warning);
-const sql = createSql(env.DATABASE_URL, { max: env.DATABASE_POOL_SIZE, timeoutSeconds: env.DATABASE_TIMEOUT_SECONDS });
-const config = appConfig(env, {
-  adminToken: env.ADMIN_TOKEN,
-  wlanKeyBase64: env.ISO_ENCRYPTION_KEY,
-  dataDir: env.DATA_DIR,
-});
-const app = createApp({ sql, log, config });
-const server = Deno.serve({ port: env.PORT, onListen: ({ port }) => log.info('deno api ready', { port }) }, app.fetch);
-
-let stopping = false;
-async function stop(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  log.info('stopping', { signal });
-  // shutdown() stops accepting connections and resolves when in-flight requests are answered.
-  const drained = await Promise.race([
-    server.shutdown().then(() => true),
-    new Promise<false>((resolve) => setTimeout(() => resolve(false), DRAIN_MS)),
-  ]);
-  if (!drained) log.warn('in-flight requests did not finish in time', { ms: DRAIN_MS });
-  await sql.end({ timeout: 5 });
-  log.info('stopped');
-  Deno.exit(0);
+try {
+  for (const warning of configWarnings(env)) log.warn(warning);
+  const http = listenFirst(env, log);
+  const config = appConfig(env, {
+    adminToken: env.ADMIN_TOKEN,
+    wlanKeyBase64: env.ISO_ENCRYPTION_KEY,
+    dataDir: env.DATA_DIR,
+  });
+  const db = await openApiDatabase(env, log, env.DATABASE_URL);
+  http.attach(apiFetch(db, config, log));
+  onShutdown(log, [{ name: 'requests drained', run: () => http.close() }, ...db.stopSteps], {
+    onSignal: (signal, run) => Deno.addSignalListener(signal, run),
+    exit: (code) => Deno.exit(code),
+  });
+  log.info('deno api ready', { port: http.port });
+} catch (err) {
+  console.error(startupFailureLine(err));
+  if (env.LOG_LEVEL === 'debug' && err instanceof Error) console.error(err.stack);
+  Deno.exit(1);
 }
-
-for (const signal of ['SIGTERM', 'SIGINT'] as const) Deno.addSignalListener(signal, () => void stop(signal));

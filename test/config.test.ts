@@ -99,3 +99,21 @@ describe('start-up warnings', () => {
     expect(configWarnings(env)).toEqual([]);
   });
 });
+
+describe('the check-in path (CONTRACT §19)', () => {
+  it('takes an optional postgres:// DATABASE_REPLICA_URL and REPLICA_MAX_LAG_SECONDS, default 5', () => {
+    const plain = loadEnv({});
+    expect(plain.DATABASE_REPLICA_URL).toBeUndefined();
+    expect(plain.REPLICA_MAX_LAG_SECONDS).toBe(5);
+    expect(plain.CHECKIN_MAX_EVENT_LOOP_DELAY_MS).toBe(250);
+    const set = loadEnv({
+      DATABASE_REPLICA_URL: 'postgres://fleet@replica.internal/fleet',
+      REPLICA_MAX_LAG_SECONDS: '2',
+    });
+    expect(set.DATABASE_REPLICA_URL).toBe('postgres://fleet@replica.internal/fleet');
+    expect(set.REPLICA_MAX_LAG_SECONDS).toBe(2);
+    expect(() => loadEnv({ DATABASE_REPLICA_URL: 'mysql://replica/fleet' })).toThrow(/DATABASE_REPLICA_URL/);
+    expect(() => loadEnv({ REPLICA_MAX_LAG_SECONDS: '0' })).toThrow(/REPLICA_MAX_LAG_SECONDS/);
+    expect(() => loadEnv({ CHECKIN_MAX_EVENT_LOOP_DELAY_MS: '1e3' })).toThrow(/CHECKIN_MAX_EVENT_LOOP_DELAY_MS/);
+  });
+});

@@ -1,15 +1,21 @@
 /**
- * The agent's check-in (CONTRACT §7, §14): one statement writes the heartbeat (and the
- * hardware when sent) and returns the device's own inputs of its desired state; the ETag
- * is a stamp of those inputs and of the versions of everything else the answer depends
- * on, so an unchanged state is answered 304 without resolving the catalog at all.
+ * The agent's check-in (CONTRACT §7, §14, §19). In the service, one read statement (on the
+ * replica when there is a healthy one) finds the device by the secret's hash and returns
+ * its own inputs of its desired state, and the heartbeat is recorded for the next batched
+ * write (heartbeats.ts); hardware, when sent, is stored at once in that statement on the
+ * primary. An app built without `Heartbeats` (tests, in-process use) writes the heartbeat
+ * in its one statement instead. The ETag is a stamp of those inputs and of the versions of
+ * everything else the answer depends on, so an unchanged state is answered 304 without
+ * resolving the catalog at all.
  */
 import type { AppConfig } from '../config.ts';
 import type { Db } from '../db/client.ts';
+import type { CheckinReads } from '../db/replica.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { resolveStateRow } from '../catalog/state.ts';
 import type { z } from '@hono/zod-openapi';
 import { invalidAgentSecret, requireLiveDevice } from './auth.ts';
+import type { Heartbeats } from './heartbeats.ts';
 import * as repo from './repo.ts';
 import type { CheckinResponse } from './schemas.ts';
 
@@ -17,12 +23,44 @@ export type CheckinAnswer =
   | { etag: string; notModified: true }
   | { etag: string; notModified: false; body: z.infer<typeof CheckinResponse> };
 
+/** Where a check-in reads and where its heartbeat goes. */
+export interface CheckinPath {
+  reads: CheckinReads;
+  /** Absent: the heartbeat is written in the check-in's own statement. */
+  heartbeats?: Heartbeats;
+}
+
 /**
- * Writes the check-in and answers the desired state, or `notModified` when the agent's
+ * Records the check-in and answers the desired state, or `notModified` when the agent's
  * `If-None-Match` names the current ETag. Throws 401 for a secret of no device and 403 for
- * a deprovisioned or archived one; nothing is written then.
+ * a deprovisioned or archived one; nothing is written or recorded then.
  */
 export async function checkIn(
+  db: Db,
+  config: AppConfig,
+  input: { secretHash: Uint8Array; hardware: Record<string, unknown> | undefined; ifNoneMatch: string | undefined },
+  path: CheckinPath,
+): Promise<CheckinAnswer> {
+  const at = Date.now();
+  const { heartbeats, reads } = path;
+  if (!heartbeats) return reads.onPrimary(db, (primary) => writingCheckIn(primary, config, input));
+  const read = async (source: Db) => {
+    const row =
+      input.hardware === undefined
+        ? await repo.checkinState(source, input.secretHash)
+        : await repo.checkinStateStoringHardware(source, input.secretHash, input.hardware);
+    const live = row && row.deprovisioned_at === null && row.archived_at === null;
+    return { row, answer: live ? await answerFor(source, config, row, input) : undefined };
+  };
+  // Hardware is a write: the primary. Everything else may come from the replica.
+  const { row, answer } = input.hardware === undefined ? await reads.read(db, read) : await reads.onPrimary(db, read);
+  requireLiveDevice(row);
+  heartbeats.record(row!.id, at);
+  return answer!;
+}
+
+/** The in-process path: the heartbeat (and hardware) written by the check-in's one statement. */
+async function writingCheckIn(
   db: Db,
   config: AppConfig,
   input: { secretHash: Uint8Array; hardware: Record<string, unknown> | undefined; ifNoneMatch: string | undefined },
@@ -32,6 +70,16 @@ export async function checkIn(
     requireLiveDevice(await repo.findAgentDevice(db, input.secretHash));
     throw invalidAgentSecret(); // a secret that missed a live device finds a dead one or none
   }
+  return answerFor(db, config, row, input);
+}
+
+/** The ETag of a live device's desired state, and the state itself unless the agent has it. */
+async function answerFor(
+  db: Db,
+  config: AppConfig,
+  row: repo.CheckinRow,
+  input: { ifNoneMatch: string | undefined },
+): Promise<CheckinAnswer> {
   const etag = `"${stamp(`${ANSWER_FORMAT}|${await seedVersion(db, '')}|${configStamp(config)}|${stateInputs(row)}`)}"`;
   if (input.ifNoneMatch !== undefined && matchesIfNoneMatch(input.ifNoneMatch, etag)) {
     return { etag, notModified: true };

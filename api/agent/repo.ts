@@ -1,6 +1,7 @@
 /**
  * SQL of the agent protocol: bootstrap (one-time token → agent secret), the check-in's
- * heartbeat statement, the blueprints of a template (cached: seed data), and the report's
+ * statements (the read of the batched-heartbeat path, or the heartbeat update of the
+ * in-process path), the blueprints of a template (cached: seed data), and the report's
  * all-or-nothing insert of events.
  */
 import { storeHardware, templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
@@ -106,6 +107,42 @@ export async function checkin(
     returning d.id, d.deprovisioned_at, d.archived_at,
               set_config('synchronous_commit', 'off', true) as async_commit,
               ${deviceStateColumns(db)}`;
+  return row;
+}
+
+/**
+ * The batched-heartbeat check-in's read (CONTRACT §19): the device behind the secret's
+ * hash (one probe of the unique index), its lifecycle state and its own resolution inputs,
+ * in one read statement that a replica can answer. Nothing is written; the heartbeat goes
+ * to `Heartbeats`. Undefined when no device holds the secret.
+ */
+export async function checkinState(db: Db, secretHash: Uint8Array): Promise<CheckinRow | undefined> {
+  const [row] = await db<CheckinRow[]>`
+    select d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
+    from devices d where d.agent_secret_hash = ${secretHash}`;
+  return row;
+}
+
+/**
+ * The same read with the hardware written at once (CONTRACT §19), in one statement on the
+ * primary: a live device's hardware is stored, a dead one's is not. Agents send hardware
+ * now and then, so this stays a second prepared statement beside the plain read.
+ */
+export async function checkinStateStoringHardware(
+  db: Db,
+  secretHash: Uint8Array,
+  hardware: Hardware,
+): Promise<CheckinRow | undefined> {
+  const [row] = await db<CheckinRow[]>`
+    with hardware as (
+      insert into device_hardware (device_id, hardware, reported_at)
+      select id, ${db.json(hardware as never)}::jsonb, now()
+      from devices
+      where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
+      on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
+    )
+    select d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
+    from devices d where d.agent_secret_hash = ${secretHash}`;
   return row;
 }
 

@@ -125,11 +125,17 @@ export function agentRoutes() {
 
   router.openapi(checkin, async (c) => {
     const body = c.req.valid('json') ?? {};
-    const answer = await checkIn(c.get('db'), c.get('deps').config, {
-      secretHash: c.get('agentSecretHash'),
-      hardware: body.hardware,
-      ifNoneMatch: c.req.valid('header')['if-none-match'],
-    });
+    const deps = c.get('deps');
+    const answer = await checkIn(
+      c.get('db'),
+      deps.config,
+      {
+        secretHash: c.get('agentSecretHash'),
+        hardware: body.hardware,
+        ifNoneMatch: c.req.valid('header')['if-none-match'],
+      },
+      { reads: deps.checkinReads!, heartbeats: deps.heartbeats },
+    );
     c.header('ETag', answer.etag);
     return answer.notModified ? c.body(null, 304) : c.json(answer.body, 200);
   });

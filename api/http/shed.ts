@@ -1,8 +1,14 @@
 /**
  * Load shedding for a route (CONTRACT §14): a bound on its requests in flight in this
- * process. Past the bound a request is refused at once with 503 `service_unavailable` and a
- * `Retry-After` of the base plus random jitter, so a returning herd spreads out instead of
- * queueing without bound in front of the database. Other routes are not counted.
+ * process, and a bound on how late the event loop runs. Past either, a request is refused
+ * at once with 503 `service_unavailable` and a `Retry-After` of the base plus random jitter,
+ * so a returning herd spreads out instead of queueing without bound in front of the
+ * database. Other routes are not counted.
+ *
+ * The in-flight count alone sees a request only once the event loop reaches it: under a
+ * herd, requests wait in the socket and the loop for seconds before that. The loop's delay
+ * (as fastify's under-pressure uses it) sees that wait, so what is admitted is answered
+ * quickly and the rest is refused cheaply.
  */
 import type { MiddlewareHandler } from 'hono';
 import { ApiError } from './errors.ts';
@@ -11,13 +17,52 @@ export interface ShedOptions {
   maxInFlight: number;
   /** The least a refused client waits; the jitter adds up to as much again. */
   retryAfterSeconds: number;
+  /** Refuse while the event loop runs later than this (ms); unset: no bound. */
+  maxEventLoopDelayMs?: number;
+}
+
+const TICK_MS = 20;
+
+/**
+ * The event loop's delay, by a timer's drift: a tick due every 20 ms that runs late ran
+ * behind a long turn of the loop. The lesser of the last two drifts: an overloaded loop is
+ * late tick after tick, while a process that the OS left waiting once (a busy host) is late
+ * for one tick and should not refuse anyone for it. Runtime neutral: the same on Node and
+ * Deno. One timer per process, started on first use, never keeping the process alive.
+ */
+class LoopDelay {
+  private last = performance.now();
+  private drifts: [number, number] = [0, 0];
+
+  constructor() {
+    const timer = setInterval(() => {
+      const now = performance.now();
+      this.drifts = [this.drifts[1], Math.max(0, now - this.last - TICK_MS)];
+      this.last = now;
+    }, TICK_MS);
+    (timer as { unref?: () => void }).unref?.();
+  }
+
+  /** Milliseconds the loop has been running late. */
+  get ms(): number {
+    return Math.min(this.drifts[0], this.drifts[1]);
+  }
+}
+
+let loopDelay: LoopDelay | undefined;
+
+/** The process's event-loop delay in ms (0 until something asks for it the first time). */
+export function eventLoopDelayMs(): number {
+  loopDelay ??= new LoopDelay();
+  return loopDelay.ms;
 }
 
 export function shedLoad(options: (c: Parameters<MiddlewareHandler>[0]) => ShedOptions): MiddlewareHandler {
   let inFlight = 0;
   return async (c, next) => {
-    const { maxInFlight, retryAfterSeconds } = options(c);
-    if (inFlight >= maxInFlight) {
+    const { maxInFlight, retryAfterSeconds, maxEventLoopDelayMs } = options(c);
+    const late = maxEventLoopDelayMs !== undefined && eventLoopDelayMs() > maxEventLoopDelayMs;
+    if (inFlight >= maxInFlight || late) {
       const retryAfter = retryAfterSeconds + Math.floor(Math.random() * (retryAfterSeconds + 1));
       throw new ApiError('service_unavailable', `the service is busy; retry in ${retryAfter} seconds`, {
         headers: { 'Retry-After': String(retryAfter) },

@@ -4,8 +4,11 @@
  * metrics live in one registry per process. The fleet gauges are read by one query at
  * scrape time, cached for a few seconds, so no request pays for them.
  */
+import { readFileSync } from 'node:fs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Heartbeats } from '../agent/heartbeats.ts';
 import type { Sql } from '../db/client.ts';
+import type { CheckinReads } from '../db/replica.ts';
 
 /** The route label of a request that matched no route: never the raw path. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -18,8 +21,33 @@ function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    if (!procReadable()) residentMemoryFromRuntime(processRegistry);
   }
   return processRegistry;
+}
+
+/** prom-client reads memory and descriptors from /proc/self, which Deno allows only with --allow-all. */
+function procReadable(): boolean {
+  if (process.platform !== 'linux') return true; // prom-client uses process.memoryUsage() there
+  try {
+    readFileSync('/proc/self/status', 'utf8');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The resident set from the runtime itself (Deno without /proc/self): the same figure, no file. */
+function residentMemoryFromRuntime(registry: Registry): void {
+  registry.removeSingleMetric('process_resident_memory_bytes');
+  new Gauge({
+    name: 'process_resident_memory_bytes',
+    help: 'Resident memory size in bytes.',
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage().rss);
+    },
+  });
 }
 
 export interface FleetCounts {
@@ -86,6 +114,45 @@ export class Metrics {
     registers: [this.registry],
   });
   private fleet: { at: number; counts: Promise<FleetCounts> } | undefined;
+
+  /** The check-in's path (CONTRACT §19): heartbeats waiting for their batch, and where reads went. */
+  constructor(path: { heartbeats?: Heartbeats; checkinReads?: CheckinReads } = {}) {
+    const { heartbeats, checkinReads } = path;
+    new Gauge({
+      name: 'fleet_heartbeats_pending',
+      help: 'Check-in heartbeats recorded by this process and not yet written to the database.',
+      registers: [this.registry],
+      collect() {
+        this.set(heartbeats?.size ?? 0);
+      },
+    });
+    const flushes = new Histogram({
+      name: 'fleet_heartbeat_flush_seconds',
+      help: 'Time of one batched heartbeat write (one statement on the primary).',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    heartbeats?.onFlush((result) => flushes.observe(result.seconds));
+    new Gauge({
+      name: 'fleet_replica_lag_seconds',
+      help: 'Replay lag of the read replica at the last sample (-1: none configured or not answering).',
+      registers: [this.registry],
+      collect() {
+        this.set(checkinReads?.replica ? (checkinReads.lagSeconds ?? -1) : -1);
+      },
+    });
+    new Counter({
+      name: 'fleet_checkin_reads_total',
+      help: 'Check-in reads by where they were answered: the replica or the primary.',
+      labelNames: ['source'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc({ source: 'replica' }, checkinReads?.counts.replica ?? 0);
+        this.inc({ source: 'primary' }, checkinReads?.counts.primary ?? 0);
+      },
+    });
+  }
 
   /** Counts one answered request; `route` is the route template or UNMATCHED_ROUTE. */
   observe(method: string, route: string, status: number, seconds: number): void {

@@ -217,7 +217,8 @@ export async function startEmbeddedPostgres(options: {
         const message = chunk.toString('utf8');
         lastLines = (lastLines + message).slice(-2000);
         log.debug('postgres', { message: message.trim() });
-        if (message.includes('database system is ready to accept connections')) resolveStart();
+        // A standby (tests and the bench make one from a copy) accepts read-only connections.
+        if (/database system is ready to accept (read-only )?connections/.test(message)) resolveStart();
       });
       proc.on('error', (err) => rejectStart(new StartupError(`the embedded PostgreSQL did not start: ${err.message}`)));
       proc.on('exit', (code, signal) => {

@@ -1,21 +1,26 @@
 /**
  * Start-up of the processes: `npm start` (database, migrations, API and worker in one
  * process), `npm run api`, `npm run worker` and `npm run migrate` for split deployments.
- * Node only; Deno serves the same app through main_deno.ts.
+ * The Node side; what the API process shares with the Deno entry is in api_service.ts.
  */
 import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
-import { createApp } from '../app.ts';
 import { appConfig, ConfigError, configWarnings, loadEnv, type AppConfig, type Env } from '../config.ts';
-import { createSql, type Sql } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { randomToken } from '../http/crypto.ts';
 import { errorBody } from '../http/errors.ts';
 import { createLogger, type Logger } from '../log.ts';
 import type { Runner } from 'graphile-worker';
 import { startWorker } from '../../jobs/worker.ts';
+import {
+  apiFetch,
+  type ApiDatabase,
+  type HttpFront,
+  onShutdown as orderedStop,
+  openApiDatabase,
+} from './api_service.ts';
 import { ensureDataDir, loadOrCreateSecret } from './data_dir.ts';
 import { startEmbeddedPostgres, StartupError, type RunningPostgres } from './embedded_postgres.ts';
 
@@ -82,14 +87,6 @@ function workerDeps(rt: Runtime) {
   };
 }
 
-interface HttpFront {
-  port: number;
-  /** Starts answering with the app (until then: 503 while starting). */
-  attach(fetch: (request: Request, env: unknown) => Response | Promise<Response>): void;
-  /** Stops accepting, lets in-flight requests finish up to the drain time, then closes the rest. */
-  close(): Promise<void>;
-}
-
 /**
  * Binds PORT before anything else starts, so that a port in use stops the start-up at
  * once, with nothing to undo.
@@ -141,38 +138,19 @@ async function listenFirst(rt: Runtime): Promise<HttpFront> {
   };
 }
 
-function appFetch(rt: Runtime, sql: Sql) {
-  return createApp({ sql, config: rt.config, log: rt.log }).fetch;
-}
-
 /**
  * One ordered stop on SIGINT/SIGTERM (a Ctrl-C reaches the whole process group; the
  * embedded PostgreSQL runs in its own session and is stopped last, by the steps).
- * A second signal during the stop is ignored: the steps have their own time limits.
  */
 function onShutdown(log: Logger, steps: Array<{ name: string; run: () => Promise<unknown> }>) {
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info('stop: shutting down', { signal });
-    for (const step of steps) {
-      try {
-        await step.run();
-        log.info(`stop: ${step.name}`);
-      } catch (err) {
-        log.warn(`stop: ${step.name} failed`, { error: String(err) });
-      }
-    }
-    log.info('stop: done');
-    process.exit(0);
-  };
   // embedded-postgres installs exit hooks that stop its databases at once on a signal;
   // the steps stop the API and worker first and the database last.
   process.removeAllListeners('SIGINT');
   process.removeAllListeners('SIGTERM');
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  orderedStop(log, steps, {
+    onSignal: (signal, handler) => process.on(signal, handler),
+    exit: (code) => process.exit(code),
+  });
 }
 
 function announce(rt: Runtime, port: number) {
@@ -192,31 +170,28 @@ export async function runAll(): Promise<void> {
   const http = await listenFirst(rt);
   let embedded: RunningPostgres | null = null;
   let worker: Runner | null = null;
-  let sql: Sql | null = null;
+  let api: ApiDatabase | null = null;
   // Registered before anything starts: a signal during start-up stops what runs so far.
   onShutdown(rt.log, [
     { name: 'requests drained', run: () => http.close() },
     { name: 'worker stopped', run: async () => worker?.stop() },
-    { name: 'database connections closed', run: async () => sql?.end({ timeout: 5 }) },
+    { name: 'heartbeats written', run: async () => api?.heartbeats.stop() },
+    { name: 'database connections closed', run: async () => api?.close() },
     { name: 'embedded PostgreSQL stopped', run: async () => embedded?.stop() },
   ]);
   try {
     const db = await openDatabase(rt);
     embedded = db.embedded;
     await migrate(db.url, rt.log);
-    sql = createSql(db.url, apiPool(rt));
+    api = await openApiDatabase(rt.env, rt.log, db.url);
     worker = await startWorker(db.url, workerDeps(rt), rt.env.WORKER_CONCURRENCY, workerOptions(rt));
-    http.attach(appFetch(rt, sql));
+    http.attach(apiFetch(api, rt.config, rt.log));
   } catch (err) {
     await worker?.stop().catch(() => {});
     await embedded?.stop().catch(() => {});
     throw err;
   }
   announce(rt, http.port);
-}
-
-function apiPool(rt: Runtime) {
-  return { max: rt.env.DATABASE_POOL_SIZE, timeoutSeconds: rt.env.DATABASE_TIMEOUT_SECONDS };
 }
 
 function workerOptions(rt: Runtime) {
@@ -231,12 +206,9 @@ export async function runApiOnly(): Promise<void> {
     process.exit(2);
   }
   const http = await listenFirst(rt);
-  const sql = createSql(rt.env.DATABASE_URL, apiPool(rt));
-  http.attach(appFetch(rt, sql));
-  onShutdown(rt.log, [
-    { name: 'requests drained', run: () => http.close() },
-    { name: 'database connections closed', run: () => sql.end({ timeout: 5 }) },
-  ]);
+  const api = await openApiDatabase(rt.env, rt.log, rt.env.DATABASE_URL);
+  http.attach(apiFetch(api, rt.config, rt.log));
+  onShutdown(rt.log, [{ name: 'requests drained', run: () => http.close() }, ...api.stopSteps]);
   announce(rt, http.port);
 }
 

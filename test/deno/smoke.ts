@@ -1,17 +1,22 @@
 /**
  * Deno smoke test (CI): serves the same app with Deno (`deno task api`) against a real,
- * migrated PostgreSQL and checks health plus an organization created and read back.
+ * migrated PostgreSQL and checks health plus an organization created and read back, the
+ * agent's path with its batched heartbeat, the metrics, and the process's edges as Node
+ * has them: a PORT in use (one line, exit 1), the drain of SHUTDOWN_DRAIN_SECONDS with
+ * `connection: close` on what is answered during it, and the heartbeats written on stop.
  * Run with `npx tsx test/deno/smoke.ts`. Uses DATABASE_URL when set, else an embedded one.
  */
 import { Buffer } from 'node:buffer';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrate } from '../../api/db/migrate.ts';
 import { randomToken } from '../../api/http/crypto.ts';
 import { createLogger } from '../../api/log.ts';
+import postgres from 'postgres';
 import { freePort, startEmbeddedPostgres, type RunningPostgres } from '../../api/runtime/embedded_postgres.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -36,6 +41,34 @@ async function waitForHealth(base: string, deadline: number): Promise<Response> 
   }
 }
 
+/**
+ * A POST whose body is sent in two parts, on a raw connection: in flight from the first
+ * part until `finish()` sends the rest; resolves with the response's head.
+ */
+function postInTwoParts(port: number, path: string, headers: Record<string, string>, body: string) {
+  const socket = connect({ host: '127.0.0.1', port });
+  let received = '';
+  const answered = new Promise<string>((resolve) => {
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      if (received.includes('\r\n\r\n')) resolve(received.slice(0, received.indexOf('\r\n\r\n')));
+    });
+    socket.on('error', () => resolve(received));
+    socket.on('close', () => resolve(received));
+  });
+  const payload = Buffer.from(body, 'utf8');
+  let head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${payload.length}\r\n`;
+  for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
+  socket.write(Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), payload.subarray(0, 5)]));
+  return {
+    finish: () => {
+      socket.write(payload.subarray(5));
+      return answered;
+    },
+    close: () => socket.destroy(),
+  };
+}
+
 let embedded: RunningPostgres | null = null;
 const stateDir = await mkdtemp(join(tmpdir(), 'fleet-deno-smoke-'));
 await chmod(stateDir, 0o711);
@@ -57,10 +90,18 @@ const deno = spawn(join(root, 'node_modules', '.bin', 'deno'), ['task', 'api'], 
     ISO_ENCRYPTION_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'),
     PORT: String(port),
     DATA_DIR: stateDir,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'info',
+    SHUTDOWN_DRAIN_SECONDS: '2',
   },
-  stdio: ['ignore', 'inherit', 'inherit'],
+  stdio: ['ignore', 'pipe', 'inherit'],
 });
+let output = '';
+deno.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+const lastCheckin = async (id: string): Promise<number | null> => {
+  const [row] = await db<Array<{ t: Date | null }>>`select agent_last_checkin as t from devices where id = ${id}`;
+  return row?.t?.getTime() ?? null;
+};
 try {
   const health = await waitForHealth(base, Date.now() + 60_000);
   check(health.status === 200, 'GET /api/v1/health answers 200 under Deno');
@@ -136,6 +177,7 @@ try {
   check(bootstrapped.status === 201, 'the agent bootstraps under Deno');
   const secret = ((await bootstrapped.json()) as { agent_secret: string }).agent_secret;
   const agent = { authorization: `Bearer ${secret}`, ...json };
+  const checkedInAt = Date.now();
   const checkin = await fetch(`${base}/api/v1/agent/checkin`, {
     method: 'POST',
     headers: agent,
@@ -145,6 +187,16 @@ try {
   check(
     checkin.status === 200 && state.device_id === deviceId && state.auftraege.length > 0,
     'the agent checks in under Deno and gets its auftraege',
+  );
+  const answeredAt = Date.now();
+  let heartbeat = await lastCheckin(deviceId);
+  while (heartbeat === null && Date.now() - answeredAt < 2000) {
+    await new Promise((r) => setTimeout(r, 50));
+    heartbeat = await lastCheckin(deviceId);
+  }
+  check(
+    heartbeat !== null && heartbeat >= checkedInAt && heartbeat <= answeredAt,
+    "the check-in's time is written by the batched heartbeat within 2 s under Deno",
   );
   const hardware = await fetch(`${base}/api/v1/devices/${deviceId}/hardware`, { headers });
   check(JSON.stringify(await hardware.json()).includes('Deno CPU'), "the check-in's hardware is stored under Deno");
@@ -180,6 +232,26 @@ try {
     text.includes('fleet_devices{state="active"} 1') && text.includes('process_resident_memory_bytes'),
     'GET /metrics has the fleet gauges and process metrics under Deno',
   );
+  check(/^process_resident_memory_bytes [1-9]\d*$/m.test(text), 'process_resident_memory_bytes is not 0 under Deno');
+  check(
+    /^fleet_checkin_reads_total\{source="primary"\} [1-9]/m.test(text) && /^fleet_heartbeats_pending \d+$/m.test(text),
+    'GET /metrics has the check-in path metrics (CONTRACT §19) under Deno',
+  );
+  const inUse = spawnSync(join(root, 'node_modules', '.bin', 'deno'), ['task', '--quiet', 'api'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      ADMIN_TOKEN: adminToken,
+      ISO_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+      PORT: String(port),
+    },
+    encoding: 'utf8',
+  });
+  check(
+    inUse.status === 1 && inUse.stderr === `start-up failed: PORT ${port} is in use by another process\n`,
+    `a PORT in use stops Deno with Node's one line and exit 1 (got ${inUse.status}: ${JSON.stringify(inUse.stderr)})`,
+  );
   const bad = spawnSync(join(root, 'node_modules', '.bin', 'deno'), ['task', '--quiet', 'api'], {
     cwd: root,
     env: { ...process.env, PORT: '0x10' },
@@ -189,12 +261,40 @@ try {
     bad.status === 2 && /^invalid configuration: PORT: [^\n]*\n$/.test(bad.stderr),
     'a bad PORT stops Deno with one line and exit 2',
   );
+  // The stop: one request finishes during the drain, one outlasts SHUTDOWN_DRAIN_SECONDS (2 s).
+  const organization = JSON.stringify({ name: 'Drain GmbH' });
+  const json2 = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
+  const finishes = postInTwoParts(port, '/api/v1/organizations', json2, organization);
+  const outlasts = postInTwoParts(port, '/api/v1/organizations', json2, organization);
+  await new Promise((r) => setTimeout(r, 300));
+  const lastAt = Date.now();
+  const last = await fetch(`${base}/api/v1/agent/checkin`, { method: 'POST', headers: agent, body: '{}' });
+  check(last.status === 200, 'a check-in just before the stop is answered');
   const exited = new Promise<number | null>((resolve) => deno.once('exit', (code) => resolve(code)));
+  const stoppedAt = Date.now();
   deno.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 300));
+  const head = await finishes.finish();
+  check(
+    /^HTTP\/1\.1 201/.test(head) && /\r\nconnection: close/i.test(head),
+    'a request in flight at the stop is answered, with connection: close, under Deno',
+  );
   check((await exited) === 0, 'SIGTERM stops the Deno server with exit 0');
+  const stopMs = Date.now() - stoppedAt;
+  outlasts.close();
+  check(
+    stopMs >= 1500 && stopMs < 8000 && output.includes('drain time over'),
+    `the stop waits SHUTDOWN_DRAIN_SECONDS (2 s) for a request that does not finish, not 10 s (took ${stopMs} ms)`,
+  );
+  const written = await lastCheckin(deviceId);
+  check(
+    written !== null && written >= lastAt && output.includes('stop: heartbeats written'),
+    'the stop writes the pending heartbeats before the pool closes under Deno',
+  );
   console.log(`deno smoke: all ${checks} checks passed`);
 } finally {
   if (deno.exitCode === null) deno.kill('SIGTERM');
+  await db.end();
   await embedded?.stop();
   await rm(stateDir, { recursive: true, force: true });
 }

@@ -1,0 +1,100 @@
+/**
+ * Heartbeats written in batches (CONTRACT §19): each check-in records its device and the
+ * time of the check-in here; once a second one statement writes every pending heartbeat to
+ * the primary, and the ordered stop writes the rest before the pool closes. A check-in then
+ * reads without writing, so an unchanged one costs the database a single read.
+ *
+ * `greatest(...)` keeps the later time when two API processes write the same device, and a
+ * flush that fails puts its heartbeats back (the later time wins) for the next one, so
+ * nothing is lost while the process lives. A crash loses at most the unwritten last second;
+ * the device's next check-in sets it again.
+ */
+import type { Sql } from '../db/client.ts';
+
+export const HEARTBEAT_FLUSH_MS = 1000;
+
+export interface FlushResult {
+  devices: number;
+  seconds: number;
+  error?: unknown;
+}
+
+export class Heartbeats {
+  /** device id → time of its latest check-in, in ms since the epoch. */
+  private pending = new Map<string, number>();
+  private flushing: Promise<void> | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly listeners: Array<(result: FlushResult) => void> = [];
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly onError: (err: unknown, devices: number) => void = () => {},
+  ) {}
+
+  /** Heartbeats recorded and not yet written. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Notes a check-in of the device at `at` (ms since the epoch). */
+  record(deviceId: string, at: number): void {
+    const known = this.pending.get(deviceId);
+    if (known === undefined || known < at) this.pending.set(deviceId, at);
+  }
+
+  /** Called after every flush that wrote or tried to write something (metrics). */
+  onFlush(listener: (result: FlushResult) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Flushes every second until `stop()`; the timer does not keep the process alive. */
+  start(intervalMs = HEARTBEAT_FLUSH_MS): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.flush(), intervalMs);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** Stops the timer and writes what is pending (the ordered stop, before the pool closes). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+    // A flush that was running when stop began may have failed and put its batch back.
+    if (this.pending.size > 0) await this.flush();
+  }
+
+  /**
+   * Writes the pending heartbeats in one statement. One flush at a time: a call during a
+   * flush waits for it and then writes what came in meanwhile.
+   */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    this.flushing = this.write(batch).finally(() => {
+      this.flushing = null;
+    });
+    await this.flushing;
+  }
+
+  private async write(batch: Map<string, number>): Promise<void> {
+    // Sorted ids: two processes lock overlapping rows in the same order, so they do not deadlock.
+    const ids = [...batch.keys()].sort();
+    const times = ids.map((id) => new Date(batch.get(id)!).toISOString());
+    const started = performance.now();
+    let error: unknown;
+    try {
+      await this.sql`
+        update devices d set agent_last_checkin = greatest(d.agent_last_checkin, b.at)
+        from unnest(${ids}::uuid[], ${times}::timestamptz[]) as b (id, at)
+        where d.id = b.id and d.deprovisioned_at is null and d.archived_at is null`;
+    } catch (err) {
+      error = err;
+      for (const [id, at] of batch) this.record(id, at);
+      this.onError(err, batch.size);
+    }
+    const result: FlushResult = { devices: batch.size, seconds: (performance.now() - started) / 1000, error };
+    for (const listener of this.listeners) listener(result);
+  }
+}

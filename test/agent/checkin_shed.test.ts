@@ -1,0 +1,56 @@
+/**
+ * Shedding by waiting time (CONTRACT §14): while the event loop runs late, check-ins are
+ * refused at once with 503 and a jittered Retry-After; once it keeps time, they are served.
+ */
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app.ts';
+import { eventLoopDelayMs } from '../../api/http/shed.ts';
+import { silentLogger } from '../../api/log.ts';
+import { enrollAgent } from '../support/agent.ts';
+import { request, testConfig, useTestApp } from '../support/app.ts';
+
+const ctx = useTestApp();
+
+function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // a turn of the loop that takes `ms`
+  }
+}
+
+describe('shedding on the event loop delay', () => {
+  it('refuses check-ins while the loop runs late, liveness still served, and serves them again after', async () => {
+    const config = testConfig({ checkin: { maxInFlight: 1000, retryAfterSeconds: 30, maxEventLoopDelayMs: 50 } });
+    const app = createApp({ sql: ctx.sql, config, log: silentLogger });
+    const agent = await enrollAgent(ctx);
+    expect((await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret })).status).toBe(200);
+    eventLoopDelayMs();
+    await new Promise((r) => setTimeout(r, 100));
+    // Turns of 150 ms, tick after tick: an overloaded loop.
+    for (let i = 0; i < 3; i++) {
+      busy(150);
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    expect(eventLoopDelayMs()).toBeGreaterThan(50);
+    const refused = await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret });
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toBe('service_unavailable');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(30);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect((await request(app, 'GET', '/api/v1/health/live', { token: null })).status).toBe(200);
+
+    // The loop keeps time again: served.
+    const deadline = Date.now() + 5000;
+    while (eventLoopDelayMs() > 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect((await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret })).status).toBe(200);
+  });
+
+  it('counts a single late tick (a host that paused the process once) as no delay', async () => {
+    eventLoopDelayMs();
+    await new Promise((r) => setTimeout(r, 100));
+    busy(150);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(eventLoopDelayMs()).toBeLessThan(50);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * Heartbeats in batches (CONTRACT §19): the time of the check-in (not of the write) is
+ * visible within 2 s, the later time wins when two processes write the same device, a
+ * failed write is retried by the next, and a stop writes what is pending (real process).
+ */
+import { Buffer } from 'node:buffer';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Heartbeats } from '../../api/agent/heartbeats.ts';
+import { createApp } from '../../api/app.ts';
+import { createSql } from '../../api/db/client.ts';
+import { silentLogger } from '../../api/log.ts';
+import { enrollAgent } from '../support/agent.ts';
+import { request, useTestApp } from '../support/app.ts';
+import { startService } from '../support/service_process.ts';
+
+const ctx = useTestApp();
+
+async function lastCheckin(deviceId: string): Promise<number | null> {
+  const [row] = await ctx.sql<{ t: Date | null }[]>`select agent_last_checkin as t from devices where id = ${deviceId}`;
+  return row!.t?.getTime() ?? null;
+}
+
+describe('batched heartbeats', () => {
+  let heartbeats: Heartbeats;
+  beforeAll(() => {
+    heartbeats = new Heartbeats(ctx.sql);
+    heartbeats.start();
+  });
+  afterAll(() => heartbeats.stop());
+
+  it('store the time of each check-in within 2 s, written in one statement per batch', async () => {
+    const app = createApp({ sql: ctx.sql, config: ctx.config, log: silentLogger, heartbeats });
+    const agents = await Promise.all(Array.from({ length: 5 }, () => enrollAgent(ctx)));
+    let flushes = 0;
+    let written = 0;
+    heartbeats.onFlush((r) => {
+      flushes++;
+      written += r.devices;
+    });
+    const windows = await Promise.all(
+      agents.map(async (agent) => {
+        const t0 = Date.now();
+        const res = await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret });
+        expect(res.status).toBe(200);
+        return [t0, Date.now()] as const;
+      }),
+    );
+    const answered = Date.now();
+    for (const [i, agent] of agents.entries()) {
+      let at = await lastCheckin(agent.device_id);
+      while (at === null && Date.now() - answered < 2000) {
+        await new Promise((r) => setTimeout(r, 50));
+        at = await lastCheckin(agent.device_id);
+      }
+      expect(at, 'visible within 2 s').not.toBeNull();
+      expect(at!).toBeGreaterThanOrEqual(windows[i]![0]);
+      expect(at!).toBeLessThanOrEqual(windows[i]![1]);
+    }
+    expect(written).toBe(5);
+    expect(flushes).toBeLessThanOrEqual(2); // one statement per batch, not one per check-in
+  });
+
+  it('keep the later time when two processes write the same device, in either order', async () => {
+    const agent = await enrollAgent(ctx);
+    const other = createSql(ctx.db.url, { max: 1 });
+    try {
+      const a = new Heartbeats(ctx.sql);
+      const b = new Heartbeats(other);
+      const later = Date.parse('2026-11-24T10:00:00.500Z');
+      const earlier = later - 1500;
+      a.record(agent.device_id, later);
+      b.record(agent.device_id, earlier);
+      await a.flush();
+      await b.flush();
+      expect(await lastCheckin(agent.device_id)).toBe(later);
+      a.record(agent.device_id, later + 10);
+      b.record(agent.device_id, later + 20);
+      await Promise.all([a.flush(), b.flush()]);
+      expect(await lastCheckin(agent.device_id)).toBe(later + 20);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('retry a failed write with the next one', async () => {
+    const agent = await enrollAgent(ctx);
+    // A pool whose statements give up after a second: the table is locked longer than that.
+    const impatient = createSql(ctx.db.url, { max: 1, timeoutSeconds: 2 });
+    const locker = createSql(ctx.db.url, { max: 1, timeoutSeconds: 30 });
+    const failures: unknown[] = [];
+    const batch = new Heartbeats(impatient, (err) => failures.push(err));
+    try {
+      const at = Date.now();
+      batch.record(agent.device_id, at);
+      await locker.begin(async (tx) => {
+        await tx`lock table devices in exclusive mode`;
+        await batch.flush();
+      });
+      expect(failures).toHaveLength(1);
+      expect(batch.size).toBe(1);
+      expect(await lastCheckin(agent.device_id)).toBeNull();
+      await batch.flush();
+      expect(batch.size).toBe(0);
+      expect(await lastCheckin(agent.device_id)).toBe(at);
+    } finally {
+      await impatient.end();
+      await locker.end();
+    }
+  });
+
+  it('do not touch a device deprovisioned before the write', async () => {
+    const agent = await enrollAgent(ctx);
+    const batch = new Heartbeats(ctx.sql);
+    batch.record(agent.device_id, Date.now());
+    expect((await ctx.request('POST', `/api/v1/devices/${agent.device_id}/deprovision`)).status).toBe(200);
+    await batch.flush();
+    expect(await lastCheckin(agent.device_id)).toBeNull();
+  });
+});
+
+describe('the service process', () => {
+  it('writes the pending heartbeats when stopped at once after a check-in (SIGTERM)', async () => {
+    const agent = await enrollAgent(ctx);
+    const dataDir = await mkdtemp(join(tmpdir(), 'fleet-heartbeats-'));
+    const service = await startService(
+      {
+        DATABASE_URL: ctx.db.url,
+        ADMIN_TOKEN: 'x'.repeat(40),
+        ISO_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+        DATA_DIR: dataDir,
+      },
+      ['--api-only'],
+    );
+    try {
+      const t0 = Date.now();
+      const res = await fetch(`${service.base}/api/v1/agent/checkin`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent.secret}` },
+      });
+      expect(res.status).toBe(200);
+      const t1 = Date.now();
+      expect(await service.stop('SIGTERM')).toBe(0);
+      const at = await lastCheckin(agent.device_id);
+      expect(at).not.toBeNull();
+      expect(at!).toBeGreaterThanOrEqual(t0);
+      expect(at!).toBeLessThanOrEqual(t1);
+      expect(service.output()).toContain('stop: heartbeats written');
+    } finally {
+      await service.stop('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
