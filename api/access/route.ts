@@ -6,6 +6,7 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { AppEnv } from '../app_env.ts';
 import { errorResponses, type ErrorSpec } from '../http/errors.ts';
+import { wellFormedJsonBody } from '../http/json_value.ts';
 import { validationHook } from '../http/openapi.ts';
 import { type Access, callersOf, takesOrgCredential, type TenantIds } from './declaration.ts';
 import { accessMiddleware } from './middleware.ts';
@@ -36,7 +37,11 @@ export function defineRoute<const R extends RouteConfig>(config: R & RouteDeclar
     if (tenant && !codes.includes('not_found')) codes.push('not_found');
   }
   codes.push('internal_error');
-  const middleware = [accessMiddleware({ method: route.method, access, tenant, audit }), ...asArray(route.middleware)];
+  const middleware = [
+    accessMiddleware({ method: route.method, access, tenant, audit }),
+    ...asArray(route.middleware),
+    ...(request?.body ? [wellFormedJsonBody] : []),
+  ];
   return createRoute({
     ...route,
     middleware,
