@@ -21,6 +21,7 @@ export const errorCodes = [
   'org_unit_cycle',
   'iso_not_ready',
   'payload_too_large',
+  'headers_too_large',
   'range_not_satisfiable',
   'unknown_merkmal',
   'not_in_catalog',
@@ -74,6 +75,8 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
       return [413];
     case 'range_not_satisfiable':
       return [416];
+    case 'headers_too_large':
+      return [431];
     case 'unknown_merkmal':
     case 'not_in_catalog':
     case 'invalid_event_type':
@@ -151,6 +154,7 @@ const exampleMessages: Record<ErrorCode, string> = {
   iso_not_ready: 'the ISO build is not completed',
   payload_too_large: 'the request body is larger than 1048576 bytes',
   range_not_satisfiable: 'the range lies outside the file',
+  headers_too_large: 'the request line and headers are larger than 16 KiB',
   unknown_merkmal: 'unknown Merkmal: textverarbeitung',
   not_in_catalog: 'the Merkmal basis is not in the order catalog',
   invalid_event_type: 'not an agent event type: selected',
