@@ -154,8 +154,16 @@ describe('using keys', () => {
     const org = await createOrganization(ctx);
     const key = await createApiKey(ctx, org.id, 'admin');
     let revokedAt = Number.POSITIVE_INFINITY;
+    let firstRevokeReturned!: () => void;
+    const revoked = new Promise<void>((r) => (firstRevokeReturned = r));
+    // Half the uses race the revokes; the other half start once the first revoke returned,
+    // while the others are still in flight, so the test always sees uses after a revoke.
     const uses = Array.from({ length: 50 }, async (_, i) => {
-      await new Promise((r) => setTimeout(r, i % 10));
+      if (i < 25) await new Promise((r) => setTimeout(r, i % 10));
+      else {
+        await revoked;
+        await new Promise((r) => setTimeout(r, i % 10));
+      }
       const startedAt = performance.now();
       const res =
         i % 2 === 0
@@ -171,9 +179,11 @@ describe('using keys', () => {
       const res = await ctx.request('POST', `/api/v1/api-keys/${key.id}/revoke`);
       expect(res.status).toBe(200);
       revokedAt = Math.min(revokedAt, performance.now());
+      firstRevokeReturned();
     });
     const [results] = await Promise.all([Promise.all(uses), Promise.all(revokes)]);
     const late = results.filter((r) => r.startedAt > revokedAt);
+    expect(late.length).toBeGreaterThanOrEqual(25);
     expect(
       late.every((r) => r.status === 401),
       JSON.stringify(late),
