@@ -25,6 +25,7 @@ import {
   type TenantIds,
 } from './declaration.ts';
 import { organizationOf } from './owners.ts';
+import { viewerResponse } from './viewer_view.ts';
 
 /** Who is calling an operator or organization route. */
 export type Caller =
@@ -77,12 +78,51 @@ export const denyUndeclaredRoutes: MiddlewareHandler<AppEnv> = async (c, next) =
   return next();
 };
 
+/**
+ * A read: a viewer's answer leaves out every installer credential (viewer_view.ts), and a
+ * read of a credential (the activation code, an image) records its audit event once it
+ * succeeded, before the answer leaves: no credential is read without its row.
+ */
 async function authorizedRead(c: Context<AppEnv>, next: () => Promise<void>, route: RouteAccess) {
   const { sql } = c.get('deps');
   const caller = await authenticate(c, sql, false, route.access);
   await authorize(c, sql, caller, route);
   c.set('db', sql);
   await next();
+  // HEAD hands out no credential, only its size.
+  if (route.audit !== undefined && c.req.method !== 'HEAD' && !c.error && c.res.status < 400) {
+    try {
+      await insertAuditEvent(sql, {
+        ...(c.get('audit') ?? (await readTarget(c, sql, caller, route))),
+        action: route.audit,
+        actor: actorOf(caller),
+        requestId: c.get('requestId'),
+      });
+    } catch (err) {
+      await c.res.body?.cancel().catch(() => {});
+      throw err;
+    }
+  }
+  if (caller.type === 'api_key' && caller.role === 'viewer') {
+    const res = await viewerResponse(c.res);
+    // Unset first, or Hono would copy the old headers (Content-Length) onto the new answer.
+    c.res = undefined;
+    c.res = res;
+  }
+}
+
+/** An audited read's target, unless its handler named one: the resource its path names. */
+async function readTarget(c: Context<AppEnv>, db: Db, caller: Caller, route: RouteAccess): Promise<AuditEntry> {
+  const [kind, id] = (await declaredIds(c, { param: route.tenant?.param }))[0] ?? [];
+  if (kind === undefined || id === undefined) throw new Error(`${route.audit}: an audited read names no resource`);
+  const organizationId =
+    caller.type === 'api_key'
+      ? caller.organizationId
+      : kind === 'organization'
+        ? id
+        : await organizationOf(db, kind, id);
+  if (organizationId === null) throw new Error(`${route.audit}: ${kind} ${id} has no organization`);
+  return { organizationId, targetType: kind, targetId: id };
 }
 
 /** Rolls the transaction back after a refused or failed write; never leaves this module. */

@@ -7,6 +7,7 @@ import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { AppEnv } from '../app_env.ts';
 import { operationExamples } from '../docs/error_examples.ts';
 import { errorResponses, type ErrorSpec } from '../http/errors.ts';
+import { wellFormedJsonBody } from '../http/json_value.ts';
 import { validationHook } from '../http/openapi.ts';
 import { type Access, callersOf, takesOrgCredential, type TenantIds } from './declaration.ts';
 import { accessMiddleware } from './middleware.ts';
@@ -16,7 +17,10 @@ export interface RouteDeclaration {
   access: Access;
   /** For operator and organization routes: the ids an organization key must own. */
   tenant?: TenantIds;
-  /** For operator and organization writes: the audit action (CONTRACT §13). */
+  /**
+   * For operator and organization writes: the audit action (CONTRACT §13). On a read: the
+   * read hands out a credential and is recorded too (CONTRACT §17).
+   */
   audit?: string;
   errors?: readonly ErrorSpec[];
 }
@@ -34,7 +38,11 @@ export function defineRoute<const R extends RouteConfig>(config: R & RouteDeclar
     if (tenant && !codes.includes('not_found')) codes.push('not_found');
   }
   codes.push('internal_error');
-  const middleware = [accessMiddleware({ method: route.method, access, tenant, audit }), ...asArray(route.middleware)];
+  const middleware = [
+    accessMiddleware({ method: route.method, access, tenant, audit }),
+    ...asArray(route.middleware),
+    ...(request?.body ? [wellFormedJsonBody] : []),
+  ];
   return createRoute({
     ...route,
     middleware,
@@ -70,8 +78,9 @@ function securityOf(access: Access) {
 
 /**
  * Fails at start-up, not at the first request: an organization route must account for
- * every path parameter (an id an organization key must own, or `null`), and every write
- * of the operator or an organization key must name its audit action.
+ * every path parameter (an id an organization key must own, or `null`), every write of
+ * the operator or an organization key must name its audit action, and a read that names
+ * one (it reads a credential) is not open to viewers.
  */
 function checkDeclaration(method: string, path: string, d: { access: Access; tenant?: TenantIds; audit?: string }) {
   const where = `${method.toUpperCase()} ${path}`;
@@ -85,7 +94,10 @@ function checkDeclaration(method: string, path: string, d: { access: Access; ten
     }
   }
   if (method !== 'get' && !d.audit) throw new Error(`${where}: a write must declare its audit action`);
-  if (method === 'get' && d.audit) throw new Error(`${where}: a read records no audit event`);
+  // A read is audited only when it hands out a credential (CONTRACT §17): the viewer may never make it.
+  if (method === 'get' && d.audit && d.access !== 'org_admin' && d.access !== 'operator') {
+    throw new Error(`${where}: an audited read hands out a credential, which a viewer may not read`);
+  }
 }
 
 /** A new feature router with the shared validation hook. */

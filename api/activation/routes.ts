@@ -6,7 +6,7 @@
 import { ErrorBody, errorExamples } from '../http/errors.ts';
 import { IdParams, json, jsonBody } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
-import { activationRateLimit } from './rate_limit.ts';
+import { activationRateLimit, guessLimitOf } from './rate_limit.ts';
 import { Activation, ActivateBody, ResolveBody, RuntimeBlueprint } from './schemas.ts';
 import * as service from './service.ts';
 
@@ -16,9 +16,10 @@ const tags = ['Activation'];
 const tooManyRequests = {
   429: {
     description:
-      'Error: `too_many_requests`. Too many failed credential checks from this client address in the window ' +
+      'Error: `too_many_requests`. Too many unknown credentials from this client address in the window ' +
       '(ACTIVATION_MAX_FAILURES per ACTIVATION_FAILURE_WINDOW_SECONDS). Answered before any credential is ' +
-      'checked, for right and wrong credentials alike.',
+      'checked, for right and wrong credentials alike; also to a guess that would pass the limit, and to an ' +
+      'attempt whose address reached the limit while it was under way (nothing written).',
     headers: {
       'Retry-After': {
         description: 'Seconds until the address may try again.',
@@ -41,8 +42,9 @@ const activateRoute = defineRoute({
     'created, and assigned to the org unit "Neue Geräte" in both cases; `hostname` and `hardware`, when ' +
     'sent, replace the stored ones. An enrollment session counts every successful activation against its ' +
     'quota (also of a device it activated before), and never beyond it however many activations race. ' +
-    'Unknown code, or a revoked, expired or used-up session: 403 `invalid_activation_code`, nothing written, ' +
-    'and the failure counts towards the rate limit of the client address.',
+    'Unknown code, or a revoked, expired or used-up session: 403 `invalid_activation_code`, nothing written; ' +
+    'only an unknown code counts towards the failure limit of the client address (a known session does ' +
+    'not, and successes never wait for or count against it).',
   access: 'installer',
   middleware: [activationRateLimit] as const,
   errors: ['invalid_activation_code', 'device_already_enrolled'],
@@ -73,13 +75,13 @@ const resolveRoute = defineRoute({
 export function activationRoutes() {
   return newRouter()
     .openapi(activateRoute, async (c) => {
-      const result = await service.activate(c.get('deps').sql, c.req.valid('json'));
+      const result = await service.activate(c.get('deps').sql, c.req.valid('json'), guessLimitOf(c));
       return c.json(result, 200);
     })
     .openapi(resolveRoute, async (c) => {
       const { id } = c.req.valid('param');
       const { sql, config } = c.get('deps');
-      const blueprint = await service.resolve(sql, id, c.req.valid('json'), config.publicBaseUrl);
+      const blueprint = await service.resolve(sql, id, c.req.valid('json'), config.publicBaseUrl, guessLimitOf(c));
       return c.json(blueprint, 200);
     });
 }

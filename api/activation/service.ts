@@ -5,6 +5,7 @@
  */
 import type { Sql } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
+import type { GuessLimit } from './rate_limit.ts';
 import { getPreferredDefaultTemplate, getTemplate, serializeTemplate } from '../templates/repo.ts';
 import * as repo from './repo.ts';
 import type { ActivateInput, ActivationType, ResolveInput, RuntimeBlueprintType } from './schemas.ts';
@@ -21,23 +22,30 @@ function deviceAlreadyEnrolled(): ApiError {
 }
 
 /**
- * One message for every refusal: it must not tell a guesser what exists. Whether the
- * credential was known (a session revoked, expired or used up) only decides whether the
- * failure counts against the address (rate_limit.ts), never the answer.
+ * The refusal of a credential, after the transaction that looked for it ended. One message
+ * for every refusal: it must not tell a guesser what exists. Whether the credential was
+ * known (a session revoked, expired or used up) only decides whether it counts as a guess
+ * against the address (rate_limit.ts), never the answer; at the limit both are 429.
  */
-export class InvalidActivationCode extends ApiError {
-  constructor(readonly knownCredential: boolean) {
-    super(
-      'invalid_activation_code',
-      'the activation code is not valid, or the enrollment session is revoked, expired or used up',
-    );
-  }
+async function refuseCredential(sql: Sql, code: string, limit: GuessLimit): Promise<never> {
+  if (await repo.isKnownSession(sql, code)) await limit.assertOpen(sql);
+  else await limit.countGuess();
+  throw new ApiError(
+    'invalid_activation_code',
+    'the activation code is not valid, or the enrollment session is revoked, expired or used up',
+  );
 }
 
-export async function activate(sql: Sql, input: ActivateInput): Promise<ActivationType> {
+/**
+ * `limit`: the guessing limit of the caller's address. A known credential reads it again
+ * in the transaction that uses the credential, so an address that reached the limit while
+ * this attempt was under way gets 429 and nothing is written.
+ */
+export async function activate(sql: Sql, input: ActivateInput, limit: GuessLimit): Promise<ActivationType> {
   const activated = await sql.begin(async (tx) => {
     const credential = await repo.claimCredential(tx, input.code);
     if (credential === null) return null;
+    await limit.assertOpen(tx);
     const deviceId = await repo.upsertActivatedDevice(tx, {
       organizationId: credential.organizationId,
       serial: input.serial,
@@ -49,7 +57,7 @@ export async function activate(sql: Sql, input: ActivateInput): Promise<Activati
     if (input.hardware) await repo.storeHardware(tx, deviceId, input.hardware);
     return { credential, deviceId };
   });
-  if (activated === null) throw new InvalidActivationCode(await repo.isKnownSession(sql, input.code));
+  if (activated === null) return refuseCredential(sql, input.code, limit);
   const { credential, deviceId } = activated;
 
   if (credential.kind === 'session') {
@@ -81,10 +89,12 @@ export async function resolve(
   templateId: string,
   input: ResolveInput,
   baseUrl: string,
+  limit: GuessLimit,
 ): Promise<RuntimeBlueprintType> {
-  return sql.begin(async (tx) => {
+  const blueprint = await sql.begin(async (tx): Promise<RuntimeBlueprintType | null> => {
     const credential = await repo.checkCredential(tx, input.code);
-    if (credential === null) throw new InvalidActivationCode(await repo.isKnownSession(tx, input.code));
+    if (credential === null) return null;
+    await limit.assertOpen(tx);
     const template = await getTemplate(tx, templateId);
     if (!template) throw notFound('template', templateId);
     if (credential.kind === 'session' && credential.templateId !== template.id) {
@@ -118,4 +128,7 @@ export async function resolve(
       agent: { base_url: baseUrl, device_id: deviceId, bootstrap_token: bootstrapToken },
     };
   });
+  // Counted outside the transaction: a guess must stay counted, and must not hold a
+  // second connection of the pool while its transaction holds the first.
+  return blueprint ?? refuseCredential(sql, input.code, limit);
 }

@@ -1,5 +1,6 @@
 /** The Device object of CONTRACT §8. Never carries agent_secret_hash. */
 import { z } from '@hono/zod-openapi';
+import { credentialField } from '../access/viewer_view.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 
 export const Device = z
@@ -14,7 +15,11 @@ export const Device = z
       description: 'The assigned template; the default template of the preferred backend until one is resolved.',
     }),
     backend: z.string().openapi({ example: 'debian' }),
-    enrollment_session_id: Uuid.nullable(),
+    enrollment_session_id: credentialField(
+      'enrollment_session_id',
+      Uuid.nullable(),
+      'The session it was activated with.',
+    ),
     deprovisioned_at: Timestamp.nullable(),
     archived_at: Timestamp.nullable(),
     agent_secret_issued_at: Timestamp.nullable(),

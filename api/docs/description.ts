@@ -46,7 +46,7 @@ validation errors. Each response below lists the codes it can carry, with an exa
 
 | status | error | when |
 |---|---|---|
-| 400 | \`invalid_request\` | body or query fails validation (unknown body fields included); a malformed path id is 404 |
+| 400 | \`invalid_request\` | body or query fails validation (unknown body fields, a lone UTF-16 surrogate in any string, a \`limit\` that is not decimal digits included); a malformed path id is 404 |
 | 401 | \`unauthorized\` | operator token or organization key missing, wrong, revoked or expired |
 | 401 | \`invalid_agent_secret\` | agent bearer secret missing, malformed or unknown |
 | 401 | \`invalid_bootstrap_token\` | bootstrap token wrong, used or expired |
@@ -65,6 +65,7 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 409 | \`device_archived\` | reprovision or move of an archived device |
 | 413 | \`payload_too_large\` | body over 1 MiB |
 | 416 | \`range_not_satisfiable\` | ISO download with a \`Range\` past the end of the file |
+| 431 | \`headers_too_large\` | request line or headers over 16 KiB (answered before any route) |
 | 422 | \`unknown_merkmal\` | a Merkmal key that does not exist |
 | 422 | \`not_in_catalog\` | selection of a Merkmal that is not in the order catalog for the device's backend |
 | 422 | \`invalid_event_type\` | agent report with a non-agent event type |

@@ -166,6 +166,7 @@ const genericMessages: Record<ErrorCode, string> = {
   org_unit_cycle: 'the move would make the org unit its own ancestor',
   iso_not_ready: 'the ISO build is not completed',
   payload_too_large: 'the request body is larger than 1048576 bytes',
+  headers_too_large: 'the request line and headers are larger than 16 KiB',
   range_not_satisfiable: 'the range starts past the end of the image (734003200 bytes)',
   unknown_merkmal: 'Merkmal "textverarbeitung" does not exist',
   not_in_catalog: 'Merkmal "basis" is not in the order catalog',

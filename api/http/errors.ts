@@ -21,6 +21,7 @@ export const errorCodes = [
   'org_unit_cycle',
   'iso_not_ready',
   'payload_too_large',
+  'headers_too_large',
   'range_not_satisfiable',
   'unknown_merkmal',
   'not_in_catalog',
@@ -71,6 +72,8 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
       return [413];
     case 'range_not_satisfiable':
       return [416];
+    case 'headers_too_large':
+      return [431];
     case 'unknown_merkmal':
     case 'not_in_catalog':
     case 'invalid_event_type':

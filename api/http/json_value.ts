@@ -10,6 +10,8 @@
  */
 import { Buffer } from 'node:buffer';
 import { z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { ApiError } from './errors.ts';
 
 /** Deepest nesting of objects and arrays accepted; the value itself is level 1. */
 export const MAX_JSON_DEPTH = 64;
@@ -116,3 +118,30 @@ export function jsonObject(options: JsonValueOptions = {}) {
 export function wellFormedText() {
   return z.string().refine(isWellFormed, { message: NOT_WELL_FORMED });
 }
+
+/**
+ * Every JSON body of every route (defineRoute puts this after a route's own middleware):
+ * a string or key with a lone surrogate anywhere is 400 `invalid_request`, naming the
+ * field, before the body's schema runs. One check for all bodies, so no schema can forget
+ * it: PostgreSQL's jsonb refuses such a string (a 500 in an audit row) and its text stores
+ * it as U+FFFD (not what was sent). Malformed JSON is left to the route's validator.
+ */
+export const wellFormedJsonBody: MiddlewareHandler = async (c, next) => {
+  if (!c.req.header('content-type')?.toLowerCase().includes('json')) return next();
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    return next();
+  }
+  // Only well-formedness here: the depth of free-form values is their schemas' to limit.
+  const problem = findJsonProblem(body, Number.POSITIVE_INFINITY);
+  if (problem !== null) {
+    const path = problem.path.map(String);
+    const where = path.length > 0 ? `${path.join('.')}: ` : '';
+    throw new ApiError('invalid_request', `the request body is not valid: ${where}${problem.message}`, {
+      details: [{ path, message: problem.message }],
+    });
+  }
+  return next();
+};

@@ -10,14 +10,21 @@ import type { Db } from '../db/client.ts';
 import { ApiError } from './errors.ts';
 import { isUuid } from './uuid.ts';
 
+/**
+ * `?limit=` as plain decimal digits only: a number coercion would also take `0x10`, `1e2`,
+ * ` 5` or `Infinity`. Anything else stays a string, and the number schema refuses it (400).
+ */
+const decimalDigits = (value: unknown) => (typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value);
+
 export const PageQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(500)
-    .default(100)
-    .openapi({ description: 'Page size, 1–500.', example: 100 }),
+  limit: z.preprocess(decimalDigits, z.number().int().min(1).max(500).default(100)).openapi({
+    type: 'integer',
+    minimum: 1,
+    maximum: 500,
+    default: 100,
+    description: 'Page size, 1–500, in decimal digits.',
+    example: 100,
+  }),
   cursor: z.string().max(200).optional().openapi({ description: 'The `next_cursor` of the previous page.' }),
 });
 

@@ -95,9 +95,12 @@ const downloadIsoBuild = defineRoute({
     '`Content-Range`; a range starting past the end gives 416 `range_not_satisfiable` with `Content-Range: bytes */<size>`; ' +
     'several ranges, another unit or a malformed range are ignored (200, whole file). `If-Range` with the ETag ' +
     'makes a resumed download safe: any other value sends the whole file. 409 `iso_not_ready` unless the build is ' +
-    '`completed`; 404 once it is deleted (replaced by a newer build, or expired).',
+    '`completed`; 404 once it is deleted (replaced by a newer build, or expired). The image carries the ' +
+    'activation code or a session id: each successful answer (200 or 206) records an `iso_build.download` ' +
+    'audit event with the caller as actor.',
   access: 'org_admin',
   tenant: { param: { id: 'iso_build' } },
+  audit: 'iso_build.download',
   errors: ['not_found', 'iso_not_ready', 'range_not_satisfiable'],
   request: {
     params: IdParams,

@@ -1,5 +1,6 @@
 /** Request and response schemas of ISO builds (CONTRACT §10). */
 import { z } from '@hono/zod-openapi';
+import { credentialField } from '../access/viewer_view.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 
 const utf8Length = (s: string) => new TextEncoder().encode(s).length;
@@ -72,10 +73,11 @@ export const IsoBuild = z
     template_id: Uuid.nullable().openapi({
       description: 'The template the image installs; null: the default one offered.',
     }),
-    enrollment_session_id: Uuid.nullable().openapi({
-      description:
-        "The enrollment session whose id is the image's credential; null: the organization's activation code.",
-    }),
+    enrollment_session_id: credentialField(
+      'enrollment_session_id',
+      Uuid.nullable(),
+      "The enrollment session whose id is the image's credential; null: the organization's activation code.",
+    ),
   })
   .openapi('IsoBuild');
 

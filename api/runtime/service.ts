@@ -4,6 +4,7 @@
  * The Node side; what the API process shares with the Deno entry is in api_service.ts.
  */
 import { Buffer } from 'node:buffer';
+import { answerClientError } from '../http/client_error.ts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
@@ -101,6 +102,7 @@ async function listenFirst(rt: Runtime): Promise<HttpFront> {
     res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '5' });
     res.end(JSON.stringify(errorBody('service_unavailable', 'the service is starting; retry later')));
   });
+  server.on('clientError', answerClientError);
   await new Promise<void>((done, fail) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') fail(new StartupError(`PORT ${rt.env.PORT} is in use by another process`));

@@ -55,7 +55,9 @@ function isLoopbackHost(host: string): boolean {
 /**
  * True for an address no public receiver has: unspecified, loopback, private (RFC 1918,
  * unique local), carrier-grade NAT, link-local, benchmarking, multicast and reserved, and
- * IPv6 forms that embed such an IPv4 address (IPv4-mapped, NAT64). Not an address: false.
+ * every IPv6 form that embeds such an IPv4 address (IPv4-mapped, IPv4-compatible,
+ * IPv4-translated, NAT64, 6to4, Teredo): a relay or translator would carry the request
+ * to it. Not an address: false.
  */
 export function isPrivateAddress(address: string): boolean {
   const v4 = parseIPv4(address);
@@ -63,8 +65,9 @@ export function isPrivateAddress(address: string): boolean {
   const v6 = parseIPv6(address);
   if (v6 === null) return false;
   const embedded = embeddedV4(v6);
-  if (embedded !== null) return isPrivateV4(embedded);
+  if (embedded.length > 0) return embedded.some(isPrivateV4);
   return (
+    (v6[0] === 0x64 && v6[1] === 0xff9b && v6[2] === 1) || // 64:ff9b:1::/48 local-use NAT64 (RFC 8215)
     v6.every((g) => g === 0) || // ::
     isV6Loopback(v6) ||
     (v6[0]! & 0xfe00) === 0xfc00 || // fc00::/7 unique local
@@ -94,14 +97,23 @@ function isV6Loopback(g: number[]): boolean {
   return g.slice(0, 7).every((x) => x === 0) && g[7] === 1;
 }
 
-/** The IPv4 address inside ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible) or 64:ff9b::a.b.c.d (NAT64). */
-function embeddedV4(g: number[]): number[] | null {
-  const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
-  const mapped = zeros(5) && g[5] === 0xffff;
-  const compatible = zeros(6) && (g[6] !== 0 || g[7]! > 1);
-  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0);
-  if (!mapped && !compatible && !nat64) return null;
-  return [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff];
+const v4Of = (hi: number, lo: number) => [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff];
+
+/**
+ * The IPv4 addresses an IPv6 address embeds: ::ffff:a.b.c.d (mapped), ::a.b.c.d
+ * (compatible), ::ffff:0:a.b.c.d (translated, RFC 2765), 64:ff9b::a.b.c.d (NAT64),
+ * 2002:aabb:ccdd::/48 (6to4, RFC 3056), and 2001:0::/32 (Teredo, RFC 4380: the server's
+ * address, and the client's with every bit inverted). None for any other address.
+ */
+function embeddedV4(g: number[]): number[][] {
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && g[5] === 0xffff) return [v4Of(g[6]!, g[7]!)];
+  if (zeros(0, 6) && (g[6] !== 0 || g[7]! > 1)) return [v4Of(g[6]!, g[7]!)];
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return [v4Of(g[6]!, g[7]!)];
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return [v4Of(g[6]!, g[7]!)];
+  if (g[0] === 0x2002) return [v4Of(g[1]!, g[2]!)];
+  if (g[0] === 0x2001 && g[1] === 0) return [v4Of(g[2]!, g[3]!), v4Of(g[6]! ^ 0xffff, g[7]! ^ 0xffff)];
+  return [];
 }
 
 function parseIPv4(text: string): number[] | null {

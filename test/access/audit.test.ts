@@ -72,6 +72,9 @@ describe('the audit log', () => {
       'organization.create',
       'api_key.create',
       'api_key.create',
+      // The test's own reads of the code (the agent's enrollment, then the line above), as the operator.
+      'activation_code.read',
+      'activation_code.read',
       'organization.update',
       'activation_code.rotate',
       'enrollment_session.create',
@@ -100,7 +103,14 @@ describe('the audit log', () => {
     expect(events.at(-2)!.actor).toEqual({ type: 'operator' }); // the first key, made by the operator
     const moves = events.filter((e) => e.action === 'device.move');
     expect(moves.map((e) => e.actor)).toEqual([{ type: 'operator' }, portal]);
-    for (const e of events.slice(0, -3).filter((e) => e !== moves[0])) expect(e.actor, e.action).toEqual(portal);
+    const reads = events.filter((e) => e.action === 'activation_code.read');
+    expect(reads.map((e) => [e.actor, e.target_type, e.target_id])).toEqual([
+      [{ type: 'operator' }, 'organization', org],
+      [{ type: 'operator' }, 'organization', org],
+    ]);
+    for (const e of events.slice(0, -3).filter((e) => e !== moves[0] && !reads.includes(e))) {
+      expect(e.actor, e.action).toEqual(portal);
+    }
     expect(events.find((e) => e.action === 'catalog.select')).toMatchObject({
       target_type: 'device',
       target_id: agent.device_id,

@@ -1,16 +1,20 @@
 /**
- * The auth matrix (CONTRACT §2, §12): every operation of the OpenAPI document × every kind
- * of credential, expected answers derived from each operation's declared callers. Refused
- * writes are proven to change nothing by a fingerprint of every table.
+ * The auth matrix (CONTRACT §2, §12, §17): every operation of the OpenAPI document × every
+ * kind of credential, the expected answers taken from a table written from the contract
+ * (expected_callers.ts), not from the routes' own declarations; the declarations must
+ * agree with that table too. Refused writes are proven to change nothing by a fingerprint
+ * of every table, on every run (nothing random writes behind a refusal).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, useTestApp } from '../support/app.ts';
+import { EXPECTED_CALLERS, xCallersOf } from './expected_callers.ts';
 import {
   credentialNames,
   databaseFingerprint,
   documentedOperations,
   expectationFor,
   fillPath,
+  type Operation,
   tenantFixture,
   type TenantFixture,
   tokenOf,
@@ -23,9 +27,34 @@ beforeAll(async () => {
   other = await tenantFixture(ctx);
 });
 
+const keyOf = (op: Operation) => `${op.method.toUpperCase()} ${op.path}`;
+
+/** The operations of the document, with the callers the contract table names. */
+async function contractOperations(): Promise<Operation[]> {
+  return (await documentedOperations(ctx)).map((op) => {
+    const expected = EXPECTED_CALLERS[keyOf(op)];
+    if (expected === undefined) throw new Error(`${keyOf(op)} is missing from test/access/expected_callers.ts`);
+    return { ...op, callers: xCallersOf(expected) };
+  });
+}
+
 describe('the auth matrix', () => {
-  it('answers every operation with every credential as its declaration says, and refused writes change nothing', async () => {
-    const operations = await documentedOperations(ctx);
+  it('lists every operation of the document in the contract table, and each declares the callers the table names', async () => {
+    const documented = await documentedOperations(ctx);
+    const keys = documented.map(keyOf);
+    expect(keys.filter((k) => !(k in EXPECTED_CALLERS))).toEqual([]);
+    expect(Object.keys(EXPECTED_CALLERS).filter((k) => !keys.includes(k))).toEqual([]);
+    const disagreements = documented.flatMap((op) => {
+      const expected = xCallersOf(EXPECTED_CALLERS[keyOf(op)]!);
+      return JSON.stringify(op.callers) === JSON.stringify(expected)
+        ? []
+        : [`${keyOf(op)} declares ${op.callers.join(',')}, the contract says ${expected.join(',')}`];
+    });
+    expect(disagreements).toEqual([]);
+  });
+
+  it('answers every operation with every credential as the contract says, and refused writes change nothing', async () => {
+    const operations = await contractOperations();
     expect(operations.length).toBeGreaterThan(50);
     const failures: string[] = [];
     let calls = 0;
@@ -76,7 +105,7 @@ describe('the auth matrix', () => {
     }
     expect(failures).toEqual([]);
     expect(calls).toBe(operations.length * credentialNames.length);
-  });
+  }, 600_000);
 
   it('refuses a route that declares no callers, before its handler runs', async () => {
     const { createApp } = await import('../../api/app.ts');

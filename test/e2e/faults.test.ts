@@ -104,7 +104,7 @@ describe('faults of a running service', () => {
     expect((await timed(`${service.base}/api/v1/health`)).status).toBe(200);
   }, 120_000);
 
-  it('lets at most 20 of 200 concurrent wrong codes reach the check; a full session does not count', async () => {
+  it('answers at most 20 of 200 concurrent wrong codes with 403; a full session does not count', async () => {
     const burst = await Promise.all(
       Array.from({ length: 200 }, () =>
         activate('192.0.2.10', { code: '00000-00000-00000-00000', serial: `burst-${crypto.randomUUID()}` }),

@@ -30,6 +30,11 @@ const dns: Record<string, ResolvedAddress[]> = {
   'hooks.example.com': [PUBLIC_ADDRESS],
   'rebind.example.com': [PUBLIC_ADDRESS, { address: '10.0.0.5', family: 4 }],
   'mapped.example.com': [{ address: '::ffff:169.254.169.254', family: 6 }],
+  '6to4.example.com': [{ address: '2002:7f00:1::', family: 6 }],
+  'translated.example.com': [{ address: '::ffff:0:7f00:1', family: 6 }],
+  'teredo.example.com': [{ address: '2001:0:a00:1::1', family: 6 }],
+  'nat64.example.com': [{ address: '64:ff9b::a00:1', family: 6 }],
+  'compatible.example.com': [{ address: '::127.0.0.1', family: 6 }],
 };
 const resolve = async (host: string) => {
   const found = dns[host];
@@ -326,6 +331,11 @@ describe('delivery', () => {
   it.each([
     ['rebind.example.com', '10.0.0.5'],
     ['mapped.example.com', '::ffff:169.254.169.254'],
+    ['6to4.example.com', '2002:7f00:1::'],
+    ['translated.example.com', '::ffff:0:7f00:1'],
+    ['teredo.example.com', '2001:0:a00:1::1'],
+    ['nat64.example.com', '64:ff9b::a00:1'],
+    ['compatible.example.com', '::127.0.0.1'],
   ])('refuses at delivery a host that now resolves to a private address (%s)', async (host, address) => {
     const org = (await createOrganization(ctx)).id as string;
     const hook = await subscribe(org, `https://${host}/hook`, ['device.activated']);
