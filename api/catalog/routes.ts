@@ -4,12 +4,13 @@
  */
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { actorOf, recordAudit } from '../access/middleware.ts';
+import { recordAudit } from '../access/middleware.ts';
 import type { AppEnv } from '../app_env.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { IdParams, json, Uuid } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import * as repo from './repo.ts';
+import { changeSelection } from './service.ts';
 import { CatalogExplanation, CatalogOverride, CatalogOverrideList, DeviceCatalog, SelectionBody } from './schemas.ts';
 import { loadCatalogStates, loadExplanation } from './state.ts';
 
@@ -222,29 +223,15 @@ export function catalogRoutes() {
         const { optionen = {} } = c.req.valid('json') as z.infer<typeof SelectionBody>;
         const state = verb === 'select' ? 'present' : 'absent';
         const change = { kind: 'set', state, optionen } as const;
-        const { override, organizationId } = await repo.changeOverride(
-          c.get('db'),
-          s.scope,
-          id,
-          merkmal,
-          change,
-          actorOf(c.get('caller')),
-        );
-        recordAudit(c, { organizationId, targetType: s.kind, targetId: id, details: { merkmal, state, optionen } });
+        const { override, audit } = await changeSelection(c.get('db'), s.scope, id, merkmal, change, c.get('caller'));
+        recordAudit(c, audit);
         return c.json(override!, 200);
       });
     }
     router.openapi(unsetRoute(s), async (c) => {
       const { id, merkmal } = c.req.valid('param');
-      const { organizationId } = await repo.changeOverride(
-        c.get('db'),
-        s.scope,
-        id,
-        merkmal,
-        { kind: 'unset' },
-        actorOf(c.get('caller')),
-      );
-      recordAudit(c, { organizationId, targetType: s.kind, targetId: id, details: { merkmal } });
+      const { audit } = await changeSelection(c.get('db'), s.scope, id, merkmal, { kind: 'unset' }, c.get('caller'));
+      recordAudit(c, audit);
       return c.body(null, 204);
     });
   }

@@ -12,6 +12,7 @@ import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/paginatio
 import { requireOrganization } from '../organizations/repo.ts';
 import { decideRange, fileStream, openFile } from './download.ts';
 import * as repo from './repo.ts';
+import { triggerIsoBuild } from './service.ts';
 import { IsoBuild, IsoBuildCreate } from './schemas.ts';
 
 const tags = ['ISO builds'];
@@ -122,34 +123,8 @@ export function isoBuildRoutes() {
   return newRouter()
     .openapi(createIsoBuild, async (c) => {
       const { id } = c.req.valid('param');
-      const body = c.req.valid('json');
-      const sql = c.get('db');
-      const { config } = c.get('deps');
-      const row = await repo.createIsoBuild(sql, {
-        organizationId: id,
-        wlan: body?.wlan,
-        wlanKey: config.wlanKey,
-        templateId: body?.template_id,
-        enrollmentSessionId: body?.enrollment_session_id,
-      });
-      c.get('deps').log.info('iso build queued', {
-        build_id: row.id,
-        organization_id: id,
-        wlan: body?.wlan !== undefined,
-        template_id: row.template_id,
-        enrollment_session: row.enrollment_session_id !== null,
-      });
-      recordAudit(c, {
-        organizationId: id,
-        targetType: 'iso_build',
-        targetId: row.id,
-        // Whether a WLAN profile was given, never its SSID or key.
-        details: {
-          wlan: body?.wlan !== undefined,
-          template_id: row.template_id,
-          enrollment_session_id: row.enrollment_session_id,
-        },
-      });
+      const { row, audit } = await triggerIsoBuild(c.get('db'), c.get('deps'), id, c.req.valid('json'));
+      recordAudit(c, audit);
       return c.json(repo.serializeIsoBuild(row), 202);
     })
     .openapi(listIsoBuilds, async (c) => {
