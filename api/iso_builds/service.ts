@@ -61,7 +61,6 @@ export async function triggerIsoBuild(
  * route and the portal alike; the caller has authorized the read.
  */
 export async function serveIsoDownload(
-  // biome-ignore lint/suspicious/noExplicitAny: the API's and the portal's contexts both carry deps
   c: Context<any>,
   sql: Db,
   id: string,
