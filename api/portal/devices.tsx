@@ -15,7 +15,7 @@ import { transitionDevice, type Transition } from '../devices/lifecycle_service.
 import { listOrganizationDevices } from '../devices/organize_repo.ts';
 import { type DeviceRow, getDevice, staleDevice } from '../devices/repo.ts';
 import { listGroups } from '../groups/repo.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { notFound } from '../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../http/pagination.ts';
 import { isUuid } from '../http/uuid.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
