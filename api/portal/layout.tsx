@@ -42,7 +42,7 @@ export function Layout(props: {
               <a href="/portal/iso-builds">ISO-Builds</a>
               {admin ? <a href="/portal/api-keys">API-Schlüssel</a> : null}
               {admin ? <a href="/portal/audit">Audit-Log</a> : null}
-              <a href="/portal/webhooks">Webhooks</a>
+              {admin ? <a href="/portal/webhooks">Webhooks</a> : null}
             </nav>
           ) : null}
           {s ? (

@@ -13,6 +13,7 @@ import { deviceRoutes } from './devices.tsx';
 import { formFields, render } from './http.tsx';
 import { Layout } from './layout.tsx';
 import { loginRoutes, sessionRoutes } from './login.tsx';
+import { organizationRoutes } from './organization.tsx';
 import { rolloutRoutes } from './rollout.tsx';
 import { csrfMatches, currentSession, SESSION_COOKIE, cookieOptions } from './session.ts';
 import { portalCss } from './style.ts';
@@ -73,6 +74,7 @@ export function portalRoutes() {
   portal.route('/', sessionRoutes());
   portal.route('/', deviceRoutes());
   portal.route('/', rolloutRoutes());
+  portal.route('/', organizationRoutes());
 
   portal.all('*', (c) =>
     render(

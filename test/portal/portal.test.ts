@@ -341,4 +341,26 @@ describe('pages', () => {
     await b.signIn(f.admin.key);
     expect((await b.get('/portal/nichts')).status).toBe(404);
   });
+
+  it('org units, groups, API keys, audit log and webhooks: admins read all, viewers what §12 lets them', async () => {
+    const f = await fleet();
+    const admin = new Browser();
+    await admin.signIn(f.admin.key);
+    const units = await admin.get('/portal/org-units');
+    expect(units.status).toBe(200);
+    expect(units.text).toContain('Schule');
+    expect(units.text).toContain('Neue Geräte');
+    for (const path of ['/portal/groups', '/portal/api-keys', '/portal/audit', '/portal/webhooks']) {
+      expect((await admin.get(path)).status, path).toBe(200);
+    }
+    expect((await admin.get('/portal/api-keys')).text).toContain('Portal-Leser');
+    const viewer = new Browser();
+    await viewer.signIn(f.viewer.key);
+    for (const path of ['/portal/org-units', '/portal/groups', '/portal/iso-builds']) {
+      expect((await viewer.get(path)).status, path).toBe(200);
+    }
+    for (const path of ['/portal/api-keys', '/portal/audit', '/portal/webhooks', '/portal/enrollment-sessions']) {
+      expect((await viewer.get(path)).status, path).toBe(403);
+    }
+  });
 });
