@@ -35,6 +35,7 @@ import { Metrics, UNMATCHED_ROUTE } from './metrics/metrics.ts';
 import { metricsRoutes } from './metrics/routes.ts';
 import { referenceDataRoutes } from './reference_data/routes.ts';
 import { templateRoutes } from './templates/routes.ts';
+import { portalRoutes } from './portal/routes.tsx';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -85,6 +86,7 @@ export function createApp(appDeps: AppDeps) {
   }
   app.route('/api/v1', v1);
   app.route('/', metricsRoutes(metrics));
+  app.route('/portal', portalRoutes());
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'AdminToken', {
     type: 'http',

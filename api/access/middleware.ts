@@ -184,13 +184,28 @@ async function authenticate(c: Context<AppEnv>, db: Db, lock: boolean, access?: 
 /** Role first (a refusal that does not depend on any id), then every declared id's owner. */
 async function authorize(c: Context<AppEnv>, db: Db, caller: Caller, route: RouteAccess) {
   if (caller.type === 'operator') return;
-  if (route.access === 'operator') {
+  await authorizeCaller(db, caller, route.access, await declaredIds(c, route.tenant));
+}
+
+/**
+ * The caller's role against the access a call declares, then the owner of each id it
+ * names: 403 `forbidden` or 404 `not_found`. The API's routes and the portal's pages
+ * both decide with this.
+ */
+export async function authorizeCaller(
+  db: Db,
+  caller: Caller,
+  access: Access,
+  ids: ReadonlyArray<readonly [ResourceKind, string]>,
+): Promise<void> {
+  if (caller.type === 'operator') return;
+  if (access === 'operator') {
     throw new ApiError('forbidden', 'only the operator may make this call, not an organization API key');
   }
-  if (route.access === 'org_admin' && caller.role !== 'admin') {
+  if (access === 'org_admin' && caller.role !== 'admin') {
     throw new ApiError('forbidden', `an API key with role ${caller.role} may not make this call`);
   }
-  for (const [kind, id] of await declaredIds(c, route.tenant)) {
+  for (const [kind, id] of ids) {
     const owner = kind === 'organization' ? id : await organizationOf(db, kind, id);
     if (owner !== caller.organizationId) throw new ApiError('not_found', `${resourceLabel[kind]} ${id} not found`);
   }

@@ -140,3 +140,67 @@ function mostRecent(groups: readonly GroupOverride[], state: OverrideState): Gro
   // Only called when `state` has a strict majority, so at least one override has it.
   return best!;
 }
+
+/** One step of the resolution as CONTRACT §20 shows it. */
+export type ExplainStep =
+  | { step: 'workspace'; state: OverrideState }
+  | { step: 'oe'; org_unit_id: string; name: string; state: OverrideState | null }
+  | {
+      step: 'gruppe';
+      present: number;
+      absent: number;
+      groups: Array<{ group_id: string; name: string; state: OverrideState }>;
+    }
+  | { step: 'geraet'; state: OverrideState | null };
+
+/** An org unit of the device's chain, nearest first, with its override of the Merkmal if any. */
+export interface ChainUnit {
+  orgUnitId: string;
+  name: string;
+  override: Override | undefined;
+}
+
+/** A group of the device with an override of the Merkmal. */
+export interface VotingGroup {
+  name: string;
+  override: GroupOverride;
+}
+
+export interface Explanation extends ResolvedMerkmal {
+  steps: ExplainStep[];
+}
+
+/**
+ * The resolution of one Merkmal written out step by step (CONTRACT §20). The decision is
+ * taken from the steps by the same `resolveOne` every listing and check-in uses: the chain
+ * step hands it the nearest unit with an override, the group step its votes, the device
+ * step its override, so an explanation cannot tell a different story than the state.
+ */
+export function explainOne(
+  entry: CatalogEntry,
+  chain: readonly ChainUnit[],
+  groups: readonly VotingGroup[],
+  device: Override | undefined,
+): Explanation {
+  const steps: ExplainStep[] = [
+    { step: 'workspace', state: entry.inWorkspace ? 'present' : 'absent' },
+    ...chain.map(
+      (u): ExplainStep => ({ step: 'oe', org_unit_id: u.orgUnitId, name: u.name, state: u.override?.state ?? null }),
+    ),
+    {
+      step: 'gruppe',
+      present: groups.filter((g) => g.override.state === 'present').length,
+      absent: groups.filter((g) => g.override.state === 'absent').length,
+      groups: groups.map((g) => ({ group_id: g.override.groupId, name: g.name, state: g.override.state })),
+    },
+    { step: 'geraet', state: device?.state ?? null },
+  ];
+  const nearest = chain.find((u) => u.override !== undefined)?.override;
+  const decision = resolveOne(
+    entry,
+    nearest,
+    groups.map((g) => g.override),
+    device,
+  );
+  return { ...decision, steps };
+}

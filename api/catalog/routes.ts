@@ -4,14 +4,15 @@
  */
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { actorOf, recordAudit } from '../access/middleware.ts';
+import { recordAudit } from '../access/middleware.ts';
 import type { AppEnv } from '../app_env.ts';
-import { notFound } from '../http/errors.ts';
+import { ApiError, notFound } from '../http/errors.ts';
 import { IdParams, json, Uuid } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import * as repo from './repo.ts';
-import { CatalogOverride, CatalogOverrideList, DeviceCatalog, SelectionBody } from './schemas.ts';
-import { loadCatalogStates } from './state.ts';
+import { changeSelection } from './service.ts';
+import { CatalogExplanation, CatalogOverride, CatalogOverrideList, DeviceCatalog, SelectionBody } from './schemas.ts';
+import { loadCatalogStates, loadExplanation } from './state.ts';
 
 const tags = ['Order catalog'];
 
@@ -132,6 +133,25 @@ const getDeviceCatalog = defineRoute({
   responses: { 200: json(DeviceCatalog, 'The effective catalog') },
 });
 
+const explainDeviceMerkmal = defineRoute({
+  method: 'get',
+  path: '/devices/{id}/catalog/{merkmal}/explain',
+  operationId: 'explainDeviceMerkmal',
+  tags,
+  summary: 'Why a Merkmal of a device has its state: every step of the resolution',
+  description:
+    'The decision (`state`, `origin`, `optionen`, exactly as `GET /devices/{id}/catalog` lists them) and the steps ' +
+    "it was taken from, in order (CONTRACT §20): the workspace default; every org unit from the device's own up to the " +
+    "top with its override or `null` (the nearest non-null one decides); the votes of the device's groups that override " +
+    "the Merkmal (a strict majority wins); the device's own override (`null` without one; it always wins). " +
+    "404 for an unknown device or a Merkmal that is not in the device's catalog.",
+  access: 'org_viewer',
+  tenant: { param: { id: 'device', merkmal: null } },
+  errors: ['not_found'],
+  request: { params: MerkmalParams },
+  responses: { 200: json(CatalogExplanation, 'The decision and its steps') },
+});
+
 const listOrgUnitOverrides = defineRoute({
   method: 'get',
   path: '/org-units/{id}/catalog',
@@ -178,6 +198,15 @@ export function catalogRoutes() {
         200,
       );
     })
+    .openapi(explainDeviceMerkmal, async (c) => {
+      const { id, merkmal } = c.req.valid('param');
+      const explanation = await loadExplanation(c.get('db'), id, merkmal);
+      if (explanation === 'no_device') throw notFound('device', id);
+      if (explanation === 'not_in_catalog') {
+        throw new ApiError('not_found', `Merkmal ${merkmal} is not in the catalog of device ${id}`);
+      }
+      return c.json(explanation, 200);
+    })
     .openapi(listOrgUnitOverrides, async (c) => {
       const { id } = c.req.valid('param');
       return c.json({ items: await repo.listOverrides(c.get('db'), 'org-units', id) }, 200);
@@ -194,29 +223,15 @@ export function catalogRoutes() {
         const { optionen = {} } = c.req.valid('json') as z.infer<typeof SelectionBody>;
         const state = verb === 'select' ? 'present' : 'absent';
         const change = { kind: 'set', state, optionen } as const;
-        const { override, organizationId } = await repo.changeOverride(
-          c.get('db'),
-          s.scope,
-          id,
-          merkmal,
-          change,
-          actorOf(c.get('caller')),
-        );
-        recordAudit(c, { organizationId, targetType: s.kind, targetId: id, details: { merkmal, state, optionen } });
+        const { override, audit } = await changeSelection(c.get('db'), s.scope, id, merkmal, change, c.get('caller'));
+        recordAudit(c, audit);
         return c.json(override!, 200);
       });
     }
     router.openapi(unsetRoute(s), async (c) => {
       const { id, merkmal } = c.req.valid('param');
-      const { organizationId } = await repo.changeOverride(
-        c.get('db'),
-        s.scope,
-        id,
-        merkmal,
-        { kind: 'unset' },
-        actorOf(c.get('caller')),
-      );
-      recordAudit(c, { organizationId, targetType: s.kind, targetId: id, details: { merkmal } });
+      const { audit } = await changeSelection(c.get('db'), s.scope, id, merkmal, { kind: 'unset' }, c.get('caller'));
+      recordAudit(c, audit);
       return c.body(null, 204);
     });
   }

@@ -15,17 +15,19 @@ export const Optionen = jsonObject().openapi({
 
 export const OverrideState = z.enum(['present', 'absent']);
 
+export const Origin = z.enum(['workspace', 'oe', 'gruppe', 'geraet']).openapi({
+  description:
+    'Where the effective state comes from: the workspace default, the nearest org unit with an override, ' +
+    "the majority of the device's groups, or the device's own override.",
+});
+
 export const CatalogItem = z
   .object({
     merkmal: z.string().openapi({ example: 'libreoffice' }),
     name: z.string().openapi({ example: 'LibreOffice' }),
     kategorie: z.string().openapi({ example: 'app-store' }),
     state: OverrideState,
-    origin: z.enum(['workspace', 'oe', 'gruppe', 'geraet']).openapi({
-      description:
-        'Where the effective state comes from: the workspace default, the nearest org unit with an override, ' +
-        "the majority of the device's groups, or the device's own override.",
-    }),
+    origin: Origin,
     optionen: Optionen.openapi({ description: 'From the override that decided (`{}` for the workspace default).' }),
   })
   .openapi('CatalogItem');
@@ -55,3 +57,44 @@ export const SelectionBody = z
   .openapi('SelectionBody');
 
 export type CatalogOverrideType = z.infer<typeof CatalogOverride>;
+
+const ExplainStep = z
+  .discriminatedUnion('step', [
+    z.object({
+      step: z.literal('workspace'),
+      state: OverrideState.openapi({
+        description: "The workspace default: present when the Merkmal is in the device's workspace.",
+      }),
+    }),
+    z.object({
+      step: z.literal('oe'),
+      org_unit_id: z.string().uuid(),
+      name: z.string(),
+      state: OverrideState.nullable().openapi({ description: 'The override at this unit; null where it has none.' }),
+    }),
+    z.object({
+      step: z.literal('gruppe'),
+      present: z.number().int(),
+      absent: z.number().int(),
+      groups: z.array(z.object({ group_id: z.string().uuid(), name: z.string(), state: OverrideState })),
+    }),
+    z.object({
+      step: z.literal('geraet'),
+      state: OverrideState.nullable().openapi({ description: "The device's own override; null without one." }),
+    }),
+  ])
+  .openapi('ExplainStep');
+
+export const CatalogExplanation = z
+  .object({
+    merkmal: z.string().openapi({ example: 'libreoffice' }),
+    state: OverrideState,
+    origin: Origin,
+    optionen: Optionen.openapi({ description: 'From the override that decided (`{}` for the workspace default).' }),
+    steps: z.array(ExplainStep).openapi({
+      description:
+        "The whole resolution in order: `workspace`; one `oe` step per org unit from the device's own up to the top; " +
+        '`gruppe` with the votes of every group of the device that overrides the Merkmal (groups by name); `geraet`.',
+    }),
+  })
+  .openapi('CatalogExplanation');

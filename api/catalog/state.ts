@@ -12,8 +12,15 @@
  */
 import type { Db } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
-import { chainOverrides, groupOverrides, orgOverrides } from './org_overrides.ts';
-import { resolveCatalog, type CatalogEntry, type Override, type ResolvedMerkmal } from './resolution.ts';
+import { chainOverrides, groupOverrides, orgOverrides, upTheTree } from './org_overrides.ts';
+import {
+  explainOne,
+  resolveCatalog,
+  type CatalogEntry,
+  type Explanation,
+  type Override,
+  type ResolvedMerkmal,
+} from './resolution.ts';
 
 export interface CatalogState extends ResolvedMerkmal {
   name: string;
@@ -122,4 +129,45 @@ export async function loadCatalogStates(db: Db, deviceId: string): Promise<Catal
   if (!row) return null;
   const { catalog, resolved } = await resolveStateRow(db, row);
   return resolved.map((r, i) => ({ ...r, name: catalog[i]!.name, kategorie: catalog[i]!.kategorie }));
+}
+
+/**
+ * Why one Merkmal of a device has its state (CONTRACT §20): the same row, the same cached
+ * organization overrides and the same catalog as `loadCatalogStates`, plus the names of
+ * the units and groups.
+ */
+export async function loadExplanation(
+  db: Db,
+  deviceId: string,
+  merkmal: string,
+): Promise<Explanation | 'no_device' | 'not_in_catalog'> {
+  if (!uuidPattern.test(deviceId)) return 'no_device';
+  const [row] = await db<StateRow[]>`select ${deviceStateColumns(db)} from devices d where d.id = ${deviceId}`;
+  if (!row) return 'no_device';
+  const template = await effectiveTemplate(db, row.template_id ?? '');
+  const entry = (await catalogOf(db, `${template.backend}/${template.workspace}`)).find((m) => m.merkmal === merkmal);
+  if (entry === undefined) return 'not_in_catalog';
+  const org = await orgOverrides(db, row.organization_id, row.override_version);
+  const chain = [...upTheTree(org.units, row.oe_id)];
+  const voting = groupOverrides(org, row.group_ids).filter((o) => o.merkmal === merkmal);
+  const names = new Map(
+    (
+      await db<{ id: string; name: string }[]>`
+        select id, name from org_units where id = any(${chain.map(([id]) => id)}::uuid[])
+        union all
+        select id, name from groups where id = any(${voting.map((o) => o.groupId)}::uuid[])`
+    ).map((r) => [r.id, r.name]),
+  );
+  return explainOne(
+    entry,
+    chain.map(([id, unit]) => ({
+      orgUnitId: id,
+      name: names.get(id) ?? '',
+      override: unit.overrides.find((o) => o.merkmal === merkmal),
+    })),
+    voting
+      .map((o) => ({ name: names.get(o.groupId) ?? '', override: o }))
+      .sort((a, b) => a.name.localeCompare(b.name) || a.override.groupId.localeCompare(b.override.groupId)),
+    row.device.find((o) => o.merkmal === merkmal),
+  );
 }

@@ -10,13 +10,13 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { recordAudit } from '../access/middleware.ts';
-import type { Db } from '../db/client.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { type Transition, transitionDevice } from './lifecycle_service.ts';
+import { notFound } from '../http/errors.ts';
 import { IdParams, iso, json, Timestamp, Uuid } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import * as lifecycle from './lifecycle_repo.ts';
-import { getDevice, serializeDevice } from './repo.ts';
+import { serializeDevice } from './repo.ts';
 import type { AppEnv } from '../app_env.ts';
 import { Device } from './schemas.ts';
 
@@ -142,42 +142,18 @@ function serializeEvent(row: lifecycle.EventRow): z.infer<typeof DeviceEvent> {
   };
 }
 
-/** The Device after a transition (404 if its organization was deleted in the meantime). */
-async function deviceBody(sql: Db, id: string) {
-  const row = await getDevice(sql, id);
-  if (!row) throw notFound('device', id);
+/** A transition by the shared service, audited on the device it changed. */
+async function transitioned(c: Context<AppEnv>, transition: Transition, id: string) {
+  const { row, audit } = await transitionDevice(c.get('db'), transition, id);
+  recordAudit(c, audit);
   return serializeDevice(row);
-}
-
-/** A lifecycle transition is audited on the device it changed. */
-function audited(c: Context<AppEnv>, device: ReturnType<typeof serializeDevice>) {
-  recordAudit(c, { organizationId: device.organization_id, targetType: 'device', targetId: device.id });
-  return device;
 }
 
 export function deviceLifecycleRoutes() {
   return newRouter()
-    .openapi(deprovision, async (c) => {
-      const sql = c.get('db');
-      const { id } = c.req.valid('param');
-      if (!(await lifecycle.deprovision(sql, id))) throw notFound('device', id);
-      return c.json(await audited(c, await deviceBody(sql, id)), 200);
-    })
-    .openapi(reprovision, async (c) => {
-      const sql = c.get('db');
-      const { id } = c.req.valid('param');
-      const outcome = await lifecycle.reprovision(sql, id);
-      if (outcome === 'not_found') throw notFound('device', id);
-      if (outcome === 'archived')
-        throw new ApiError('device_archived', 'an archived device cannot be reprovisioned', { status: 409 });
-      return c.json(await audited(c, await deviceBody(sql, id)), 200);
-    })
-    .openapi(archive, async (c) => {
-      const sql = c.get('db');
-      const { id } = c.req.valid('param');
-      if (!(await lifecycle.archive(sql, id))) throw notFound('device', id);
-      return c.json(await audited(c, await deviceBody(sql, id)), 200);
-    })
+    .openapi(deprovision, async (c) => c.json(await transitioned(c, 'deprovision', c.req.valid('param').id), 200))
+    .openapi(reprovision, async (c) => c.json(await transitioned(c, 'reprovision', c.req.valid('param').id), 200))
+    .openapi(archive, async (c) => c.json(await transitioned(c, 'archive', c.req.valid('param').id), 200))
     .openapi(getHardware, async (c) => {
       const { id } = c.req.valid('param');
       const row = await lifecycle.getHardware(c.get('db'), id);

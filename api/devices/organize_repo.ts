@@ -6,13 +6,27 @@ import { ApiError, notFound } from '../http/errors.ts';
 import { afterCursor, type Cursor } from '../http/pagination.ts';
 import { requireOrgUnitOf } from '../org_units/repo.ts';
 import { requireOrganization } from '../organizations/repo.ts';
-import { deviceSelect, getDevice, type DeviceRow } from './repo.ts';
+import { deviceSelect, getDevice, staleDevice, type DeviceRow } from './repo.ts';
 
 export interface DeviceFilter {
   /** Only devices filed directly in this org unit (not its descendants). */
   oe_id?: string | undefined;
   /** Only members of this group. */
   group_id?: string | undefined;
+  /** Only stale devices (true) or only the others (false); see `staleDevice`. */
+  stale?: boolean | undefined;
+  /** Serial or hostname starts with this, ignoring case. */
+  q?: string | undefined;
+}
+
+/** The agent's poll interval, which decides when a device is stale. */
+export interface ListContext {
+  pollIntervalSeconds: number;
+}
+
+/** `q` as a LIKE prefix pattern (escape character: backslash): its own `%`, `_` and backslashes match literally. */
+function prefixPattern(q: string): string {
+  return `${q.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 }
 
 /**
@@ -25,6 +39,7 @@ export async function listOrganizationDevices(
   filter: DeviceFilter,
   cursor: Cursor | null,
   limit: number,
+  context: ListContext,
 ): Promise<DeviceRow[]> {
   await requireOrganization(db, organizationId);
   if (filter.oe_id !== undefined) await requireOrgUnitOf(db, filter.oe_id, organizationId, 'oe_id');
@@ -46,6 +61,19 @@ export async function listOrganizationDevices(
         filter.group_id === undefined
           ? db`true`
           : db`exists (select 1 from group_members m where m.group_id = ${filter.group_id} and m.device_id = d.id)`
+      }
+      and ${
+        filter.stale === undefined
+          ? db`true`
+          : filter.stale
+            ? staleDevice(db, context.pollIntervalSeconds)
+            : db`not ${staleDevice(db, context.pollIntervalSeconds)}`
+      }
+      and ${
+        filter.q === undefined
+          ? db`true`
+          : db`(lower(d.serial) like ${prefixPattern(filter.q)} escape '\\'
+                or lower(d.hostname) like ${prefixPattern(filter.q)} escape '\\')`
       }
       and ${afterCursor(db, cursor, 'asc', 'd')}
     order by d.created_at, d.id

@@ -34,6 +34,19 @@ export function deviceSelect(db: Db) {
     join device_templates dt on dt.device_id = d.id`;
 }
 
+/**
+ * The one definition of a stale device (the device list's `?stale=`, the portal's mark and
+ * the fleet gauge): not archived or deprovisioned (those are expected to be silent), its
+ * agent bootstrapped (holds a secret), and no check-in for three poll intervals. A device
+ * that never checked in counts from the moment its secret was issued; one that never
+ * bootstrapped is not stale (it has no agent to report yet). Over `devices d`.
+ */
+export function staleDevice(db: Db, pollIntervalSeconds: number) {
+  return db`(d.archived_at is null and d.deprovisioned_at is null and d.agent_secret_issued_at is not null
+    and coalesce(d.agent_last_checkin, d.agent_secret_issued_at)
+      < now() - make_interval(secs => ${3 * pollIntervalSeconds}::int))`;
+}
+
 export async function getDevice(db: Db, id: string): Promise<DeviceRow | null> {
   const [row] = await db<DeviceRow[]>`${deviceSelect(db)} where d.id = ${id}`;
   return row ?? null;

@@ -20,6 +20,23 @@ const DeviceListQuery = PageQuery.extend({
     description: 'Only devices filed directly in this org unit (not in its descendants).',
   }),
   group_id: UuidFilter.optional().openapi({ description: 'Only members of this group.' }),
+  stale: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .openapi({
+      type: 'string',
+      enum: ['true', 'false'],
+      description:
+        '`true`: only stale devices, `false`: only the others. Stale: not deprovisioned, its agent bootstrapped, and no ' +
+        'check-in for three poll intervals (`3 × AGENT_POLL_INTERVAL_SECONDS`). A device that never checked in counts ' +
+        'from the moment its agent secret was issued; one whose agent never bootstrapped is not stale.',
+    }),
+  q: z.string().min(1).max(100).optional().openapi({
+    description:
+      'Only devices whose serial or hostname starts with this, ignoring case (`%`, `_` and `\\` match literally).',
+    example: 'arbeitsplatz',
+  }),
 });
 
 const DeviceOrgUnitBody = z
@@ -33,7 +50,7 @@ const listDevices = defineRoute({
   tags,
   summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
   description:
-    'In creation order. `oe_id` and `group_id` combine (both must hold). A filter naming an unknown ' +
+    'In creation order. `oe_id`, `group_id`, `stale` and `q` combine (all must hold). A filter naming an unknown ' +
     'org unit or group is 404, one of another organization 422 `organization_mismatch`.',
   access: 'org_viewer',
   tenant: { param: { id: 'organization' }, query: { oe_id: 'org_unit', group_id: 'group' } },
@@ -76,8 +93,15 @@ export function deviceRoutes() {
   return newRouter()
     .openapi(listDevices, async (c) => {
       const { id } = c.req.valid('param');
-      const { limit, cursor, oe_id, group_id } = c.req.valid('query');
-      const rows = await listOrganizationDevices(c.get('db'), id, { oe_id, group_id }, decodeCursor(cursor), limit);
+      const { limit, cursor, oe_id, group_id, stale, q } = c.req.valid('query');
+      const rows = await listOrganizationDevices(
+        c.get('db'),
+        id,
+        { oe_id, group_id, stale, q },
+        decodeCursor(cursor),
+        limit,
+        { pollIntervalSeconds: c.get('deps').config.agentPollIntervalSeconds },
+      );
       return c.json(toPage(rows, limit, serializeDevice), 200);
     })
     .openapi(getDeviceRoute, async (c) => {

@@ -10,13 +10,13 @@ import { IdParams, iso, json, jsonBody } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
-import { getTemplate } from '../templates/repo.ts';
 import * as repo from './repo.ts';
+import * as service from './service.ts';
 import { EnrollmentSession, EnrollmentSessionCreate } from './schemas.ts';
 
 const tags = ['Enrollment sessions'];
 
-function serializeSession(row: repo.EnrollmentSessionRow): z.infer<typeof EnrollmentSession> {
+export function serializeSession(row: repo.EnrollmentSessionRow): z.infer<typeof EnrollmentSession> {
   return {
     ...row,
     expires_at: iso(row.expires_at),
@@ -90,17 +90,8 @@ export function enrollmentSessionRoutes() {
   return newRouter()
     .openapi(createSession, async (c) => {
       const { id } = c.req.valid('param');
-      const body = c.req.valid('json');
-      const sql = c.get('db');
-      await requireOrganization(sql, id);
-      if (!(await getTemplate(sql, body.template_id))) throw notFound('template', body.template_id);
-      const row = await repo.createEnrollmentSession(sql, id, body);
-      recordAudit(c, {
-        organizationId: id,
-        targetType: 'enrollment_session',
-        targetId: row.id,
-        details: { template_id: row.template_id, expires_at: iso(row.expires_at), max_devices: row.max_devices },
-      });
+      const { row, audit } = await service.createSession(c.get('db'), id, c.req.valid('json'));
+      recordAudit(c, audit);
       return c.json(serializeSession(row), 201);
     })
     .openapi(listSessions, async (c) => {
@@ -119,9 +110,8 @@ export function enrollmentSessionRoutes() {
     })
     .openapi(revokeSession, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.revokeEnrollmentSession(c.get('db'), id);
-      if (!row) throw notFound('enrollment session', id);
-      recordAudit(c, { organizationId: row.organization_id, targetType: 'enrollment_session', targetId: id });
+      const { row, audit } = await service.revokeSession(c.get('db'), id);
+      recordAudit(c, audit);
       return c.json(serializeSession(row), 200);
     });
 }

@@ -1,22 +1,17 @@
-/**
- * ISO builds (CONTRACT §10): trigger, list, poll and download. The build itself runs on
- * the build host as the `build_iso` Graphile Worker task (jobs/tasks/build_iso.ts).
- */
-import { basename, join } from 'node:path';
 import { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { notFound } from '../http/errors.ts';
 import { IdParams, json } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
-import { decideRange, fileStream, openFile } from './download.ts';
 import * as repo from './repo.ts';
+import { ISO_CONTENT_TYPE, serveIsoDownload, triggerIsoBuild } from './service.ts';
 import { IsoBuild, IsoBuildCreate } from './schemas.ts';
 
 const tags = ['ISO builds'];
 
-export const ISO_CONTENT_TYPE = 'application/x-iso9660-image';
+export { ISO_CONTENT_TYPE };
 
 const createIsoBuild = defineRoute({
   method: 'post',
@@ -126,34 +121,8 @@ export function isoBuildRoutes() {
   return newRouter()
     .openapi(createIsoBuild, async (c) => {
       const { id } = c.req.valid('param');
-      const body = c.req.valid('json');
-      const sql = c.get('db');
-      const { config } = c.get('deps');
-      const row = await repo.createIsoBuild(sql, {
-        organizationId: id,
-        wlan: body?.wlan,
-        wlanKey: config.wlanKey,
-        templateId: body?.template_id,
-        enrollmentSessionId: body?.enrollment_session_id,
-      });
-      c.get('deps').log.info('iso build queued', {
-        build_id: row.id,
-        organization_id: id,
-        wlan: body?.wlan !== undefined,
-        template_id: row.template_id,
-        enrollment_session: row.enrollment_session_id !== null,
-      });
-      recordAudit(c, {
-        organizationId: id,
-        targetType: 'iso_build',
-        targetId: row.id,
-        // Whether a WLAN profile was given, never its SSID or key.
-        details: {
-          wlan: body?.wlan !== undefined,
-          template_id: row.template_id,
-          enrollment_session_id: row.enrollment_session_id,
-        },
-      });
+      const { row, audit } = await triggerIsoBuild(c.get('db'), c.get('deps'), id, c.req.valid('json'));
+      recordAudit(c, audit);
       return c.json(repo.serializeIsoBuild(row), 202);
     })
     .openapi(listIsoBuilds, async (c) => {
@@ -173,52 +142,6 @@ export function isoBuildRoutes() {
     .openapi(downloadIsoBuild, async (c) => {
       const { id } = c.req.valid('param');
       const { range, 'if-range': ifRange } = c.req.valid('header');
-      const sql = c.get('db');
-      const { config, log } = c.get('deps');
-      const row = await repo.getIsoBuild(sql, id);
-      if (!row) throw notFound('ISO build', id);
-      if (row.status !== 'completed' || !row.file_name || !row.sha256) {
-        throw new ApiError(
-          'iso_not_ready',
-          `ISO build ${id} is ${row.status}; only a completed build can be downloaded`,
-        );
-      }
-      const file = await openFile(join(config.isoDir, basename(row.file_name)));
-      if (!file) {
-        // Deleted by a concurrent replacement or sweep, or the API does not share the build host's ISO folder.
-        log.warn('iso file missing', { build_id: id, iso_dir: config.isoDir });
-        throw new ApiError('not_found', `the image of ISO build ${id} is no longer on the server`);
-      }
-      const etag = `"${row.sha256}"`;
-      const headers: Record<string, string> = {
-        'Content-Type': ISO_CONTENT_TYPE,
-        'Content-Disposition': `attachment; filename="${basename(row.file_name)}"`,
-        ETag: etag,
-        'Accept-Ranges': 'bytes',
-        // The image carries the activation code (and maybe a WLAN key): no shared caches.
-        'Cache-Control': 'private, no-store',
-      };
-      const decision = decideRange(range, ifRange, etag, file.size);
-      if (decision.kind === 'unsatisfiable') {
-        await file.handle.close();
-        throw new ApiError('range_not_satisfiable', `the range starts past the end of the image (${file.size} bytes)`, {
-          headers: { 'Content-Range': `bytes */${file.size}` },
-        });
-      }
-      if (c.req.method === 'HEAD') {
-        await file.handle.close();
-        return c.body(null, 200, { ...headers, 'Content-Length': String(file.size) });
-      }
-      const { start, end } = decision.kind === 'partial' ? decision : { start: 0, end: file.size - 1 };
-      const length = end - start + 1;
-      const body = fileStream(file.handle, start, end);
-      if (decision.kind === 'partial') {
-        return c.body(body, 206, {
-          ...headers,
-          'Content-Length': String(length),
-          'Content-Range': `bytes ${start}-${end}/${file.size}`,
-        });
-      }
-      return c.body(body, 200, { ...headers, 'Content-Length': String(file.size) });
+      return serveIsoDownload(c, c.get('db'), id, range, ifRange);
     });
 }

@@ -9,6 +9,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Heartbeats } from '../agent/heartbeats.ts';
 import type { Sql } from '../db/client.ts';
 import type { CheckinReads } from '../db/replica.ts';
+import { staleDevice } from '../devices/repo.ts';
 
 /** The route label of a request that matched no route: never the raw path. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -206,16 +207,12 @@ export async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Pr
       count(*) filter (where archived_at is null and deprovisioned_at is null)::int as active,
       count(*) filter (where archived_at is null and deprovisioned_at is not null)::int as deprovisioned,
       count(*) filter (where archived_at is not null)::int as archived,
-      count(*) filter (
-        where archived_at is null and deprovisioned_at is null and agent_secret_issued_at is not null
-          and coalesce(agent_last_checkin, agent_secret_issued_at)
-            < now() - make_interval(secs => ${3 * pollIntervalSeconds}::int)
-      )::int as stale,
+      count(*) filter (where ${staleDevice(sql, pollIntervalSeconds)})::int as stale,
       (select coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
          from (select status, count(*)::int as n from iso_builds group by status) s) as iso,
       (select count(*)::int from graphile_worker.jobs where locked_at is null) as queued,
       (select count(*)::int from webhook_deliveries where status = 'pending') as webhooks_pending
-    from devices`;
+    from devices d`;
   if (!row) throw new Error('the fleet counts query returned no row');
   return {
     devices: { active: row.active, deprovisioned: row.deprovisioned, archived: row.archived },

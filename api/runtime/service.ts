@@ -160,9 +160,14 @@ function announce(rt: Runtime, port: number) {
   const how = rt.adminTokenFile
     ? `the admin token is in ${rt.adminTokenFile} (mode 0600): Authorization: Bearer $(cat ${rt.adminTokenFile})`
     : 'the admin token is the value of ADMIN_TOKEN: Authorization: Bearer $ADMIN_TOKEN';
-  rt.log.info('service ready', { docs: `${base}/api/v1/docs`, health: `${base}/api/v1/health`, auth: how });
+  rt.log.info('service ready', {
+    docs: `${base}/api/v1/docs`,
+    portal: `${base}/portal`,
+    health: `${base}/api/v1/health`,
+    auth: how,
+  });
   console.log(
-    `\n  Fleet provisioning service is running.\n  Docs:   ${base}/api/v1/docs\n  Health: ${base}/api/v1/health\n  Auth:   ${how}\n`,
+    `\n  Fleet provisioning service is running.\n  Docs:   ${base}/api/v1/docs\n  Portal: ${base}/portal (sign in with an organization API key)\n  Health: ${base}/api/v1/health\n  Auth:   ${how}\n`,
   );
 }
 

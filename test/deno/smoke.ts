@@ -198,6 +198,42 @@ try {
     heartbeat !== null && heartbeat >= checkedInAt && heartbeat <= answeredAt,
     "the check-in's time is written by the batched heartbeat within 2 s under Deno",
   );
+
+  // The portal under Deno: the login page, a session from an organization key, a device page.
+  const portalKey = (
+    (await (
+      await fetch(`${base}/api/v1/organizations/${org.id}/api-keys`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'Deno Portal', role: 'admin' }),
+      })
+    ).json()) as { key: string }
+  ).key;
+  const login = await fetch(`${base}/portal/login`);
+  const loginHtml = await login.text();
+  check(login.status === 200 && loginHtml.includes('API-Schlüssel'), 'the portal login page is served under Deno');
+  const loginCsrf = /name="_csrf" value="([^"]+)"/.exec(loginHtml)![1]!;
+  const loginCookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const signedIn = await fetch(`${base}/portal/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: loginCookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: loginCsrf, key: portalKey }).toString(),
+  });
+  const sessionCookie = signedIn.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .find((c) => c!.startsWith('fleet_session='));
+  check(signedIn.status === 303 && sessionCookie !== undefined, 'a portal session opens under Deno');
+  const devicePage = await fetch(`${base}/portal/devices/${deviceId}`, { headers: { cookie: sessionCookie! } });
+  const deviceHtml = await devicePage.text();
+  check(
+    devicePage.status === 200 && deviceHtml.includes('DENO-0001') && deviceHtml.includes('Warum?'),
+    'the portal device page is served under Deno',
+  );
   const hardware = await fetch(`${base}/api/v1/devices/${deviceId}/hardware`, { headers });
   check(JSON.stringify(await hardware.json()).includes('Deno CPU'), "the check-in's hardware is stored under Deno");
   const empty = await fetch(`${base}/api/v1/agent/checkin`, {

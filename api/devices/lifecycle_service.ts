@@ -1,0 +1,31 @@
+/**
+ * The lifecycle transitions of a device (CONTRACT §8), shared by the API routes and the
+ * portal: each returns the device after the transition and the audit entry of the change.
+ */
+import type { AuditEntry } from '../audit/repo.ts';
+import type { Db } from '../db/client.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import * as lifecycle from './lifecycle_repo.ts';
+import { type DeviceRow, getDevice } from './repo.ts';
+
+export type Transition = 'deprovision' | 'reprovision' | 'archive';
+
+export async function transitionDevice(
+  db: Db,
+  transition: Transition,
+  id: string,
+): Promise<{ row: DeviceRow; audit: AuditEntry }> {
+  if (transition === 'reprovision') {
+    const outcome = await lifecycle.reprovision(db, id);
+    if (outcome === 'not_found') throw notFound('device', id);
+    if (outcome === 'archived')
+      throw new ApiError('device_archived', 'an archived device cannot be reprovisioned', { status: 409 });
+  } else {
+    const done = transition === 'archive' ? await lifecycle.archive(db, id) : await lifecycle.deprovision(db, id);
+    if (!done) throw notFound('device', id);
+  }
+  // 404 if its organization was deleted in the meantime.
+  const row = await getDevice(db, id);
+  if (!row) throw notFound('device', id);
+  return { row, audit: { organizationId: row.organization_id, targetType: 'device', targetId: row.id } };
+}

@@ -1,0 +1,505 @@
+/**
+ * The device pages (CONTRACT §21): the list with filters, search and paging; a device with
+ * its details, hardware, events and catalog (state, origin and the explanation of §20),
+ * select / deselect / unset at the device and at its org unit, and the lifecycle after a
+ * confirmation. Every read and write goes through portalRead / portalWrite and the
+ * services the API uses.
+ */
+import { Hono } from 'hono';
+import { changeSelection } from '../catalog/service.ts';
+import { loadCatalogStates, loadExplanation } from '../catalog/state.ts';
+import type { Explanation } from '../catalog/resolution.ts';
+import type { Db } from '../db/client.ts';
+import { getHardware, listEvents } from '../devices/lifecycle_repo.ts';
+import { transitionDevice, type Transition } from '../devices/lifecycle_service.ts';
+import { listOrganizationDevices } from '../devices/organize_repo.ts';
+import { type DeviceRow, getDevice, staleDevice } from '../devices/repo.ts';
+import { listGroups } from '../groups/repo.ts';
+import { notFound } from '../http/errors.ts';
+import { decodeCursor, encodeCursor } from '../http/pagination.ts';
+import { isUuid } from '../http/uuid.ts';
+import { listOrgUnits } from '../org_units/repo.ts';
+import { listTemplates } from '../templates/repo.ts';
+import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
+import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { CsrfField, Layout } from './layout.tsx';
+import type { PortalSession } from './session.ts';
+
+const PAGE_SIZE = 50;
+
+const originLabel: Record<string, string> = {
+  workspace: 'Workspace-Vorgabe',
+  oe: 'Organisationseinheit',
+  gruppe: 'Gruppen',
+  geraet: 'Gerät',
+};
+const stateLabel = (s: string | null) => (s === 'present' ? 'vorhanden' : s === 'absent' ? 'nicht vorhanden' : '–');
+
+/** Names of the organization's org units, groups and templates, for the tables and filters. */
+async function namesOf(db: Db, organizationId: string) {
+  const [units, groups, templates] = await Promise.all([
+    listOrgUnits(db, organizationId, null, 10_000),
+    listGroups(db, organizationId, null, 10_000),
+    listTemplates(db, null, 500),
+  ]);
+  return {
+    units,
+    groups,
+    unit: new Map(units.map((u) => [u.id, u.name])),
+    group: new Map(groups.map((g) => [g.id, g.name])),
+    template: new Map(templates.map((t) => [t.id, t.name])),
+  };
+}
+
+/** Which of these devices are stale, by the one rule of devices/repo.ts. */
+async function staleIds(db: Db, ids: string[], pollIntervalSeconds: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db<{ id: string }[]>`
+    select d.id from devices d where d.id = any(${ids}::uuid[]) and ${staleDevice(db, pollIntervalSeconds)}`;
+  return new Set(rows.map((r) => r.id));
+}
+
+function Lifecycle(props: { device: DeviceRow }) {
+  const d = props.device;
+  if (d.archived_at) return <p>Archiviert am {formatTime(d.archived_at)}.</p>;
+  return (
+    <p>
+      {d.deprovisioned_at ? (
+        <a href={`/portal/devices/${d.id}/confirm/reprovision`}>Neu provisionieren …</a>
+      ) : (
+        <a href={`/portal/devices/${d.id}/confirm/deprovision`}>Deprovisionieren …</a>
+      )}{' '}
+      · <a href={`/portal/devices/${d.id}/confirm/archive`}>Archivieren …</a>
+    </p>
+  );
+}
+
+function Steps(props: { e: Explanation }) {
+  const { e } = props;
+  return (
+    <ol class="steps">
+      {e.steps.map((s) => {
+        const decisive =
+          (s.step === 'geraet' && e.origin === 'geraet') ||
+          (s.step === 'gruppe' && e.origin === 'gruppe') ||
+          (s.step === 'workspace' && e.origin === 'workspace');
+        switch (s.step) {
+          case 'workspace':
+            return <li class={decisive ? 'decisive' : ''}>Workspace-Vorgabe: {stateLabel(s.state)}</li>;
+          case 'oe':
+            return (
+              <li>
+                OE „{s.name}“: {s.state === null ? 'keine Vorgabe' : stateLabel(s.state)}
+              </li>
+            );
+          case 'gruppe':
+            return (
+              <li class={decisive ? 'decisive' : ''}>
+                Gruppen: {s.present} dafür, {s.absent} dagegen
+                {s.groups.length > 0 ? ` (${s.groups.map((g) => `${g.name}: ${stateLabel(g.state)}`).join(', ')})` : ''}
+                {s.present === s.absent ? ' – kein Mehrheitsentscheid' : ''}
+              </li>
+            );
+          case 'geraet':
+            return (
+              <li class={decisive ? 'decisive' : ''}>
+                Gerät: {s.state === null ? 'keine eigene Vorgabe' : stateLabel(s.state)}
+              </li>
+            );
+          default:
+            return null;
+        }
+      })}
+    </ol>
+  );
+}
+
+function SelectionButtons(props: { session: PortalSession; action: string; label: string; back: string }) {
+  const { session, action } = props;
+  return (
+    <span>
+      {(['select', 'deselect', 'unset'] as const).map((verb) => (
+        <form class="inline" method="post" action={`${action}/${verb}`}>
+          <CsrfField session={session} />
+          <input type="hidden" name="back" value={props.back} />
+          <button type="submit" class="secondary" aria-label={`${props.label}: ${verbLabel[verb]}`}>
+            {verbLabel[verb]}
+          </button>{' '}
+        </form>
+      ))}
+    </span>
+  );
+}
+const verbLabel = { select: 'auswählen', deselect: 'abwählen', unset: 'zurücksetzen' } as const;
+
+const transitionText: Record<Transition, { title: string; warning: string; done: string }> = {
+  deprovision: {
+    title: 'Gerät deprovisionieren',
+    warning: 'Der Agent des Geräts wird danach abgewiesen (Check-in und Berichte).',
+    done: 'Gerät deprovisioniert.',
+  },
+  reprovision: {
+    title: 'Gerät neu provisionieren',
+    warning: 'Das Geräte-Geheimnis wird gelöscht; das Gerät muss erneut installiert bzw. gebootstrappt werden.',
+    done: 'Gerät zur Neuprovisionierung freigegeben.',
+  },
+  archive: {
+    title: 'Gerät archivieren',
+    warning: 'Archivieren ist endgültig: das Gerät verschwindet aus der Liste und sein Agent wird abgewiesen.',
+    done: 'Gerät archiviert.',
+  },
+};
+const transitions = Object.keys(transitionText) as Transition[];
+
+export function deviceRoutes() {
+  const app = new Hono<PortalEnv>();
+
+  app.get('/devices', async (c) => {
+    const session = c.get('session');
+    const org = session.organizationId!;
+    const db = await portalRead(c, 'org_viewer', [['organization', org]]);
+    const q = c.req.query();
+    const filter = {
+      oe_id: q.oe_id && isUuid(q.oe_id) ? q.oe_id : undefined,
+      group_id: q.group_id && isUuid(q.group_id) ? q.group_id : undefined,
+      stale: q.stale === 'true' ? true : undefined,
+      q: q.q?.trim() ? q.q.trim().slice(0, 100) : undefined,
+    };
+    const poll = c.get('deps').config.agentPollIntervalSeconds;
+    const names = await namesOf(db, org);
+    const rows = await listOrganizationDevices(db, org, filter, decodeCursor(q.cursor), PAGE_SIZE, {
+      pollIntervalSeconds: poll,
+    });
+    const page = rows.slice(0, PAGE_SIZE);
+    const stale = await staleIds(
+      db,
+      page.map((d) => d.id),
+      poll,
+    );
+    const next = rows.length > PAGE_SIZE ? encodeCursor(page[page.length - 1]!) : null;
+    const params = new URLSearchParams(
+      Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
+    );
+    const filtered = params.size > 0;
+    return render(
+      c,
+      <Layout title="Geräte" session={session} flash={takeFlash(c)}>
+        <form method="get" action="/portal/devices" class="filters" aria-label="Geräte filtern">
+          <div>
+            <label for="q">Suche (Seriennummer oder Hostname)</label>
+            <input id="q" name="q" type="search" value={filter.q ?? ''} maxlength={100} />
+          </div>
+          <div>
+            <label for="oe_id">Organisationseinheit</label>
+            <select id="oe_id" name="oe_id">
+              <option value="">alle</option>
+              {names.units.map((u) => (
+                <option value={u.id} selected={u.id === filter.oe_id}>
+                  {u.name}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="group_id">Gruppe</label>
+            <select id="group_id" name="group_id">
+              <option value="">alle</option>
+              {names.groups.map((g) => (
+                <option value={g.id} selected={g.id === filter.group_id}>
+                  {g.name}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="stale">Nur veraltete</label>
+            <input id="stale" name="stale" type="checkbox" value="true" checked={filter.stale === true} />
+          </div>
+          <div>
+            <button type="submit">Filtern</button>
+          </div>
+        </form>
+        <p class="muted">
+          Veraltet: kein Check-in seit drei Abfrageintervallen ({(3 * poll) / 60} Minuten), gezählt ab dem Bootstrap des
+          Agenten.
+        </p>
+        {page.length === 0 ? (
+          <p class="empty">
+            {filtered
+              ? 'Keine Geräte passen zu diesen Filtern.'
+              : 'Noch keine Geräte: erstellen Sie eine Enrollment-Session und ein ISO.'}{' '}
+            {filtered ? (
+              <a href="/portal/devices">Filter zurücksetzen</a>
+            ) : canWrite(session) ? (
+              <a href="/portal/enrollment-sessions">Zu den Enrollment-Sessions</a>
+            ) : null}
+          </p>
+        ) : (
+          <table>
+            <caption class="muted">{page.length} Geräte auf dieser Seite</caption>
+            <thead>
+              <tr>
+                <th scope="col">Seriennummer</th>
+                <th scope="col">Hostname</th>
+                <th scope="col">OE</th>
+                <th scope="col">Gruppen</th>
+                <th scope="col">Template</th>
+                <th scope="col">Letzter Check-in</th>
+                <th scope="col">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.map((d) => (
+                <tr>
+                  <td>
+                    <a href={`/portal/devices/${d.id}`}>{d.serial}</a>
+                  </td>
+                  <td>{d.hostname ?? '–'}</td>
+                  <td>{names.unit.get(d.oe_id) ?? d.oe_id}</td>
+                  <td>{d.group_ids.map((g) => names.group.get(g) ?? g).join(', ') || '–'}</td>
+                  <td>{names.template.get(d.template_id) ?? d.template_id}</td>
+                  <td class={stale.has(d.id) ? 'stale' : ''}>
+                    {formatTime(d.agent_last_checkin)}
+                    {stale.has(d.id) ? ' (veraltet)' : ''}
+                  </td>
+                  <td>{d.deprovisioned_at ? 'deprovisioniert' : 'aktiv'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {next ? (
+          <p>
+            <a href={`/portal/devices?${new URLSearchParams([...params, ['cursor', next]])}`}>Nächste Seite →</a>
+          </p>
+        ) : null}
+      </Layout>,
+    );
+  });
+
+  app.get('/devices/:id', async (c) => {
+    const session = c.get('session');
+    const id = c.req.param('id');
+    const db = await portalRead(c, 'org_viewer', [['device', id]]);
+    const device = await getDevice(db, id);
+    if (!device) throw notFound('device', id);
+    const [names, hardware, events, catalog] = await Promise.all([
+      namesOf(db, device.organization_id),
+      getHardware(db, id),
+      listEvents(db, id, null, 20),
+      loadCatalogStates(db, id),
+    ]);
+    const explanations = new Map<string, Explanation>();
+    for (const item of catalog ?? []) {
+      const e = await loadExplanation(db, id, item.merkmal);
+      if (typeof e === 'object') explanations.set(item.merkmal, e);
+    }
+    const write = canWrite(session);
+    const unitName = names.unit.get(device.oe_id) ?? device.oe_id;
+    return render(
+      c,
+      <Layout title={`Gerät ${device.serial}`} session={session} flash={takeFlash(c)}>
+        <p>
+          <a href="/portal/devices">← Alle Geräte</a>
+        </p>
+        <h2>Details</h2>
+        <table>
+          <tbody>
+            <tr>
+              <th scope="row">Seriennummer</th>
+              <td>{device.serial}</td>
+            </tr>
+            <tr>
+              <th scope="row">Hostname</th>
+              <td>{device.hostname ?? '–'}</td>
+            </tr>
+            <tr>
+              <th scope="row">Organisationseinheit</th>
+              <td>{unitName}</td>
+            </tr>
+            <tr>
+              <th scope="row">Gruppen</th>
+              <td>{device.group_ids.map((g) => names.group.get(g) ?? g).join(', ') || '–'}</td>
+            </tr>
+            <tr>
+              <th scope="row">Template</th>
+              <td>
+                {names.template.get(device.template_id) ?? device.template_id} ({device.backend})
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Letzter Check-in</th>
+              <td>{formatTime(device.agent_last_checkin)}</td>
+            </tr>
+            <tr>
+              <th scope="row">Status</th>
+              <td>{device.archived_at ? 'archiviert' : device.deprovisioned_at ? 'deprovisioniert' : 'aktiv'}</td>
+            </tr>
+            <tr>
+              <th scope="row">Angelegt</th>
+              <td>{formatTime(device.created_at)}</td>
+            </tr>
+          </tbody>
+        </table>
+        {write ? <Lifecycle device={device} /> : null}
+        <h2>Auftragskatalog</h2>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Merkmal</th>
+              <th scope="col">Zustand</th>
+              <th scope="col">Herkunft</th>
+              <th scope="col">Erklärung</th>
+              {write ? <th scope="col">Am Gerät</th> : null}
+              {write ? <th scope="col">An der OE „{unitName}“</th> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {(catalog ?? []).map((item) => {
+              const e = explanations.get(item.merkmal);
+              return (
+                <tr id={`merkmal-${item.merkmal}`} data-merkmal={item.merkmal}>
+                  <td>
+                    {item.name} <span class="muted">({item.merkmal})</span>
+                  </td>
+                  <td data-field="state">{stateLabel(item.state)}</td>
+                  <td data-field="origin" data-origin={item.origin}>
+                    {originLabel[item.origin]} <span class="muted">({item.origin})</span>
+                  </td>
+                  <td>
+                    <details>
+                      <summary>Warum?</summary>
+                      {e ? <Steps e={e} /> : null}
+                    </details>
+                  </td>
+                  {write ? (
+                    <td>
+                      <SelectionButtons
+                        session={session}
+                        action={`/portal/devices/${id}/catalog/${item.merkmal}`}
+                        label={`${item.name} am Gerät`}
+                        back={`/portal/devices/${id}`}
+                      />
+                    </td>
+                  ) : null}
+                  {write ? (
+                    <td>
+                      <SelectionButtons
+                        session={session}
+                        action={`/portal/org-units/${device.oe_id}/catalog/${item.merkmal}`}
+                        label={`${item.name} an der OE ${unitName}`}
+                        back={`/portal/devices/${id}`}
+                      />
+                    </td>
+                  ) : null}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+        <h2>Hardware</h2>
+        {hardware?.hardware ? (
+          <pre>{JSON.stringify(hardware.hardware, null, 2)}</pre>
+        ) : (
+          <p class="empty">Noch keine Hardware gemeldet: der Agent meldet sie beim Bootstrap und Check-in.</p>
+        )}
+        <h2>Ereignisse</h2>
+        {events.length === 0 ? (
+          <p class="empty">Noch keine Ereignisse.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Zeit</th>
+                <th scope="col">Merkmal</th>
+                <th scope="col">Ereignis</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.slice(0, 20).map((ev) => (
+                <tr>
+                  <td>{formatTime(ev.created_at)}</td>
+                  <td>{ev.merkmal}</td>
+                  <td>{ev.type}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Layout>,
+    );
+  });
+
+  app.get('/devices/:id/confirm/:transition', async (c) => {
+    const session = c.get('session');
+    const { id, transition } = c.req.param();
+    if (!transitions.includes(transition as Transition)) throw notFound('page', transition);
+    const db = await portalRead(c, 'org_admin', [['device', id]]);
+    const device = await getDevice(db, id);
+    if (!device) throw notFound('device', id);
+    const text = transitionText[transition as Transition];
+    return render(
+      c,
+      <Layout title={text.title} session={session}>
+        <p>
+          Gerät <strong>{device.serial}</strong> ({device.hostname ?? 'ohne Hostname'}): {text.warning}
+        </p>
+        <form method="post" action={`/portal/devices/${id}/${transition}`}>
+          <CsrfField session={session} />
+          <button type="submit" class="danger">
+            {text.title}
+          </button>{' '}
+          <a href={`/portal/devices/${id}`}>Abbrechen</a>
+        </form>
+      </Layout>,
+    );
+  });
+
+  for (const transition of transitions) {
+    app.post(`/devices/:id/${transition}`, async (c) => {
+      const id = c.req.param('id');
+      return writeAndRedirect(c, `/portal/devices/${id}`, transitionText[transition].done, () =>
+        portalWrite(c, { access: 'org_admin', audit: `device.${transition}`, ids: [['device', id]] }, async (tx) => {
+          const { audit } = await transitionDevice(tx, transition, id);
+          return { audit, result: null };
+        }),
+      );
+    });
+  }
+
+  // Select / deselect / unset at the device or at an org unit; back to the page the form was on.
+  for (const [scope, kind] of [
+    ['devices', 'device'],
+    ['org-units', 'org_unit'],
+  ] as const) {
+    for (const verb of ['select', 'deselect', 'unset'] as const) {
+      app.post(`/${scope}/:id/catalog/:merkmal/${verb}`, async (c) => {
+        const { id, merkmal } = c.req.param();
+        const back = safeBack(
+          (await formFields(c)).back,
+          scope === 'devices' ? `/portal/devices/${id}` : '/portal/devices',
+        );
+        const change =
+          verb === 'unset'
+            ? ({ kind: 'unset' } as const)
+            : ({ kind: 'set', state: verb === 'select' ? 'present' : 'absent', optionen: {} } as const);
+        return writeAndRedirect(c, back, `${merkmal}: ${verbLabel[verb]} gespeichert.`, () =>
+          portalWrite(
+            c,
+            { access: 'org_admin', audit: verb === 'unset' ? 'catalog.unset' : `catalog.${verb}`, ids: [[kind, id]] },
+            async (tx) => {
+              const { audit } = await changeSelection(tx, scope, id, merkmal, change, c.get('session').caller);
+              return { audit, result: null };
+            },
+          ),
+        );
+      });
+    }
+  }
+  return app;
+}
+
+/** The portal page the form came from (a path under /portal/ of this site only), else the fallback. */
+function safeBack(back: string | undefined, fallback: string): string {
+  return back !== undefined && /^\/portal\/[A-Za-z0-9/_-]*$/.test(back) ? back : fallback;
+}

@@ -1,0 +1,154 @@
+/**
+ * Sign-in and sign-out (CONTRACT §21): an organization key, or the operator token, which
+ * then chooses an organization. Failed sign-ins count against the client address by the
+ * activation limit's rule (its own counter, `portal:` + address).
+ */
+import { Hono } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import { clientAddress, guessLimit } from '../activation/rate_limit.ts';
+import { API_KEY_PREFIX, findUsableKey } from '../api_keys/repo.ts';
+import type { AppEnv } from '../app_env.ts';
+import { randomToken, secretsEqual } from '../http/crypto.ts';
+import { ApiError } from '../http/errors.ts';
+import { isUuid } from '../http/uuid.ts';
+import { getOrganization, listOrganizations } from '../organizations/repo.ts';
+import type { PortalEnv } from './access.ts';
+import { formFields, render, redirectWith } from './http.tsx';
+import { CsrfField, Layout } from './layout.tsx';
+import { chooseOrganization, cookieOptions, currentSession, endSession, openSession } from './session.ts';
+
+/** Before a session exists, the sign-in form's CSRF token is a double-submit cookie. */
+const LOGIN_CSRF_COOKIE = 'fleet_login_csrf';
+
+function LoginPage(props: { csrf: string; error?: string }) {
+  return (
+    <Layout title="Anmelden">
+      {props.error ? (
+        <p class="flash error" role="alert">
+          {props.error}
+        </p>
+      ) : null}
+      <p>
+        Melden Sie sich mit dem API-Schlüssel Ihrer Organisation an (<code>fpk_…</code>; Ihr Administrator erstellt ihn
+        unter „API-Schlüssel“). Betreiber melden sich mit dem Betreiber-Token an und wählen danach eine Organisation.
+      </p>
+      <form method="post" action="/portal/login">
+        <input type="hidden" name="_csrf" value={props.csrf} />
+        <label for="key">API-Schlüssel</label>
+        <input id="key" name="key" type="password" autocomplete="off" required size={60} />
+        <p>
+          <button type="submit">Anmelden</button>
+        </p>
+      </form>
+    </Layout>
+  );
+}
+
+export function loginRoutes() {
+  const app = new Hono<AppEnv>();
+
+  app.get('/login', async (c) => {
+    const csrf = randomToken();
+    setCookie(c, LOGIN_CSRF_COOKIE, csrf, { ...cookieOptions(c), maxAge: 3600 });
+    return render(c, <LoginPage csrf={csrf} />);
+  });
+
+  app.post('/login', async (c) => {
+    const { sql, config } = c.get('deps');
+    const fields = await formFields(c);
+    const cookie = getCookie(c, LOGIN_CSRF_COOKIE);
+    if (cookie === undefined || fields._csrf === undefined || !secretsEqual(cookie, fields._csrf)) {
+      return render(
+        c,
+        <Layout title="Anfrage abgelehnt">
+          Das Formular ist abgelaufen. <a href="/portal/login">Erneut anmelden</a>
+        </Layout>,
+        403,
+      );
+    }
+    const key = (fields.key ?? '').trim();
+    // The activation limit's rule: an address at the limit is refused before its key is
+    // looked at, and only a wrong key counts (one atomic statement per guess).
+    const limit = guessLimit(sql, `portal:${clientAddress(c, config.activation.trustProxy)}`, config.activation);
+    const tooMany = (error: unknown) => {
+      if (!(error instanceof ApiError && error.code === 'too_many_requests')) throw error;
+      const retryAfter = error.headers?.['Retry-After'] ?? '1';
+      c.header('Retry-After', retryAfter);
+      const text = `Zu viele fehlgeschlagene Anmeldungen. Bitte in ${retryAfter} Sekunden erneut versuchen.`;
+      return render(c, <LoginPage csrf={cookie} error={text} />, 429);
+    };
+    try {
+      await limit.assertOpen(sql);
+    } catch (error) {
+      return tooMany(error);
+    }
+    if (key !== '' && secretsEqual(key, config.adminToken)) {
+      await openSession(c, sql, { operatorToken: key });
+      return redirectWith(c, '/portal/organization');
+    }
+    const found = key.startsWith(API_KEY_PREFIX) && key.length <= 200 ? await findUsableKey(sql, key, false) : null;
+    if (found === null) {
+      try {
+        await limit.countGuess();
+      } catch (error) {
+        return tooMany(error);
+      }
+      return render(c, <LoginPage csrf={cookie} error="Der Schlüssel ist falsch, widerrufen oder abgelaufen." />, 401);
+    }
+    await openSession(c, sql, { apiKeyId: found.id, organizationId: found.organization_id });
+    return redirectWith(c, '/portal/devices', { kind: 'ok', text: `Angemeldet als ${found.name}.` });
+  });
+  return app;
+}
+
+/** Sign-out and the operator's choice of organization (the session middleware has run). */
+export function sessionRoutes() {
+  const app = new Hono<PortalEnv>();
+
+  app.post('/logout', async (c) => {
+    await endSession(c, c.get('deps').sql, c.get('session'));
+    return c.redirect('/portal/login', 303);
+  });
+
+  app.get('/organization', async (c) => {
+    const session = c.get('session');
+    if (session.caller.type !== 'operator') return c.redirect('/portal/devices', 303);
+    const orgs = await listOrganizations(c.get('deps').sql, null, 500);
+    return render(
+      c,
+      <Layout title="Organisation wählen" session={session}>
+        {orgs.length === 0 ? (
+          <p class="empty">Noch keine Organisationen: legen Sie eine über die API an (POST /api/v1/organizations).</p>
+        ) : (
+          <form method="post" action="/portal/organization">
+            <CsrfField session={session} />
+            <label for="organization_id">Organisation</label>
+            <select id="organization_id" name="organization_id">
+              {orgs.slice(0, 500).map((o) => (
+                <option value={o.id} selected={o.id === session.organizationId}>
+                  {o.name}
+                </option>
+              ))}
+            </select>{' '}
+            <button type="submit">Wählen</button>
+          </form>
+        )}
+      </Layout>,
+    );
+  });
+
+  app.post('/organization', async (c) => {
+    const session = c.get('session');
+    if (session.caller.type !== 'operator') return c.redirect('/portal/devices', 303);
+    const { organization_id: id = '' } = await formFields(c);
+    const sql = c.get('deps').sql;
+    if (!isUuid(id) || !(await getOrganization(sql, id))) {
+      return redirectWith(c, '/portal/organization', { kind: 'error', text: 'Unbekannte Organisation.' });
+    }
+    await chooseOrganization(sql, session, id);
+    return redirectWith(c, '/portal/devices');
+  });
+  return app;
+}
+
+export { currentSession };

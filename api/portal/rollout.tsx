@@ -1,0 +1,286 @@
+/**
+ * Rolling out devices (CONTRACT §21): enrollment sessions (create, devices used of the
+ * quota, expiry, revoke) and ISO builds (trigger for a template or a session with an
+ * optional WLAN, progress refreshing until done, download). Inputs are checked by the
+ * API's own schemas; changes go through the services the API routes call.
+ */
+import { Hono } from 'hono';
+import { createSession, revokeSession } from '../enrollment_sessions/service.ts';
+import { listEnrollmentSessions } from '../enrollment_sessions/repo.ts';
+import { EnrollmentSessionCreate } from '../enrollment_sessions/schemas.ts';
+import { ApiError } from '../http/errors.ts';
+import { IsoBuildCreate } from '../iso_builds/schemas.ts';
+import { serveIsoDownload, triggerIsoBuild } from '../iso_builds/service.ts';
+import { listIsoBuilds } from '../iso_builds/repo.ts';
+import { listTemplates } from '../templates/repo.ts';
+import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
+import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { CsrfField, Layout } from './layout.tsx';
+
+const statusLabel: Record<string, string> = {
+  pending: 'wartet',
+  running: 'läuft',
+  completed: 'fertig',
+  failed: 'fehlgeschlagen',
+};
+
+/** A zod failure as the portal shows it: the fields and what is wrong with them. */
+function invalid(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): ApiError {
+  const text = error.issues.map((i) => `${i.path.join('.') || 'Eingabe'}: ${i.message}`).join('; ');
+  return new ApiError('invalid_request', `Ungültige Eingabe – ${text}`);
+}
+
+export function rolloutRoutes() {
+  const app = new Hono<PortalEnv>();
+
+  app.get('/enrollment-sessions', async (c) => {
+    const session = c.get('session');
+    const org = session.organizationId!;
+    const db = await portalRead(c, 'org_admin', [['organization', org]]);
+    const [sessions, templates] = await Promise.all([
+      listEnrollmentSessions(db, org, null, 500),
+      listTemplates(db, null, 500),
+    ]);
+    const templateName = new Map(templates.map((t) => [t.id, t.name]));
+    const now = Date.now();
+    return render(
+      c,
+      <Layout title="Enrollment-Sessions" session={session} flash={takeFlash(c)}>
+        <p>
+          Eine Enrollment-Session erlaubt einer begrenzten Zahl von Geräten bis zu einem Ablaufdatum die Aktivierung mit
+          einem Template. Erzeugen Sie danach unter <a href="/portal/iso-builds">ISO-Builds</a> ein Installations-ISO
+          für die Session.
+        </p>
+        <h2>Neue Enrollment-Session</h2>
+        <form method="post" action="/portal/enrollment-sessions">
+          <CsrfField session={session} />
+          <label for="template_id">Template</label>
+          <select id="template_id" name="template_id" required>
+            {templates.map((t) => (
+              <option value={t.id}>{t.name}</option>
+            ))}
+          </select>
+          <label for="max_devices">Höchstzahl Geräte</label>
+          <input id="max_devices" name="max_devices" type="number" min={1} max={100000} value="25" required />
+          <label for="days">Gültig für (Tage)</label>
+          <input id="days" name="days" type="number" min={1} max={365} value="14" required />
+          <p>
+            <button type="submit">Session erstellen</button>
+          </p>
+        </form>
+        <h2>Sessions</h2>
+        {sessions.length === 0 ? (
+          <p class="empty">Noch keine Enrollment-Sessions: erstellen Sie oben die erste.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Session (Aktivierungscode)</th>
+                <th scope="col">Template</th>
+                <th scope="col">Geräte</th>
+                <th scope="col">Läuft ab</th>
+                <th scope="col">Status</th>
+                <th scope="col">Aktion</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sessions.slice(0, 500).map((s) => {
+                const status = s.revoked_at
+                  ? 'widerrufen'
+                  : s.expires_at.getTime() <= now
+                    ? 'abgelaufen'
+                    : s.devices_used >= s.max_devices
+                      ? 'ausgeschöpft'
+                      : 'aktiv';
+                return (
+                  <tr>
+                    <td>
+                      <code>{s.id}</code>
+                    </td>
+                    <td>{templateName.get(s.template_id) ?? s.template_id}</td>
+                    <td>
+                      {s.devices_used} von {s.max_devices}
+                    </td>
+                    <td>{formatTime(s.expires_at)}</td>
+                    <td>{status}</td>
+                    <td>
+                      {status === 'widerrufen' ? null : (
+                        <form method="post" action={`/portal/enrollment-sessions/${s.id}/revoke`}>
+                          <CsrfField session={session} />
+                          <button type="submit" class="danger">
+                            Widerrufen
+                          </button>
+                        </form>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        )}
+      </Layout>,
+    );
+  });
+
+  app.post('/enrollment-sessions', async (c) => {
+    const org = c.get('session').organizationId!;
+    const fields = await formFields(c);
+    return writeAndRedirect(c, '/portal/enrollment-sessions', 'Enrollment-Session erstellt.', () => {
+      const days = Number(fields.days);
+      const parsed = EnrollmentSessionCreate.safeParse({
+        template_id: fields.template_id,
+        max_devices: Number(fields.max_devices),
+        expires_at:
+          Number.isInteger(days) && days >= 1 && days <= 365
+            ? new Date(Date.now() + days * 86_400_000).toISOString()
+            : '',
+      });
+      if (!parsed.success) throw invalid(parsed.error);
+      return portalWrite(
+        c,
+        { access: 'org_admin', audit: 'enrollment_session.create', ids: [['organization', org]] },
+        async (tx) => {
+          const { audit } = await createSession(tx, org, parsed.data);
+          return { audit, result: null };
+        },
+      );
+    });
+  });
+
+  app.post('/enrollment-sessions/:id/revoke', async (c) => {
+    const id = c.req.param('id');
+    return writeAndRedirect(c, '/portal/enrollment-sessions', 'Enrollment-Session widerrufen.', () =>
+      portalWrite(
+        c,
+        { access: 'org_admin', audit: 'enrollment_session.revoke', ids: [['enrollment_session', id]] },
+        async (tx) => {
+          const { audit } = await revokeSession(tx, id);
+          return { audit, result: null };
+        },
+      ),
+    );
+  });
+
+  app.get('/iso-builds', async (c) => {
+    const session = c.get('session');
+    const org = session.organizationId!;
+    const db = await portalRead(c, 'org_viewer', [['organization', org]]);
+    const write = canWrite(session);
+    const [builds, templates, sessions] = await Promise.all([
+      listIsoBuilds(db, org, null, 500),
+      listTemplates(db, null, 500),
+      write ? listEnrollmentSessions(db, org, null, 500) : Promise.resolve([]),
+    ]);
+    const newest = [...builds].reverse().slice(0, 100);
+    const busy = newest.some((b) => b.status === 'pending' || b.status === 'running');
+    const templateName = new Map(templates.map((t) => [t.id, t.name]));
+    const usable = sessions.filter((s) => !s.revoked_at && s.expires_at.getTime() > Date.now());
+    return render(
+      c,
+      <Layout title="ISO-Builds" session={session} flash={takeFlash(c)} refreshSeconds={busy ? 2 : undefined}>
+        {write ? (
+          <>
+            <h2>Neues ISO erzeugen</h2>
+            <form method="post" action="/portal/iso-builds">
+              <CsrfField session={session} />
+              <label for="source">Für</label>
+              <select id="source" name="source">
+                {usable.map((s) => (
+                  <option value={`session:${s.id}`}>
+                    Enrollment-Session {s.id.slice(0, 8)} ({templateName.get(s.template_id) ?? s.template_id},{' '}
+                    {s.devices_used}/{s.max_devices})
+                  </option>
+                ))}
+                {templates.map((t) => (
+                  <option value={`template:${t.id}`}>Template {t.name} (Aktivierungscode der Organisation)</option>
+                ))}
+              </select>
+              <fieldset>
+                <legend>WLAN (optional)</legend>
+                <label for="ssid">Netzwerkname (SSID)</label>
+                <input id="ssid" name="ssid" autocomplete="off" maxlength={32} />
+                <label for="psk">WLAN-Passwort</label>
+                <input id="psk" name="psk" type="password" autocomplete="off" maxlength={63} />
+              </fieldset>
+              <p>
+                <button type="submit">ISO erzeugen</button>
+              </p>
+            </form>
+          </>
+        ) : null}
+        <h2>Builds</h2>
+        {busy ? <p class="muted">Diese Seite aktualisiert sich alle 2 Sekunden, bis alle Builds fertig sind.</p> : null}
+        {newest.length === 0 ? (
+          <p class="empty">Noch keine ISO-Builds{write ? ': erzeugen Sie oben das erste Installations-ISO.' : '.'}</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Angelegt</th>
+                <th scope="col">Template</th>
+                <th scope="col">Fortschritt</th>
+                <th scope="col">Status</th>
+                <th scope="col">Download</th>
+              </tr>
+            </thead>
+            <tbody>
+              {newest.map((b) => (
+                <tr data-build={b.id}>
+                  <td>{formatTime(b.created_at)}</td>
+                  <td>{b.template_id ? (templateName.get(b.template_id) ?? b.template_id) : 'Standard'}</td>
+                  <td>
+                    <progress max={100} value={b.progress} aria-label={`Fortschritt ${b.progress} %`}>
+                      {b.progress} %
+                    </progress>{' '}
+                    {b.progress} %
+                  </td>
+                  <td data-field="status">
+                    {statusLabel[b.status] ?? b.status}
+                    {b.error ? ` (${b.error})` : ''}
+                  </td>
+                  <td>
+                    {b.status === 'completed' && write ? (
+                      <a href={`/portal/iso-builds/${b.id}/download`} download>
+                        ISO herunterladen
+                      </a>
+                    ) : (
+                      '–'
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Layout>,
+    );
+  });
+
+  app.post('/iso-builds', async (c) => {
+    const org = c.get('session').organizationId!;
+    const fields = await formFields(c);
+    return writeAndRedirect(c, '/portal/iso-builds', 'ISO-Build gestartet.', () => {
+      const [kind, id] = (fields.source ?? '').split(':');
+      const wlan = fields.ssid || fields.psk ? { ssid: fields.ssid ?? '', psk: fields.psk ?? '' } : undefined;
+      const parsed = IsoBuildCreate.safeParse({
+        ...(kind === 'session' ? { enrollment_session_id: id } : { template_id: id }),
+        ...(wlan ? { wlan } : {}),
+      });
+      if (!parsed.success) throw invalid(parsed.error);
+      const ids: Array<readonly ['organization' | 'enrollment_session', string]> = [['organization', org]];
+      if (parsed.data.enrollment_session_id) ids.push(['enrollment_session', parsed.data.enrollment_session_id]);
+      return portalWrite(c, { access: 'org_admin', audit: 'iso_build.create', ids }, async (tx) => {
+        const { audit } = await triggerIsoBuild(tx, c.get('deps'), org, parsed.data);
+        return { audit, result: null };
+      });
+    });
+  });
+
+  app.get('/iso-builds/:id/download', async (c) => {
+    const id = c.req.param('id');
+    const db = await portalRead(c, 'org_admin', [['iso_build', id]]);
+    return serveIsoDownload(c, db, id, c.req.header('range'), c.req.header('if-range'));
+  });
+  return app;
+}

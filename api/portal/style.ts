@@ -1,0 +1,31 @@
+/** The portal's one style sheet, served at /portal/style.css (no build step, no other host). */
+export const portalCss = `
+:root { --ink: #1a1a1a; --muted: #555; --line: #c8c8c8; --accent: #0b4f8a; --bad: #9b1c1c; --ok: #1d6b2f; --bg: #fff; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--ink); background: var(--bg); }
+header { background: var(--accent); color: #fff; padding: .5rem 1rem; display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; }
+header a { color: #fff; }
+header nav { display: flex; flex-wrap: wrap; gap: .75rem; }
+header form { margin-left: auto; }
+main { padding: 1rem; max-width: 80rem; }
+a { color: var(--accent); }
+a:focus, button:focus, input:focus, select:focus, summary:focus { outline: 3px solid #f2a900; outline-offset: 2px; }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
+th, td { border-bottom: 1px solid var(--line); padding: .35rem .5rem; text-align: left; vertical-align: top; }
+th { background: #eef2f6; }
+button { font: inherit; padding: .3rem .8rem; border: 1px solid var(--accent); background: var(--accent); color: #fff; border-radius: 3px; cursor: pointer; }
+button.secondary { background: #fff; color: var(--accent); }
+button.danger { background: var(--bad); border-color: var(--bad); }
+form.inline { display: inline; }
+label { display: block; margin: .4rem 0 .1rem; font-weight: 600; }
+input, select { font: inherit; padding: .25rem .4rem; border: 1px solid #767676; border-radius: 3px; }
+.filters { display: flex; flex-wrap: wrap; gap: 1rem; align-items: end; }
+.flash { padding: .5rem 1rem; border-left: 4px solid var(--ok); background: #eaf5ec; }
+.flash.error { border-color: var(--bad); background: #fbeaea; }
+.stale { color: var(--bad); font-weight: 600; }
+.muted { color: var(--muted); }
+.empty { padding: 1rem; background: #f4f6f8; border: 1px dashed var(--line); }
+progress { width: 12rem; height: 1.2rem; }
+ol.steps { margin: .25rem 0; padding-left: 1.5rem; }
+.decisive { font-weight: 700; }
+`;

@@ -1,0 +1,189 @@
+/**
+ * The portal in a real browser (Debian's Chromium, headless, driven by playwright-core)
+ * against the real service process (API and worker in one, as `npm start` runs them):
+ * an admin signs in, opens a device, reads each Merkmal's origin and explanation, selects
+ * qgis on the device's org unit and sees the state change with origin `oe`; creates an
+ * enrollment session; triggers an ISO build, watches the bar reach "fertig" and downloads
+ * the image; a viewer finds no write control. Screenshots go to test-output/portal/.
+ */
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomToken } from '../../api/http/crypto.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
+import { startService, type ServiceProcess } from '../support/service_process.ts';
+import { missingTools } from '../support/tools.ts';
+
+const outputDir = fileURLToPath(new URL('../../test-output/portal/', import.meta.url));
+const adminToken = randomToken();
+
+describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', () => {
+  let db: TestDatabase;
+  let service: ServiceProcess;
+  let dataDir: string;
+  let profileDir: string;
+  let context: BrowserContext;
+  let page: Page;
+  const fleet = { orgId: '', deviceId: '', serial: '', adminKey: '', viewerKey: '' };
+
+  async function api(method: string, path: string, body?: unknown) {
+    const res = await fetch(`${service.base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    expect(res.status, `${method} ${path}`).toBeLessThan(300);
+    return res.json();
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataDir = await mkdtemp(join(tmpdir(), 'fleet-portal-browser-'));
+    profileDir = await mkdtemp(join(tmpdir(), 'fleet-chromium-profile-'));
+    await mkdir(outputDir, { recursive: true });
+    service = await startService({ DATABASE_URL: db.url, ADMIN_TOKEN: adminToken, DATA_DIR: dataDir });
+    const org = await api('POST', '/api/v1/organizations', { name: 'Portal Schule' });
+    fleet.orgId = org.id;
+    fleet.adminKey = (
+      await api('POST', `/api/v1/organizations/${org.id}/api-keys`, { name: 'Frau Admin', role: 'admin' })
+    ).key;
+    fleet.viewerKey = (
+      await api('POST', `/api/v1/organizations/${org.id}/api-keys`, { name: 'Herr Leser', role: 'viewer' })
+    ).key;
+    const unit = await insertOrgUnit(db.sql, org.id, 'Grundschule');
+    const device = await insertDevice(db.sql, {
+      organizationId: org.id,
+      oeId: unit,
+      serial: 'PF3XK2QZ',
+      hostname: 'arbeitsplatz-017',
+      templateId: TEMPLATE_IDS.debianStandard,
+    });
+    fleet.deviceId = device.id;
+    fleet.serial = device.serial;
+    context = await chromium.launchPersistentContext(profileDir, {
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      acceptDownloads: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+  }, 180_000);
+
+  afterAll(async () => {
+    await context?.close();
+    expect(await service?.stop('SIGTERM')).toBe(0);
+    await db?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(profileDir, { recursive: true, force: true });
+  });
+
+  async function signIn(key: string) {
+    await page.goto(`${service.base}/portal/login`);
+    await page.getByLabel('API-Schlüssel').fill(key);
+    await page.getByRole('button', { name: 'Anmelden' }).click();
+    await page.waitForURL('**/portal/devices');
+  }
+
+  it('an admin signs in, opens a device, reads every origin and explanation, and selects qgis on its org unit', async () => {
+    await signIn(fleet.adminKey);
+    await page.getByRole('cell', { name: 'arbeitsplatz-017' }).waitFor();
+    const listShot = join(outputDir, 'device-list.png');
+    await page.screenshot({ path: listShot, fullPage: true });
+    console.log(`screenshot: ${listShot}`);
+
+    await page.getByRole('link', { name: fleet.serial }).click();
+    await page.waitForURL(`**/portal/devices/${fleet.deviceId}`);
+    const rows = page.locator('tr[data-merkmal]');
+    const count = await rows.count();
+    expect(count).toBeGreaterThan(3);
+    for (let i = 0; i < count; i++) {
+      const row = rows.nth(i);
+      expect(await row.locator('td[data-field=origin]').getAttribute('data-origin')).toBe('workspace');
+      await row.getByText('Warum?').click();
+      const steps = row.locator('ol.steps li');
+      await steps.first().waitFor({ state: 'visible' });
+      expect(await steps.count()).toBe(4); // workspace, the unit, the groups, the device
+      expect(await steps.nth(1).textContent()).toContain('Grundschule');
+    }
+    const qgis = page.locator('tr[data-merkmal=qgis]');
+    expect(await qgis.locator('td[data-field=state]').textContent()).toBe('nicht vorhanden');
+    await qgis.getByRole('button', { name: 'QGIS an der OE Grundschule: auswählen' }).click();
+    await page.waitForURL(`**/portal/devices/${fleet.deviceId}`);
+    await page.getByText('qgis: auswählen gespeichert.').waitFor();
+    expect(await qgis.locator('td[data-field=state]').textContent()).toBe('vorhanden');
+    expect(await qgis.locator('td[data-field=origin]').getAttribute('data-origin')).toBe('oe');
+    await qgis.getByText('Warum?').click();
+    expect(await qgis.locator('ol.steps li').nth(1).textContent()).toContain('vorhanden');
+    const deviceShot = join(outputDir, 'device-page.png');
+    await page.screenshot({ path: deviceShot, fullPage: true });
+    console.log(`screenshot: ${deviceShot}`);
+  }, 120_000);
+
+  it('creates an enrollment session, builds an ISO for it, watches the progress reach "fertig" and downloads it', async () => {
+    await page.goto(`${service.base}/portal/enrollment-sessions`);
+    await page.getByLabel('Höchstzahl Geräte').fill('30');
+    await page.getByRole('button', { name: 'Session erstellen' }).click();
+    await page.getByText('Enrollment-Session erstellt.').waitFor();
+    await page.getByRole('cell', { name: '0 von 30' }).waitFor();
+
+    await page.goto(`${service.base}/portal/iso-builds`);
+    await page.getByLabel('Netzwerkname (SSID)').fill('Schulnetz');
+    await page.getByLabel('WLAN-Passwort').fill('geheim-und-lang-genug');
+    await page.getByRole('button', { name: 'ISO erzeugen' }).click();
+    await page.getByText('ISO-Build gestartet.').waitFor();
+    // The page refreshes itself (meta refresh) until the build is done; no script, no reload by the test.
+    const seen = new Set<string>();
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const status = await page
+        .locator('td[data-field=status]')
+        .first()
+        .textContent({ timeout: 2000 })
+        .catch(() => null);
+      if (status) seen.add(status.trim());
+      if (status?.trim() === 'fertig' || status?.startsWith('fehlgeschlagen')) break;
+      if (Date.now() > deadline) throw new Error(`no "fertig" in time; seen: ${[...seen].join(', ')}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect([...seen].at(-1)).toBe('fertig');
+    expect(await page.locator('progress').first().getAttribute('value')).toBe('100');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'ISO herunterladen' }).first().click(),
+    ]);
+    const file = join(outputDir, 'portal.iso');
+    await download.saveAs(file);
+    const bytes = await readFile(file);
+    expect(bytes.subarray(32768 + 1, 32768 + 6).toString('latin1')).toBe('CD001');
+    await rm(file);
+  }, 240_000);
+
+  it('a viewer finds no write control', async () => {
+    await page.getByRole('button', { name: 'Abmelden' }).click();
+    await page.waitForURL('**/portal/login');
+    await signIn(fleet.viewerKey);
+    for (const path of ['/portal/devices', `/portal/devices/${fleet.deviceId}`, '/portal/iso-builds']) {
+      await page.goto(`${service.base}${path}`);
+      const buttons = await page.getByRole('button').allTextContents();
+      expect(
+        buttons.map((b) => b.trim()).filter((b) => b !== 'Abmelden' && b !== 'Filtern'),
+        path,
+      ).toEqual([]);
+      expect(await page.locator('form[method=post]').count(), path).toBe(1); // sign-out only
+    }
+    expect(await page.getByRole('link', { name: 'Enrollment-Sessions' }).count()).toBe(0);
+  }, 60_000);
+});
