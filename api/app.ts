@@ -179,7 +179,7 @@ function errorCodeOf(err: unknown): string {
  * bodies (ISO downloads) are past this point once their headers are out.
  */
 function requestDeadline(ms: number) {
-  return async (c: Context<AppEnv>, next: () => Promise<void>) => {
+  return async (_c: Context<AppEnv>, next: () => Promise<void>) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(

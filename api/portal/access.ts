@@ -76,6 +76,22 @@ export async function portalWrite<T>(
   }) as Promise<T>;
 }
 
+/** Records a read of a credential (an image download) with the session's key as actor. */
+export async function auditPortalRead(c: Context<PortalEnv>, action: string, kind: ResourceKind, id: string) {
+  const db = c.get('deps').sql;
+  const session = c.get('session');
+  const organizationId = kind === 'organization' ? id : await organizationOf(db, kind, id);
+  if (organizationId === null) return;
+  await insertAuditEvent(db, {
+    organizationId,
+    targetType: kind,
+    targetId: id.toLowerCase(),
+    action,
+    actor: actorOf(session.caller),
+    requestId: c.get('requestId'),
+  });
+}
+
 export function canWrite(session: PortalSession): boolean {
   return session.caller.type === 'operator' || session.caller.role === 'admin';
 }

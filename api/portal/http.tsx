@@ -8,7 +8,6 @@ import type { Flash } from './layout.tsx';
 
 const FLASH_COOKIE = 'fleet_flash';
 
-// biome-ignore lint/suspicious/noExplicitAny: any portal context
 type Ctx = Context<any>;
 
 export async function render(c: Ctx, node: JSX.Element, status: ContentfulStatusCode = 200) {

@@ -13,7 +13,7 @@ import { IsoBuildCreate } from '../iso_builds/schemas.ts';
 import { serveIsoDownload, triggerIsoBuild } from '../iso_builds/service.ts';
 import { listIsoBuilds } from '../iso_builds/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
-import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
+import { auditPortalRead, canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
 import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 
@@ -280,7 +280,10 @@ export function rolloutRoutes() {
   app.get('/iso-builds/:id/download', async (c) => {
     const id = c.req.param('id');
     const db = await portalRead(c, 'org_admin', [['iso_build', id]]);
-    return serveIsoDownload(c, db, id, c.req.header('range'), c.req.header('if-range'));
+    const res = await serveIsoDownload(c, db, id, c.req.header('range'), c.req.header('if-range'));
+    // An image carries the code or a session id: its download is audited as the API's is (§17).
+    if (res.status < 400) await auditPortalRead(c, 'iso_build.download', 'iso_build', id);
+    return res;
   });
   return app;
 }
