@@ -91,9 +91,8 @@ export function debianPreseed(template: InstallTemplate): string {
     'd-i netcfg/get_hostname string fleet-device',
     'd-i netcfg/get_domain string',
     'd-i hw-detect/load_firmware boolean true',
-    'd-i mirror/country string manual',
-    'd-i mirror/http/hostname string deb.debian.org',
-    'd-i mirror/http/directory string /debian',
+    // The mirror is d-i's default for the locale's country; a site with a mirror of its own
+    // preseeds mirror/country manual and mirror/http/hostname (the VM test does).
     'd-i mirror/http/proxy string',
     '# No interactive account: the agent manages access. user-setup (1.95) asks for a root password',
     "# when the crypted one is empty or '!', so root gets '*': no password matches it (locked).",

@@ -207,6 +207,7 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debian-installer-12-netboot-
         }),
         '# The VM test: the mirror through the test proxy, a short power-off delay, and',
         "# d-i's log copied to the serial console for the test's report.",
+        'd-i mirror/country string manual',
         `d-i mirror/http/hostname string ${mirror.host}`,
         `d-i mirror/http/directory string ${mirror.directory}`,
         `d-i mirror/http/proxy string http://10.0.2.2:${proxyPort}/`,
