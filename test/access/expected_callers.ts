@@ -76,6 +76,8 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'POST /api/v1/org-units/{id}/catalog/{merkmal}/select': 'admin',
   'POST /api/v1/org-units/{id}/catalog/{merkmal}/deselect': 'admin',
   'DELETE /api/v1/org-units/{id}/catalog/{merkmal}': 'admin',
+  // §20: operator, org admin, org viewer
+  'GET /api/v1/devices/{id}/catalog/{merkmal}/explain': 'viewer',
   'POST /api/v1/groups/{id}/catalog/{merkmal}/select': 'admin',
   'POST /api/v1/groups/{id}/catalog/{merkmal}/deselect': 'admin',
   'DELETE /api/v1/groups/{id}/catalog/{merkmal}': 'admin',

@@ -121,7 +121,12 @@ describe('check-ins read from a streaming replica', () => {
       return res.status === 200 ? res : undefined;
     });
     expect(changed.headers.get('etag')).not.toBe(etag);
-    expect(changed.body.auftraege).toContainEqual({ merkmal: 'qgis', state: 'present', optionen: {} });
+    expect(changed.body.auftraege).toContainEqual({
+      merkmal: 'qgis',
+      ansible_role: 'qgis',
+      state: 'present',
+      optionen: {},
+    });
     expect(reads.counts.primary).toBe(primaryBefore);
   });
 

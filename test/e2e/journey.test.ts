@@ -102,7 +102,12 @@ describe('a device from activation to its first report, over HTTP', () => {
 
     const events = await call('GET', `/api/v1/devices/${device_id}/events`);
     expect(events.body.items.map((e: { type: string }) => e.type)).toEqual(['applied', 'selected']);
-    const device = await call('GET', `/api/v1/devices/${device_id}`);
+    // The check-in's time is written by the next heartbeat batch, within 2 s (CONTRACT §19).
+    let device = await call('GET', `/api/v1/devices/${device_id}`);
+    for (let i = 0; i < 40 && device.body.agent_last_checkin === null; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      device = await call('GET', `/api/v1/devices/${device_id}`);
+    }
     expect(device.body.agent_last_checkin).not.toBeNull();
     expect(JSON.stringify(device.body)).not.toContain(secret);
 

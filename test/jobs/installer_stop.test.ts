@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -52,6 +52,7 @@ describe.skipIf(missingTools('dash', 'busybox'))('installer scripts against the 
   async function fleetFolder(provisioning: Record<string, unknown>, extra: Record<string, string> = {}) {
     const dir = await mkdtemp(join(scratch, 'fleet-'));
     for (const script of ['handshake.sh', 'install.sh']) await copyFile(join(SCRIPTS, script), join(dir, script));
+    await cp(join(SCRIPTS, 'agent'), join(dir, 'agent'), { recursive: true }); // what `late` installs
     await writeFile(join(dir, 'provisioning.json'), JSON.stringify({ schema_version: 2, ...provisioning }, null, 2));
     for (const [name, text] of Object.entries(extra)) await writeFile(join(dir, name), text, { mode: 0o600 });
     return dir;
