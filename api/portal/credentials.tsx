@@ -128,7 +128,7 @@ export function credentialRoutes() {
 
   app.get('/api-keys/:id/revoke', async (c) => {
     const session = c.get('session');
-    const id = c.req.param('id');
+    const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, 'org_admin', [['api_key', id]]);
     const [key] = await db<{ name: string; prefix: string }[]>`select name, prefix from api_keys where id = ${id}`;
     return render(
@@ -150,7 +150,7 @@ export function credentialRoutes() {
   });
 
   app.post('/api-keys/:id/revoke', async (c) => {
-    const id = c.req.param('id');
+    const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/api-keys', 'API-Schlüssel widerrufen.', () =>
       portalWrite(c, { access: 'org_admin', audit: 'api_key.revoke', ids: [['api_key', id]] }, (tx) =>
         revokeKey(tx, id).then(({ audit }) => ({ audit, result: null })),
@@ -248,7 +248,7 @@ export function credentialRoutes() {
 
   app.get('/webhooks/:id/delete', async (c) => {
     const session = c.get('session');
-    const id = c.req.param('id');
+    const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, 'org_admin', [['webhook', id]]);
     const [hook] = await db<{ url: string }[]>`select url from webhooks where id = ${id}`;
     return render(
@@ -269,7 +269,7 @@ export function credentialRoutes() {
   });
 
   app.post('/webhooks/:id/delete', async (c) => {
-    const id = c.req.param('id');
+    const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/webhooks', 'Webhook gelöscht.', () =>
       portalWrite(c, { access: 'org_admin', audit: 'webhook.delete', ids: [['webhook', id]] }, (tx) =>
         unsubscribe(tx, id).then(({ audit }) => ({ audit, result: null })),

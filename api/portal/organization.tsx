@@ -8,12 +8,15 @@ import { Hono } from 'hono';
 import { listAuditEvents } from '../audit/repo.ts';
 import type { Db } from '../db/client.ts';
 import * as groups from '../groups/repo.ts';
+import * as groupService from '../groups/service.ts';
 import { GroupCreate, GroupPatch } from '../groups/schemas.ts';
 import { ApiError } from '../http/errors.ts';
 import { isUuid } from '../http/uuid.ts';
 import * as orgUnits from '../org_units/repo.ts';
 import type { OrgUnitRow } from '../org_units/repo.ts';
 import { OrgUnitCreate, OrgUnitPatch } from '../org_units/schemas.ts';
+import { createUnit, deleteUnit, updateUnit } from '../org_units/service.ts';
+import type { AuditEntry } from '../audit/repo.ts';
 import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
 import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { CsrfField, Layout } from './layout.tsx';
@@ -40,6 +43,9 @@ async function inGerman<T>(write: () => Promise<T>): Promise<T> {
     throw err;
   }
 }
+
+/** A service's answer as portalWrite takes it: the audit entry, no result to show. */
+const noResult = ({ audit }: { audit: AuditEntry }) => ({ audit, result: null });
 
 /** A form's parent field: '' is the top level. */
 const parentOf = (value: string | undefined) => (value ? value : null);
@@ -168,7 +174,7 @@ export function organizationRoutes() {
 
   app.get('/org-units/:id', async (c) => {
     const session = c.get('session');
-    const id = c.req.param('id');
+    const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, 'org_admin', [['org_unit', id]]);
     const unit = await orgUnits.requireOrgUnit(db, id);
     const units = await orgUnits.listOrgUnits(db, unit.organization_id, null, 10_000);
@@ -220,12 +226,7 @@ export function organizationRoutes() {
       return portalWrite(
         c,
         { access: 'org_admin', audit: 'org_unit.create', ids: [['organization', org], ...ids] },
-        async (tx) =>
-          inGerman(async () => {
-            const row = await orgUnits.createOrgUnit(tx, org, parsed.data);
-            const details = { name: row.name, parent_id: row.parent_id };
-            return { audit: { organizationId: org, targetType: 'org_unit', targetId: row.id, details }, result: null };
-          }),
+        async (tx) => inGerman(() => createUnit(tx, org, parsed.data).then(noResult)),
       );
     });
   });
@@ -236,7 +237,7 @@ export function organizationRoutes() {
     ['move', 'parent_id', 'Organisationseinheit verschoben.'],
   ] as const) {
     app.post(`/org-units/:id/${verb}`, async (c) => {
-      const id = c.req.param('id');
+      const id = c.req.param('id').toLowerCase();
       const fields = await formFields(c);
       const value = field === 'name' ? fields.name : parentOf(fields.parent_id);
       return writeAndRedirect(c, `/portal/org-units/${id}`, success, async () => {
@@ -247,26 +248,17 @@ export function organizationRoutes() {
         await portalWrite(
           c,
           { access: 'org_admin', audit: 'org_unit.update', ids: [['org_unit', id], ...ids] },
-          async (tx) =>
-            inGerman(async () => {
-              const row = await orgUnits.updateOrgUnit(tx, id, parsed.data);
-              const audit = { organizationId: row.organization_id, targetType: 'org_unit', targetId: row.id };
-              return { audit: { ...audit, details: parsed.data }, result: null };
-            }),
+          async (tx) => inGerman(() => updateUnit(tx, id, parsed.data).then(noResult)),
         );
       });
     });
   }
 
   app.post('/org-units/:id/delete', async (c) => {
-    const id = c.req.param('id');
+    const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/org-units', 'Organisationseinheit gelöscht.', () =>
       portalWrite(c, { access: 'org_admin', audit: 'org_unit.delete', ids: [['org_unit', id]] }, async (tx) =>
-        inGerman(async () => {
-          const unit = await orgUnits.deleteOrgUnit(tx, id);
-          const audit = { organizationId: unit.organization_id, targetType: 'org_unit', targetId: unit.id };
-          return { audit: { ...audit, details: { name: unit.name } }, result: null };
-        }),
+        inGerman(() => deleteUnit(tx, id).then(noResult)),
       ),
     );
   });
@@ -329,7 +321,7 @@ export function organizationRoutes() {
 
   app.get('/groups/:id', async (c) => {
     const session = c.get('session');
-    const id = c.req.param('id');
+    const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, 'org_admin', [['group', id]]);
     const group = await groups.requireGroup(db, id);
     const members = await groups.listGroupDevices(db, id, null, 1000);
@@ -405,39 +397,30 @@ export function organizationRoutes() {
     return writeAndRedirect(c, '/portal/groups', 'Gruppe angelegt.', () => {
       const parsed = GroupCreate.safeParse({ name: fields.name });
       if (!parsed.success) throw invalidInput(parsed.error);
-      return portalWrite(
-        c,
-        { access: 'org_admin', audit: 'group.create', ids: [['organization', org]] },
-        async (tx) => {
-          const row = await groups.createGroup(tx, org, parsed.data);
-          const details = { name: row.name };
-          return { audit: { organizationId: org, targetType: 'group', targetId: row.id, details }, result: null };
-        },
+      return portalWrite(c, { access: 'org_admin', audit: 'group.create', ids: [['organization', org]] }, (tx) =>
+        groupService.createGroup(tx, org, parsed.data).then(noResult),
       );
     });
   });
 
   app.post('/groups/:id/rename', async (c) => {
-    const id = c.req.param('id');
+    const id = c.req.param('id').toLowerCase();
     const fields = await formFields(c);
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gruppe umbenannt.', () => {
       const parsed = GroupPatch.safeParse({ name: fields.name });
       if (!parsed.success) throw invalidInput(parsed.error);
-      return portalWrite(c, { access: 'org_admin', audit: 'group.update', ids: [['group', id]] }, async (tx) => {
-        const row = await groups.updateGroup(tx, id, parsed.data);
-        const audit = { organizationId: row.organization_id, targetType: 'group', targetId: id, details: parsed.data };
-        return { audit, result: null };
-      });
+      return portalWrite(c, { access: 'org_admin', audit: 'group.update', ids: [['group', id]] }, (tx) =>
+        groupService.updateGroup(tx, id, parsed.data).then(noResult),
+      );
     });
   });
 
   app.post('/groups/:id/delete', async (c) => {
-    const id = c.req.param('id');
+    const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/groups', 'Gruppe gelöscht.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'group.delete', ids: [['group', id]] }, async (tx) => {
-        const organizationId = await groups.deleteGroup(tx, id);
-        return { audit: { organizationId, targetType: 'group', targetId: id }, result: null };
-      }),
+      portalWrite(c, { access: 'org_admin', audit: 'group.delete', ids: [['group', id]] }, (tx) =>
+        groupService.deleteGroup(tx, id).then(noResult),
+      ),
     );
   });
 
@@ -453,33 +436,30 @@ export function organizationRoutes() {
   }
 
   app.post('/groups/:id/members', async (c) => {
-    const id = c.req.param('id');
+    const id = c.req.param('id').toLowerCase();
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät zur Gruppe hinzugefügt.', () =>
       portalWrite(c, { access: 'org_admin', audit: 'group.add_device', ids: [['group', id]] }, async (tx) =>
         inGerman(async () => {
           const deviceId = await deviceOf(tx, org, fields.device ?? '');
-          const organizationId = await groups.addMember(tx, id, deviceId);
-          const audit = { organizationId, targetType: 'group', targetId: id, details: { device_id: deviceId } };
-          return { audit, result: null };
+          return noResult(await groupService.changeMember(tx, 'add', id, deviceId));
         }),
       ),
     );
   });
 
   app.post('/groups/:id/members/:device/remove', async (c) => {
-    const { id, device } = c.req.param();
+    const id = c.req.param('id').toLowerCase();
+    const device = c.req.param('device').toLowerCase();
     const ids = [
       ['group', id],
       ['device', device],
     ] as const;
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät aus der Gruppe entfernt.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'group.remove_device', ids }, async (tx) => {
-        const organizationId = await groups.removeMember(tx, id, device);
-        const audit = { organizationId, targetType: 'group', targetId: id, details: { device_id: device } };
-        return { audit, result: null };
-      }),
+      portalWrite(c, { access: 'org_admin', audit: 'group.remove_device', ids }, (tx) =>
+        groupService.changeMember(tx, 'remove', id, device).then(noResult),
+      ),
     );
   });
 
