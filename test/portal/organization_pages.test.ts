@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../support/access.ts';
-import { useTestApp } from '../support/app.ts';
+import { ADMIN_TOKEN, useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
 
@@ -416,5 +416,27 @@ describe('what a viewer sees', () => {
     for (const path of ['/portal/api-keys', '/portal/webhooks', `/portal/org-units/${f.unit}`]) {
       expect((await f.viewer.get(path)).status).toBe(403);
     }
+  });
+});
+
+describe('the operator', () => {
+  it("is held to the organization it chose: another organization's group is 404; its own writes are audited as operator", async () => {
+    const f = await fleet();
+    const other = await fleet();
+    const foreign = await newGroup(other.org.id, 'Fremd');
+    const op = await Browser.signedIn(ADMIN_TOKEN);
+    expect((await op.post('/portal/organization', { organization_id: f.org.id }, '/portal/organization')).status).toBe(
+      303,
+    );
+    const before = await snapshot(other.org.id);
+    expect((await op.post(`/portal/groups/${foreign}/delete`)).status).toBe(404);
+    expect(await snapshot(other.org.id)).toEqual(before);
+    const own = await newGroup(f.org.id, 'Eigen');
+    expect((await op.post(`/portal/groups/${own.toUpperCase()}/rename`, { name: 'Eigene' })).status).toBe(303);
+    expect(await lastAudit(f.org.id)).toMatchObject({
+      action: 'group.update',
+      target_id: own,
+      actor: { type: 'operator' },
+    });
   });
 });
