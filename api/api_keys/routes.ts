@@ -4,12 +4,12 @@
  */
 import type { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
-import { notFound } from '../http/errors.ts';
 import { IdParams, iso, json, jsonBody } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
+import { createKey, revokeKey } from './service.ts';
 import { ApiKey, ApiKeyCreate, CreatedApiKey } from './schemas.ts';
 
 const tags = ['API keys'];
@@ -74,20 +74,8 @@ export function apiKeyRoutes() {
     .openapi(createApiKey, async (c) => {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
-      const db = c.get('db');
-      await requireOrganization(db, id);
-      const { row, key } = await repo.createApiKey(db, {
-        organizationId: id,
-        name: body.name,
-        role: body.role,
-        expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
-      });
-      recordAudit(c, {
-        organizationId: id,
-        targetType: 'api_key',
-        targetId: row.id,
-        details: { name: row.name, role: row.role, prefix: row.prefix, expires_at: iso(row.expires_at) },
-      });
+      const { row, key, audit } = await createKey(c.get('db'), id, body);
+      recordAudit(c, audit);
       return c.json({ ...serializeApiKey(row), key }, 201);
     })
     .openapi(listApiKeys, async (c) => {
@@ -100,14 +88,8 @@ export function apiKeyRoutes() {
     })
     .openapi(revokeApiKey, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.revokeApiKey(c.get('db'), id);
-      if (!row) throw notFound('API key', id);
-      recordAudit(c, {
-        organizationId: row.organization_id,
-        targetType: 'api_key',
-        targetId: id,
-        details: { name: row.name },
-      });
+      const { row, audit } = await revokeKey(c.get('db'), id);
+      recordAudit(c, audit);
       return c.json(serializeApiKey(row), 200);
     });
 }

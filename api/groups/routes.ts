@@ -8,6 +8,7 @@ import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
+import * as service from './service.ts';
 import { Group, GroupCreate, GroupPatch } from './schemas.ts';
 
 const tags = ['Groups'];
@@ -134,8 +135,8 @@ export function groupRoutes() {
   return newRouter()
     .openapi(createGroup, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.createGroup(c.get('db'), id, c.req.valid('json'));
-      recordAudit(c, { organizationId: id, targetType: 'group', targetId: row.id, details: { name: row.name } });
+      const { row, audit } = await service.createGroup(c.get('db'), id, c.req.valid('json'));
+      recordAudit(c, audit);
       return c.json(repo.serializeGroup(row), 201);
     })
     .openapi(listGroups, async (c) => {
@@ -153,14 +154,13 @@ export function groupRoutes() {
     .openapi(patchGroup, async (c) => {
       const { id } = c.req.valid('param');
       const patch = c.req.valid('json');
-      const row = await repo.updateGroup(c.get('db'), id, patch);
-      recordAudit(c, { organizationId: row.organization_id, targetType: 'group', targetId: id, details: patch });
+      const { row, audit } = await service.updateGroup(c.get('db'), id, patch);
+      recordAudit(c, audit);
       return c.json(repo.serializeGroup(row), 200);
     })
     .openapi(deleteGroup, async (c) => {
       const { id } = c.req.valid('param');
-      const organizationId = await repo.deleteGroup(c.get('db'), id);
-      recordAudit(c, { organizationId, targetType: 'group', targetId: id });
+      recordAudit(c, (await service.deleteGroup(c.get('db'), id)).audit);
       return c.body(null, 204);
     })
     .openapi(listGroupDevices, async (c) => {
@@ -173,14 +173,12 @@ export function groupRoutes() {
     })
     .openapi(addMember, async (c) => {
       const { id, device_id } = c.req.valid('param');
-      const organizationId = await repo.addMember(c.get('db'), id, device_id);
-      recordAudit(c, { organizationId, targetType: 'group', targetId: id, details: { device_id } });
+      recordAudit(c, (await service.changeMember(c.get('db'), 'add', id, device_id)).audit);
       return c.body(null, 204);
     })
     .openapi(removeMember, async (c) => {
       const { id, device_id } = c.req.valid('param');
-      const organizationId = await repo.removeMember(c.get('db'), id, device_id);
-      recordAudit(c, { organizationId, targetType: 'group', targetId: id, details: { device_id } });
+      recordAudit(c, (await service.changeMember(c.get('db'), 'remove', id, device_id)).audit);
       return c.body(null, 204);
     });
 }

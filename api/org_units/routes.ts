@@ -5,6 +5,7 @@ import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
+import { createUnit, deleteUnit, updateUnit } from './service.ts';
 import { OrgUnit, OrgUnitCreate, OrgUnitPatch } from './schemas.ts';
 
 const tags = ['Org units'];
@@ -95,13 +96,8 @@ export function orgUnitRoutes() {
     .openapi(createOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
-      const row = await repo.createOrgUnit(c.get('db'), id, body);
-      recordAudit(c, {
-        organizationId: id,
-        targetType: 'org_unit',
-        targetId: row.id,
-        details: { name: row.name, parent_id: row.parent_id },
-      });
+      const { row, audit } = await createUnit(c.get('db'), id, body);
+      recordAudit(c, audit);
       return c.json(repo.serializeOrgUnit(row), 201);
     })
     .openapi(listOrgUnits, async (c) => {
@@ -120,19 +116,13 @@ export function orgUnitRoutes() {
     .openapi(patchOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
       const patch = c.req.valid('json');
-      const row = await repo.updateOrgUnit(c.get('db'), id, patch);
-      recordAudit(c, { organizationId: row.organization_id, targetType: 'org_unit', targetId: id, details: patch });
+      const { row, audit } = await updateUnit(c.get('db'), id, patch);
+      recordAudit(c, audit);
       return c.json(repo.serializeOrgUnit(row), 200);
     })
     .openapi(deleteOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      const unit = await repo.deleteOrgUnit(c.get('db'), id);
-      recordAudit(c, {
-        organizationId: unit.organization_id,
-        targetType: 'org_unit',
-        targetId: id,
-        details: { name: unit.name },
-      });
+      recordAudit(c, (await deleteUnit(c.get('db'), id)).audit);
       return c.body(null, 204);
     });
 }

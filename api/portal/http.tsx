@@ -61,6 +61,12 @@ export async function writeAndRedirect(c: Ctx, back: string, success: string, wr
   return redirectWith(c, back, { kind: 'ok', text: success });
 }
 
+/** A zod failure as the portal shows it: the fields and what is wrong with them. */
+export function invalidInput(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): ApiError {
+  const text = error.issues.map((i) => `${i.path.join('.') || 'Eingabe'}: ${i.message}`).join('; ');
+  return new ApiError('invalid_request', `Ungültige Eingabe – ${text}`);
+}
+
 export function formatTime(value: Date | string | null | undefined): string {
   if (value === null || value === undefined) return '–';
   const d = value instanceof Date ? value : new Date(value);

@@ -1,19 +1,54 @@
 /**
- * The organization's structure and administration, read-only in this first version of the
- * portal: org units as a tree with their devices and overrides, groups with members and
- * overrides, API keys, the audit log and webhooks. Changes to these are made through the
- * API for now (the pages say so); the device page selects at the device's org unit.
+ * The organization's structure: org units as a tree with their devices and overrides
+ * (create, rename, move, delete) and groups with members and overrides (create, rename,
+ * delete, add and remove a device), and the audit log. Every change goes through the
+ * repository functions the API routes call, via portalWrite with the routes' audit actions.
  */
 import { Hono } from 'hono';
-import { listApiKeys } from '../api_keys/repo.ts';
 import { listAuditEvents } from '../audit/repo.ts';
 import type { Db } from '../db/client.ts';
-import { listGroups } from '../groups/repo.ts';
-import { listOrgUnits, type OrgUnitRow } from '../org_units/repo.ts';
-import { listWebhooks } from '../webhooks/repo.ts';
-import { type PortalEnv, portalRead } from './access.ts';
-import { formatTime, render, takeFlash } from './http.tsx';
-import { Layout } from './layout.tsx';
+import * as groups from '../groups/repo.ts';
+import * as groupService from '../groups/service.ts';
+import { GroupCreate, GroupPatch } from '../groups/schemas.ts';
+import { ApiError } from '../http/errors.ts';
+import { isUuid } from '../http/uuid.ts';
+import * as orgUnits from '../org_units/repo.ts';
+import type { OrgUnitRow } from '../org_units/repo.ts';
+import { OrgUnitCreate, OrgUnitPatch } from '../org_units/schemas.ts';
+import { createUnit, deleteUnit, updateUnit } from '../org_units/service.ts';
+import type { AuditEntry } from '../audit/repo.ts';
+import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
+import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { CsrfField, Layout } from './layout.tsx';
+
+/** The domain's refusals in the portal's words (CONTRACT §1, §9). */
+const GERMAN: Partial<Record<string, string>> = {
+  protected_org_unit:
+    'Die Organisationseinheit „Neue Geräte“ ist geschützt: Sie kann nicht umbenannt, verschoben oder gelöscht werden.',
+  org_unit_not_empty:
+    'Die Organisationseinheit ist nicht leer: Verschieben oder löschen Sie zuerst ihre Unter-Einheiten und Geräte. Nichts wurde geändert.',
+  org_unit_cycle:
+    'Eine Organisationseinheit kann nicht unter sich selbst oder eine ihrer Unter-Einheiten verschoben werden. Nichts wurde geändert.',
+  organization_mismatch: 'Die übergeordnete Einheit gehört zu einer anderen Organisation.',
+  device_archived: 'Ein archiviertes Gerät kann keiner Gruppe beitreten.',
+};
+
+/** Runs a write and rethrows a refusal of the domain with its German message. */
+async function inGerman<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    const text = err instanceof ApiError ? GERMAN[err.code] : undefined;
+    if (err instanceof ApiError && text) throw new ApiError(err.code, text, { status: err.status });
+    throw err;
+  }
+}
+
+/** A service's answer as portalWrite takes it: the audit entry, no result to show. */
+const noResult = ({ audit }: { audit: AuditEntry }) => ({ audit, result: null });
+
+/** A form's parent field: '' is the top level. */
+const parentOf = (value: string | undefined) => (value ? value : null);
 
 const state = (s: string) => (s === 'present' ? 'vorhanden' : 'nicht vorhanden');
 
@@ -61,11 +96,24 @@ function treeOrder(units: OrgUnitRow[]): Array<[OrgUnitRow, number]> {
   return out;
 }
 
-const apiNote = (what: string) => (
-  <p class="muted">
-    {what} ändern Sie derzeit über die API (siehe <a href="/api/v1/docs">API-Dokumentation</a>).
-  </p>
-);
+/** The org unit select of a form: the top level, then the tree. */
+function ParentSelect(props: { id: string; units: OrgUnitRow[]; selected: string | null; without?: string }) {
+  return (
+    <select id={props.id} name="parent_id">
+      <option value="" selected={props.selected === null}>
+        – oberste Ebene –
+      </option>
+      {treeOrder(props.units)
+        .filter(([u]) => u.id !== props.without)
+        .map(([u, depth]) => (
+          <option value={u.id} selected={u.id === props.selected}>
+            {'\u00a0'.repeat(depth * 2)}
+            {u.name}
+          </option>
+        ))}
+    </select>
+  );
+}
 
 export function organizationRoutes() {
   const app = new Hono<PortalEnv>();
@@ -74,17 +122,34 @@ export function organizationRoutes() {
     const session = c.get('session');
     const org = session.organizationId!;
     const db = await portalRead(c, 'org_viewer', [['organization', org]]);
-    const [units, extra] = await Promise.all([listOrgUnits(db, org, null, 10_000), countsAndOverrides(db, org)]);
+    const [units, extra] = await Promise.all([
+      orgUnits.listOrgUnits(db, org, null, 10_000),
+      countsAndOverrides(db, org),
+    ]);
+    const write = canWrite(session);
     return render(
       c,
       <Layout title="Organisationseinheiten" session={session} flash={takeFlash(c)}>
-        {apiNote('Anlegen, Umbenennen, Verschieben und Löschen von Organisationseinheiten')}
+        {write ? (
+          <form method="post" action="/portal/org-units">
+            <CsrfField session={session} />
+            <h2>Neue Organisationseinheit</h2>
+            <label for="name">Name</label>
+            <input id="name" name="name" required maxlength={200} />
+            <label for="parent_id">Übergeordnete Einheit</label>
+            <ParentSelect id="parent_id" units={units} selected={null} />
+            <p>
+              <button type="submit">Anlegen</button>
+            </p>
+          </form>
+        ) : null}
         <table>
           <thead>
             <tr>
               <th scope="col">Organisationseinheit</th>
               <th scope="col">Geräte</th>
               <th scope="col">Vorgaben</th>
+              {write ? <th scope="col">Aktion</th> : null}
             </tr>
           </thead>
           <tbody>
@@ -98,6 +163,7 @@ export function organizationRoutes() {
                   <a href={`/portal/devices?oe_id=${u.id}`}>{extra.unitDevices.get(u.id) ?? 0}</a>
                 </td>
                 <td>{(extra.unitOverrides.get(u.id) ?? []).join(', ') || '–'}</td>
+                {write ? <td>{u.protected ? '–' : <a href={`/portal/org-units/${u.id}`}>Bearbeiten …</a>}</td> : null}
               </tr>
             ))}
           </tbody>
@@ -106,17 +172,121 @@ export function organizationRoutes() {
     );
   });
 
+  app.get('/org-units/:id', async (c) => {
+    const session = c.get('session');
+    const id = c.req.param('id').toLowerCase();
+    const db = await portalRead(c, 'org_admin', [['org_unit', id]]);
+    const unit = await orgUnits.requireOrgUnit(db, id);
+    const units = await orgUnits.listOrgUnits(db, unit.organization_id, null, 10_000);
+    const base = `/portal/org-units/${unit.id}`;
+    return render(
+      c,
+      <Layout title={`Organisationseinheit ${unit.name}`} session={session} flash={takeFlash(c)}>
+        <p>
+          <a href="/portal/org-units">Zurück zu allen Organisationseinheiten</a>
+        </p>
+        <form method="post" action={`${base}/rename`}>
+          <CsrfField session={session} />
+          <h2>Umbenennen</h2>
+          <label for="name">Neuer Name</label>
+          <input id="name" name="name" required maxlength={200} value={unit.name} />
+          <p>
+            <button type="submit">Umbenennen</button>
+          </p>
+        </form>
+        <form method="post" action={`${base}/move`}>
+          <CsrfField session={session} />
+          <h2>Verschieben</h2>
+          <label for="parent_id">Neue übergeordnete Einheit</label>
+          <ParentSelect id="parent_id" units={units} selected={unit.parent_id} without={unit.id} />
+          <p>
+            <button type="submit">Verschieben</button>
+          </p>
+        </form>
+        <form method="post" action={`${base}/delete`}>
+          <CsrfField session={session} />
+          <h2>Löschen</h2>
+          <p>Nur eine Einheit ohne Unter-Einheiten und ohne Geräte kann gelöscht werden; ihre Vorgaben gehen mit.</p>
+          <button type="submit" class="danger">
+            Endgültig löschen
+          </button>
+        </form>
+      </Layout>,
+    );
+  });
+
+  app.post('/org-units', async (c) => {
+    const org = c.get('session').organizationId!;
+    const fields = await formFields(c);
+    return writeAndRedirect(c, '/portal/org-units', 'Organisationseinheit angelegt.', () => {
+      const parsed = OrgUnitCreate.safeParse({ name: fields.name, parent_id: parentOf(fields.parent_id) });
+      if (!parsed.success) throw invalidInput(parsed.error);
+      const parent = parsed.data.parent_id ?? null;
+      const ids = parent === null ? [] : ([['org_unit', parent]] as const);
+      return portalWrite(
+        c,
+        { access: 'org_admin', audit: 'org_unit.create', ids: [['organization', org], ...ids] },
+        async (tx) => inGerman(() => createUnit(tx, org, parsed.data).then(noResult)),
+      );
+    });
+  });
+
+  /** Rename and move: the API's PATCH with one field each. */
+  for (const [verb, field, success] of [
+    ['rename', 'name', 'Organisationseinheit umbenannt.'],
+    ['move', 'parent_id', 'Organisationseinheit verschoben.'],
+  ] as const) {
+    app.post(`/org-units/:id/${verb}`, async (c) => {
+      const id = c.req.param('id').toLowerCase();
+      const fields = await formFields(c);
+      const value = field === 'name' ? fields.name : parentOf(fields.parent_id);
+      return writeAndRedirect(c, `/portal/org-units/${id}`, success, async () => {
+        const parsed = OrgUnitPatch.safeParse({ [field]: value });
+        if (!parsed.success) throw invalidInput(parsed.error);
+        const parent = parsed.data.parent_id ?? null;
+        const ids = parent === null ? [] : ([['org_unit', parent]] as const);
+        await portalWrite(
+          c,
+          { access: 'org_admin', audit: 'org_unit.update', ids: [['org_unit', id], ...ids] },
+          async (tx) => inGerman(() => updateUnit(tx, id, parsed.data).then(noResult)),
+        );
+      });
+    });
+  }
+
+  app.post('/org-units/:id/delete', async (c) => {
+    const id = c.req.param('id').toLowerCase();
+    return writeAndRedirect(c, '/portal/org-units', 'Organisationseinheit gelöscht.', () =>
+      portalWrite(c, { access: 'org_admin', audit: 'org_unit.delete', ids: [['org_unit', id]] }, async (tx) =>
+        inGerman(() => deleteUnit(tx, id).then(noResult)),
+      ),
+    );
+  });
+
   app.get('/groups', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
     const db = await portalRead(c, 'org_viewer', [['organization', org]]);
-    const [groups, extra] = await Promise.all([listGroups(db, org, null, 10_000), countsAndOverrides(db, org)]);
+    const [list, extra] = await Promise.all([groups.listGroups(db, org, null, 10_000), countsAndOverrides(db, org)]);
+    const write = canWrite(session);
     return render(
       c,
       <Layout title="Gruppen" session={session} flash={takeFlash(c)}>
-        {apiNote('Gruppen und ihre Mitglieder')}
-        {groups.length === 0 ? (
-          <p class="empty">Noch keine Gruppen: legen Sie eine über die API an (POST /organizations/…/groups).</p>
+        {write ? (
+          <form method="post" action="/portal/groups">
+            <CsrfField session={session} />
+            <h2>Neue Gruppe</h2>
+            <label for="name">Name</label>
+            <input id="name" name="name" required maxlength={200} />
+            <p>
+              <button type="submit">Anlegen</button>
+            </p>
+          </form>
+        ) : null}
+        {list.length === 0 ? (
+          <p class="empty">
+            Noch keine Gruppen{write ? ': legen Sie oben die erste an.' : ' (ein Admin der Organisation legt sie an).'}
+          </p>
         ) : (
           <table>
             <thead>
@@ -124,16 +294,22 @@ export function organizationRoutes() {
                 <th scope="col">Gruppe</th>
                 <th scope="col">Mitglieder</th>
                 <th scope="col">Vorgaben</th>
+                {write ? <th scope="col">Aktion</th> : null}
               </tr>
             </thead>
             <tbody>
-              {groups.slice(0, 10_000).map((g) => (
+              {list.slice(0, 10_000).map((g) => (
                 <tr>
                   <td>{g.name}</td>
                   <td>
                     <a href={`/portal/devices?group_id=${g.id}`}>{extra.groupMembers.get(g.id) ?? 0}</a>
                   </td>
                   <td>{(extra.groupOverrides.get(g.id) ?? []).join(', ') || '–'}</td>
+                  {write ? (
+                    <td>
+                      <a href={`/portal/groups/${g.id}`}>Bearbeiten …</a>
+                    </td>
+                  ) : null}
                 </tr>
               ))}
             </tbody>
@@ -143,42 +319,147 @@ export function organizationRoutes() {
     );
   });
 
-  app.get('/api-keys', async (c) => {
+  app.get('/groups/:id', async (c) => {
     const session = c.get('session');
-    const org = session.organizationId!;
-    const db = await portalRead(c, 'org_admin', [['organization', org]]);
-    const keys = await listApiKeys(db, org, null, 500);
+    const id = c.req.param('id').toLowerCase();
+    const db = await portalRead(c, 'org_admin', [['group', id]]);
+    const group = await groups.requireGroup(db, id);
+    const members = await groups.listGroupDevices(db, id, null, 1000);
+    const base = `/portal/groups/${group.id}`;
     return render(
       c,
-      <Layout title="API-Schlüssel" session={session} flash={takeFlash(c)}>
-        {apiNote('Erstellen und Widerrufen von Schlüsseln')}
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Rolle</th>
-              <th scope="col">Präfix</th>
-              <th scope="col">Zuletzt benutzt</th>
-              <th scope="col">Läuft ab</th>
-              <th scope="col">Widerrufen</th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.slice(0, 500).map((k) => (
+      <Layout title={`Gruppe ${group.name}`} session={session} flash={takeFlash(c)}>
+        <p>
+          <a href="/portal/groups">Zurück zu allen Gruppen</a>
+        </p>
+        <h2>Mitglieder</h2>
+        <form method="post" action={`${base}/members`}>
+          <CsrfField session={session} />
+          <label for="device">Gerät hinzufügen (Seriennummer oder Geräte-ID)</label>
+          <input id="device" name="device" required maxlength={200} />
+          <p>
+            <button type="submit">Hinzufügen</button>
+          </p>
+        </form>
+        {members.length === 0 ? (
+          <p class="empty">Noch keine Mitglieder: fügen Sie oben ein Gerät hinzu.</p>
+        ) : (
+          <table>
+            <thead>
               <tr>
-                <td>{k.name}</td>
-                <td>{k.role === 'admin' ? 'Admin' : 'Leser'}</td>
-                <td>
-                  <code>{k.prefix}</code>
-                </td>
-                <td>{formatTime(k.last_used_at)}</td>
-                <td>{formatTime(k.expires_at)}</td>
-                <td>{formatTime(k.revoked_at)}</td>
+                <th scope="col">Seriennummer</th>
+                <th scope="col">Hostname</th>
+                <th scope="col">Aktion</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {members.slice(0, 1000).map((d) => (
+                <tr>
+                  <td>
+                    <a href={`/portal/devices/${d.id}`}>{d.serial}</a>
+                  </td>
+                  <td>{d.hostname ?? '–'}</td>
+                  <td>
+                    <form method="post" action={`${base}/members/${d.id}/remove`}>
+                      <CsrfField session={session} />
+                      <button type="submit">Entfernen</button>
+                    </form>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        <form method="post" action={`${base}/rename`}>
+          <CsrfField session={session} />
+          <h2>Umbenennen</h2>
+          <label for="name">Neuer Name</label>
+          <input id="name" name="name" required maxlength={200} value={group.name} />
+          <p>
+            <button type="submit">Umbenennen</button>
+          </p>
+        </form>
+        <form method="post" action={`${base}/delete`}>
+          <CsrfField session={session} />
+          <h2>Löschen</h2>
+          <p>Die Mitgliedschaften und Vorgaben der Gruppe gehen mit.</p>
+          <button type="submit" class="danger">
+            Endgültig löschen
+          </button>
+        </form>
       </Layout>,
+    );
+  });
+
+  app.post('/groups', async (c) => {
+    const org = c.get('session').organizationId!;
+    const fields = await formFields(c);
+    return writeAndRedirect(c, '/portal/groups', 'Gruppe angelegt.', () => {
+      const parsed = GroupCreate.safeParse({ name: fields.name });
+      if (!parsed.success) throw invalidInput(parsed.error);
+      return portalWrite(c, { access: 'org_admin', audit: 'group.create', ids: [['organization', org]] }, (tx) =>
+        groupService.createGroup(tx, org, parsed.data).then(noResult),
+      );
+    });
+  });
+
+  app.post('/groups/:id/rename', async (c) => {
+    const id = c.req.param('id').toLowerCase();
+    const fields = await formFields(c);
+    return writeAndRedirect(c, `/portal/groups/${id}`, 'Gruppe umbenannt.', () => {
+      const parsed = GroupPatch.safeParse({ name: fields.name });
+      if (!parsed.success) throw invalidInput(parsed.error);
+      return portalWrite(c, { access: 'org_admin', audit: 'group.update', ids: [['group', id]] }, (tx) =>
+        groupService.updateGroup(tx, id, parsed.data).then(noResult),
+      );
+    });
+  });
+
+  app.post('/groups/:id/delete', async (c) => {
+    const id = c.req.param('id').toLowerCase();
+    return writeAndRedirect(c, '/portal/groups', 'Gruppe gelöscht.', () =>
+      portalWrite(c, { access: 'org_admin', audit: 'group.delete', ids: [['group', id]] }, (tx) =>
+        groupService.deleteGroup(tx, id).then(noResult),
+      ),
+    );
+  });
+
+  /** A device of the session's organization by serial (exact) or id; else a message, not a 404 page. */
+  async function deviceOf(db: Db, organizationId: string, given: string): Promise<string> {
+    const value = given.trim();
+    const [row] = await db<{ id: string }[]>`
+      select id from devices where organization_id = ${organizationId}
+      and (serial = ${value} or ${isUuid(value) ? value.toLowerCase() : null}::uuid = id)
+      order by (serial = ${value}) desc limit 1`;
+    if (!row) throw new ApiError('invalid_request', `Kein Gerät „${value.slice(0, 80)}“ in Ihrer Organisation.`);
+    return row.id;
+  }
+
+  app.post('/groups/:id/members', async (c) => {
+    const id = c.req.param('id').toLowerCase();
+    const org = c.get('session').organizationId!;
+    const fields = await formFields(c);
+    return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät zur Gruppe hinzugefügt.', () =>
+      portalWrite(c, { access: 'org_admin', audit: 'group.add_device', ids: [['group', id]] }, async (tx) =>
+        inGerman(async () => {
+          const deviceId = await deviceOf(tx, org, fields.device ?? '');
+          return noResult(await groupService.changeMember(tx, 'add', id, deviceId));
+        }),
+      ),
+    );
+  });
+
+  app.post('/groups/:id/members/:device/remove', async (c) => {
+    const id = c.req.param('id').toLowerCase();
+    const device = c.req.param('device').toLowerCase();
+    const ids = [
+      ['group', id],
+      ['device', device],
+    ] as const;
+    return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät aus der Gruppe entfernt.', () =>
+      portalWrite(c, { access: 'org_admin', audit: 'group.remove_device', ids }, (tx) =>
+        groupService.changeMember(tx, 'remove', id, device).then(noResult),
+      ),
     );
   });
 
@@ -221,39 +502,5 @@ export function organizationRoutes() {
     );
   });
 
-  app.get('/webhooks', async (c) => {
-    const session = c.get('session');
-    const org = session.organizationId!;
-    const db = await portalRead(c, 'org_admin', [['organization', org]]);
-    const hooks = await listWebhooks(db, org, null, 500);
-    return render(
-      c,
-      <Layout title="Webhooks" session={session} flash={takeFlash(c)}>
-        {apiNote('Webhooks')}
-        {hooks.length === 0 ? (
-          <p class="empty">Noch keine Webhooks.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Ereignisse</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {hooks.slice(0, 500).map((h) => (
-                <tr>
-                  <td>{h.url}</td>
-                  <td>{h.events.join(', ')}</td>
-                  <td>{h.disabled_at ? `deaktiviert seit ${formatTime(h.disabled_at)}` : 'aktiv'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </Layout>,
-    );
-  });
   return app;
 }

@@ -8,13 +8,12 @@ import { Hono } from 'hono';
 import { createSession, revokeSession } from '../enrollment_sessions/service.ts';
 import { listEnrollmentSessions } from '../enrollment_sessions/repo.ts';
 import { EnrollmentSessionCreate } from '../enrollment_sessions/schemas.ts';
-import { ApiError } from '../http/errors.ts';
 import { IsoBuildCreate } from '../iso_builds/schemas.ts';
 import { serveIsoDownload, triggerIsoBuild } from '../iso_builds/service.ts';
 import { listIsoBuilds } from '../iso_builds/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { auditPortalRead, canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
-import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 
 const statusLabel: Record<string, string> = {
@@ -23,12 +22,6 @@ const statusLabel: Record<string, string> = {
   completed: 'fertig',
   failed: 'fehlgeschlagen',
 };
-
-/** A zod failure as the portal shows it: the fields and what is wrong with them. */
-function invalid(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): ApiError {
-  const text = error.issues.map((i) => `${i.path.join('.') || 'Eingabe'}: ${i.message}`).join('; ');
-  return new ApiError('invalid_request', `Ungültige Eingabe – ${text}`);
-}
 
 export function rolloutRoutes() {
   const app = new Hono<PortalEnv>();
@@ -136,7 +129,7 @@ export function rolloutRoutes() {
             ? new Date(Date.now() + days * 86_400_000).toISOString()
             : '',
       });
-      if (!parsed.success) throw invalid(parsed.error);
+      if (!parsed.success) throw invalidInput(parsed.error);
       return portalWrite(
         c,
         { access: 'org_admin', audit: 'enrollment_session.create', ids: [['organization', org]] },
@@ -267,7 +260,7 @@ export function rolloutRoutes() {
         ...(kind === 'session' ? { enrollment_session_id: id } : { template_id: id }),
         ...(wlan ? { wlan } : {}),
       });
-      if (!parsed.success) throw invalid(parsed.error);
+      if (!parsed.success) throw invalidInput(parsed.error);
       const ids: Array<readonly ['organization' | 'enrollment_session', string]> = [['organization', org]];
       if (parsed.data.enrollment_session_id) ids.push(['enrollment_session', parsed.data.enrollment_session_id]);
       return portalWrite(c, { access: 'org_admin', audit: 'iso_build.create', ids }, async (tx) => {

@@ -14,6 +14,7 @@ import { formFields, render } from './http.tsx';
 import { Layout } from './layout.tsx';
 import { loginRoutes, sessionRoutes } from './login.tsx';
 import { organizationRoutes } from './organization.tsx';
+import { credentialRoutes } from './credentials.tsx';
 import { rolloutRoutes } from './rollout.tsx';
 import { csrfMatches, currentSession, SESSION_COOKIE, cookieOptions } from './session.ts';
 import { portalCss } from './style.ts';
@@ -75,6 +76,7 @@ export function portalRoutes() {
   portal.route('/', deviceRoutes());
   portal.route('/', rolloutRoutes());
   portal.route('/', organizationRoutes());
+  portal.route('/', credentialRoutes());
 
   portal.all('*', (c) =>
     render(

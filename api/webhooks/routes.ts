@@ -4,14 +4,14 @@
  */
 import type { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { notFound } from '../http/errors.ts';
 import { IdParams, iso, json, jsonBody, Uuid } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
+import { subscribe, unsubscribe } from './service.ts';
 import { CreatedWebhook, Webhook, WebhookCreate, WebhookDelivery, WebhookDeliveryAttempt } from './schemas.ts';
-import { webhookUrlProblem } from './url_policy.ts';
 
 const tags = ['Webhooks'];
 
@@ -126,25 +126,8 @@ export function webhookRoutes() {
     .openapi(createWebhook, async (c) => {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { config } = c.get('deps');
-      const problem = webhookUrlProblem(body.url, config.webhooks);
-      if (problem !== null) {
-        throw new ApiError('invalid_request', `url ${problem}`, { details: [{ path: ['url'], message: problem }] });
-      }
-      const db = c.get('db');
-      await requireOrganization(db, id);
-      const { row, secret } = await repo.createWebhook(db, {
-        organizationId: id,
-        url: body.url,
-        events: body.events,
-        key: config.wlanKey,
-      });
-      recordAudit(c, {
-        organizationId: id,
-        targetType: 'webhook',
-        targetId: row.id,
-        details: { url: row.url, events: row.events },
-      });
+      const { row, secret, audit } = await subscribe(c.get('db'), c.get('deps').config, id, body);
+      recordAudit(c, audit);
       return c.json({ ...serializeWebhook(row), secret }, 201);
     })
     .openapi(listWebhooks, async (c) => {
@@ -157,14 +140,8 @@ export function webhookRoutes() {
     })
     .openapi(deleteWebhook, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.deleteWebhook(c.get('db'), id);
-      if (!row) throw notFound('webhook', id);
-      recordAudit(c, {
-        organizationId: row.organization_id,
-        targetType: 'webhook',
-        targetId: id,
-        details: { url: row.url },
-      });
+      const { audit } = await unsubscribe(c.get('db'), id);
+      recordAudit(c, audit);
       return c.body(null, 204);
     })
     .openapi(listDeliveries, async (c) => {

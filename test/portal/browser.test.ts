@@ -175,7 +175,13 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     await page.getByRole('button', { name: 'Abmelden' }).click();
     await page.waitForURL('**/portal/login');
     await signIn(fleet.viewerKey);
-    for (const path of ['/portal/devices', `/portal/devices/${fleet.deviceId}`, '/portal/iso-builds']) {
+    for (const path of [
+      '/portal/devices',
+      `/portal/devices/${fleet.deviceId}`,
+      '/portal/iso-builds',
+      '/portal/org-units',
+      '/portal/groups',
+    ]) {
       await page.goto(`${service.base}${path}`);
       const buttons = await page.getByRole('button').allTextContents();
       expect(

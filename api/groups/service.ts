@@ -1,0 +1,37 @@
+/**
+ * Creating, renaming and deleting a group and changing its members (CONTRACT §9), shared by
+ * the API routes and the portal: each returns the audit entry of the change.
+ */
+import type { AuditEntry } from '../audit/repo.ts';
+import type { Db } from '../db/client.ts';
+import * as repo from './repo.ts';
+import type { GroupCreateInput, GroupPatchInput } from './schemas.ts';
+
+export async function createGroup(db: Db, organizationId: string, input: GroupCreateInput) {
+  const row = await repo.createGroup(db, organizationId, input);
+  const audit: AuditEntry = { organizationId, targetType: 'group', targetId: row.id, details: { name: row.name } };
+  return { row, audit };
+}
+
+export async function updateGroup(db: Db, id: string, patch: GroupPatchInput) {
+  const row = await repo.updateGroup(db, id, patch);
+  const audit: AuditEntry = { organizationId: row.organization_id, targetType: 'group', targetId: id, details: patch };
+  return { row, audit };
+}
+
+export async function deleteGroup(db: Db, id: string): Promise<{ audit: AuditEntry }> {
+  const organizationId = await repo.deleteGroup(db, id);
+  return { audit: { organizationId, targetType: 'group', targetId: id } };
+}
+
+/** Adds (`add`) or removes a member; both idempotent. */
+export async function changeMember(db: Db, verb: 'add' | 'remove', groupId: string, deviceId: string) {
+  const organizationId = await (verb === 'add' ? repo.addMember : repo.removeMember)(db, groupId, deviceId);
+  const audit: AuditEntry = {
+    organizationId,
+    targetType: 'group',
+    targetId: groupId,
+    details: { device_id: deviceId },
+  };
+  return { audit };
+}

@@ -1,0 +1,42 @@
+/**
+ * Subscribing and deleting a webhook (CONTRACT §16), shared by the API routes and the
+ * portal: the URL policy is checked here, and each returns the audit entry of the change
+ * (never the secret).
+ */
+import type { AuditEntry } from '../audit/repo.ts';
+import type { AppConfig } from '../config.ts';
+import type { Db } from '../db/client.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { requireOrganization } from '../organizations/repo.ts';
+import * as repo from './repo.ts';
+import { webhookUrlProblem } from './url_policy.ts';
+
+export async function subscribe(
+  db: Db,
+  config: Pick<AppConfig, 'webhooks' | 'wlanKey'>,
+  organizationId: string,
+  input: { url: string; events: string[] },
+): Promise<{ row: repo.WebhookRow; secret: string; audit: AuditEntry }> {
+  const problem = webhookUrlProblem(input.url, config.webhooks);
+  if (problem !== null) {
+    throw new ApiError('invalid_request', `url ${problem}`, { details: [{ path: ['url'], message: problem }] });
+  }
+  await requireOrganization(db, organizationId);
+  const { row, secret } = await repo.createWebhook(db, {
+    organizationId,
+    url: input.url,
+    events: input.events,
+    key: config.wlanKey,
+  });
+  const details = { url: row.url, events: row.events };
+  return { row, secret, audit: { organizationId, targetType: 'webhook', targetId: row.id, details } };
+}
+
+export async function unsubscribe(db: Db, id: string): Promise<{ row: repo.WebhookRow; audit: AuditEntry }> {
+  const row = await repo.deleteWebhook(db, id);
+  if (!row) throw notFound('webhook', id);
+  return {
+    row,
+    audit: { organizationId: row.organization_id, targetType: 'webhook', targetId: id, details: { url: row.url } },
+  };
+}
