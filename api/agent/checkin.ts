@@ -53,7 +53,10 @@ export async function checkIn(
     return { row, answer: live ? await answerFor(source, config, row, input) : undefined };
   };
   // Hardware is a write: the primary. Everything else may come from the replica.
-  const { row, answer } = input.hardware === undefined ? await reads.read(db, read) : await reads.onPrimary(db, read);
+  let { row, answer } = input.hardware === undefined ? await reads.read(db, read) : await reads.onPrimary(db, read);
+  // A secret the replica does not know may be one the primary issued a moment ago (a device
+  // that just bootstrapped or was reprovisioned): only the primary may call it unknown.
+  if (!row && input.hardware === undefined && reads.usingReplica) ({ row, answer } = await reads.onPrimary(db, read));
   requireLiveDevice(row);
   heartbeats.record(row!.id, at);
   return answer!;
