@@ -23,10 +23,11 @@ import { enrollmentSessionRoutes } from './enrollment_sessions/routes.ts';
 import { groupRoutes } from './groups/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { limitBodySize } from './http/body.ts';
+import { busyMessage, CheckinGate } from './http/shed.ts';
 import type { AppDeps, AppEnv } from './app_env.ts';
 import { ApiError, errorBody } from './http/errors.ts';
 import { validationHook } from './http/openapi.ts';
-import { observeRequests } from './metrics/observe.ts';
+import { CHECKIN, observeRequests, RefusedCheckins } from './metrics/observe.ts';
 import { methodNotAllowed, routeTemplate } from './http/routes_table.ts';
 import { isoBuildRoutes } from './iso_builds/routes.ts';
 import { orgUnitRoutes } from './org_units/routes.ts';
@@ -41,7 +42,11 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 export function createApp(appDeps: AppDeps) {
   // Check-ins read from the primary unless the runtime gives a replica router.
-  const deps: AppDeps = { ...appDeps, checkinReads: appDeps.checkinReads ?? new CheckinReads(appDeps.sql, null) };
+  const deps: AppDeps = {
+    ...appDeps,
+    checkinReads: appDeps.checkinReads ?? new CheckinReads(appDeps.sql, null),
+    checkinGate: appDeps.checkinGate ?? new CheckinGate(appDeps.config.checkin),
+  };
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
   app.use('*', requestId({ limitLength: 64 }));
@@ -50,7 +55,8 @@ export function createApp(appDeps: AppDeps) {
     await next();
   });
   const metrics = new Metrics(deps);
-  app.use('*', observeRequests(metrics));
+  const refused = new RefusedCheckins(deps.log);
+  app.use('*', observeRequests(metrics, refused));
   app.use('*', methodNotAllowed(app));
   // Half a second under the budget, so the 503 itself is out within it.
   const databaseBudgetMs = (deps.config.databaseTimeoutSeconds ?? DEFAULT_DATABASE_TIMEOUT_SECONDS) * 1000;
@@ -120,7 +126,43 @@ export function createApp(appDeps: AppDeps) {
 
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   app.onError((err, c) => renderError(err, c));
-  return app;
+  return Object.assign(app, { refuseEarly: earlyRefusal(deps.checkinGate!, metrics, refused) });
+}
+
+/** A 503 the runtime's HTTP front sends without calling the app. */
+export interface EarlyAnswer {
+  status: 503;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * A check-in the gate refuses, answered before the app (CONTRACT §14): under a herd most
+ * requests are refused, and the full middleware chain per refusal would keep the process
+ * saturated by refusals alone. The same gate, the same error body and `Retry-After`, the
+ * same metrics as the route's own refusal. Anything but the plain check-in URL goes on.
+ */
+const utf8 = new TextEncoder();
+
+function earlyRefusal(gate: CheckinGate, metrics: Metrics, refused: RefusedCheckins) {
+  return (method: string, url: string): EarlyAnswer | null => {
+    if (method !== 'POST' || url !== CHECKIN) return null;
+    const retryAfter = gate.refusal();
+    if (retryAfter === null) return null;
+    metrics.observe(method, CHECKIN, 503, 0);
+    refused.add();
+    const body = JSON.stringify(errorBody('service_unavailable', busyMessage(retryAfter)));
+    return {
+      status: 503,
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(utf8.encode(body).byteLength),
+        'retry-after': String(retryAfter),
+        'x-request-id': crypto.randomUUID(),
+      },
+      body,
+    };
+  };
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -8,6 +8,7 @@ import type { AuditEntry } from './audit/repo.ts';
 import type { Db, Sql } from './db/client.ts';
 import type { CheckinReads } from './db/replica.ts';
 import type { Heartbeats } from './agent/heartbeats.ts';
+import type { CheckinGate } from './http/shed.ts';
 import type { Logger } from './log.ts';
 
 export interface AppDeps {
@@ -18,6 +19,8 @@ export interface AppDeps {
   heartbeats?: Heartbeats;
   /** Where check-ins read: the replica while healthy; absent: the primary (`sql`). */
   checkinReads?: CheckinReads;
+  /** Admits or sheds check-ins (CONTRACT §14); absent: one per app, from `config.checkin`. */
+  checkinGate?: CheckinGate;
 }
 
 export interface AppEnv {

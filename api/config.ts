@@ -103,7 +103,7 @@ const EnvSchema = z.object({
   /** Check-ins in flight per API process before more are refused with 503 (default: 32 per pool connection). */
   CHECKIN_MAX_IN_FLIGHT: integer(1, 100_000).optional(),
   /** Check-ins are refused while the event loop lags more than this (ms): what is admitted is answered quickly. */
-  CHECKIN_MAX_EVENT_LOOP_DELAY_MS: integer(1, 60_000).default(250),
+  CHECKIN_MAX_EVENT_LOOP_DELAY_MS: integer(1, 60_000).default(100),
   /** The least Retry-After of a refused check-in; the jitter adds up to as much again. */
   CHECKIN_RETRY_AFTER_SECONDS: integer(1, 3600).default(30),
   /** A bearer token for GET /metrics besides the operator token (at least 32 characters). */

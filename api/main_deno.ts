@@ -8,7 +8,14 @@
 import { appConfig, ConfigError, configWarnings, type Env, loadEnv } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { errorBody } from './http/errors.ts';
-import { apiFetch, type HttpFront, onShutdown, openApiDatabase, startupFailureLine } from './runtime/api_service.ts';
+import {
+  apiHandler,
+  type ApiHandler,
+  type HttpFront,
+  onShutdown,
+  openApiDatabase,
+  startupFailureLine,
+} from './runtime/api_service.ts';
 
 function readEnv(): Env {
   try {
@@ -20,9 +27,17 @@ function readEnv(): Env {
   }
 }
 
+/** A check-in the gate refuses now, answered before the app (the request target is the URL's path and query). */
+function early(app: ApiHandler, request: Request): Response | null {
+  if (request.method !== 'POST') return null;
+  const url = request.url;
+  const refused = app.refuseEarly('POST', url.slice(url.indexOf('/', url.indexOf('//') + 2)));
+  return refused ? new Response(refused.body, { status: refused.status, headers: refused.headers }) : null;
+}
+
 /** Deno.serve as the runtime's front: bound first, 503 while starting, `connection: close` while draining. */
 function listenFirst(env: Env, log: Logger): HttpFront {
-  let handler: ((request: Request, info: unknown) => Response | Promise<Response>) | null = null;
+  let app: ApiHandler | null = null;
   let draining = false;
   const starting = () =>
     new Response(JSON.stringify(errorBody('service_unavailable', 'the service is starting; retry later')), {
@@ -32,7 +47,7 @@ function listenFirst(env: Env, log: Logger): HttpFront {
   let server: Deno.HttpServer;
   try {
     server = Deno.serve({ port: env.PORT, hostname: '0.0.0.0', onListen: () => {} }, async (request, info) => {
-      const response = handler ? await handler(request, info) : starting();
+      const response = app ? (early(app, request) ?? (await app.fetch(request, info))) : starting();
       if (!draining) return response;
       // While draining, every answer closes its connection so keep-alive clients move on.
       try {
@@ -54,8 +69,8 @@ function listenFirst(env: Env, log: Logger): HttpFront {
   }
   return {
     port: (server.addr as Deno.NetAddr).port,
-    attach(fetch) {
-      handler = fetch;
+    attach(handler) {
+      app = handler;
     },
     async close() {
       draining = true;
@@ -92,7 +107,7 @@ try {
     dataDir: env.DATA_DIR,
   });
   const db = await openApiDatabase(env, log, env.DATABASE_URL);
-  http.attach(apiFetch(db, config, log));
+  http.attach(apiHandler(db, config, log));
   onShutdown(log, [{ name: 'requests drained', run: () => http.close() }, ...db.stopSteps], {
     onSignal: (signal, run) => Deno.addSignalListener(signal, run),
     exit: (code) => Deno.exit(code),

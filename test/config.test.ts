@@ -105,7 +105,7 @@ describe('the check-in path (CONTRACT §19)', () => {
     const plain = loadEnv({});
     expect(plain.DATABASE_REPLICA_URL).toBeUndefined();
     expect(plain.REPLICA_MAX_LAG_SECONDS).toBe(5);
-    expect(plain.CHECKIN_MAX_EVENT_LOOP_DELAY_MS).toBe(250);
+    expect(plain.CHECKIN_MAX_EVENT_LOOP_DELAY_MS).toBe(100);
     const set = loadEnv({
       DATABASE_REPLICA_URL: 'postgres://fleet@replica.internal/fleet',
       REPLICA_MAX_LAG_SECONDS: '2',

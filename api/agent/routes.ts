@@ -15,7 +15,6 @@ import { hashSecret } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
 import { json, jsonBody } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
-import { shedLoad } from '../http/shed.ts';
 import { agentSecret, issueAgentSecret, liveAgentDevice } from './auth.ts';
 import { checkIn } from './checkin.ts';
 import * as repo from './repo.ts';
@@ -31,6 +30,9 @@ import {
 } from './schemas.ts';
 
 const tags = ['Agent'];
+
+/** Load shedding comes first (CONTRACT §14): the app's gate, which the runtime's front asks too. */
+const shedCheckins = (c: Context<AppEnv>, next: () => Promise<void>) => c.get('deps').checkinGate!.admit(next);
 
 const bootstrap = defineRoute({
   method: 'post',
@@ -63,7 +65,7 @@ const checkin = defineRoute({
     'the answer is 304 without a body (the check-in still counts). Under overload a check-in is refused at once ' +
     'with 503 `service_unavailable` and a `Retry-After` (seconds, with jitter): come back then.',
   access: 'agent',
-  middleware: [shedLoad((c) => (c as Context<AppEnv>).get('deps').config.checkin), agentSecret, smallJsonBody] as const,
+  middleware: [shedCheckins, agentSecret, smallJsonBody] as const,
   errors: ['invalid_agent_secret', 'device_deprovisioned', 'device_archived', 'service_unavailable'],
   request: {
     headers: z.object({

@@ -1,6 +1,6 @@
 /**
- * Load shedding for a route (CONTRACT §14): a bound on its requests in flight in this
- * process, and a bound on how late the event loop runs. Past either, a request is refused
+ * Load shedding for the check-in (CONTRACT §14): a bound on check-ins in flight in this
+ * process, and a bound on how late the event loop runs. Past either, a check-in is refused
  * at once with 503 `service_unavailable` and a `Retry-After` of the base plus random jitter,
  * so a returning herd spreads out instead of queueing without bound in front of the
  * database. Other routes are not counted.
@@ -9,8 +9,13 @@
  * herd, requests wait in the socket and the loop for seconds before that. The loop's delay
  * (as fastify's under-pressure uses it) sees that wait, so what is admitted is answered
  * quickly and the rest is refused cheaply.
+ *
+ * Cheaply matters: a herd is twice what the process can serve, so a refusal that costs as
+ * much as a health request keeps the loop saturated by refusals alone. The runtime's HTTP
+ * front therefore asks the same gate before the request reaches the app (`refusal()`), and
+ * answers a refused check-in with a prepared 503; the route's middleware asks again and
+ * counts what it admits.
  */
-import type { MiddlewareHandler } from 'hono';
 import { ApiError } from './errors.ts';
 
 export interface ShedOptions {
@@ -57,22 +62,37 @@ export function eventLoopDelayMs(): number {
   return loopDelay.ms;
 }
 
-export function shedLoad(options: (c: Parameters<MiddlewareHandler>[0]) => ShedOptions): MiddlewareHandler {
-  let inFlight = 0;
-  return async (c, next) => {
-    const { maxInFlight, retryAfterSeconds, maxEventLoopDelayMs } = options(c);
+/** The check-ins of one app: admitted while the process keeps up, refused at once otherwise. */
+export class CheckinGate {
+  private inFlight = 0;
+
+  constructor(private readonly options: ShedOptions) {}
+
+  /** The `Retry-After` (seconds, with jitter) for a check-in arriving now, or null to admit it. */
+  refusal(): number | null {
+    const { maxInFlight, retryAfterSeconds, maxEventLoopDelayMs } = this.options;
     const late = maxEventLoopDelayMs !== undefined && eventLoopDelayMs() > maxEventLoopDelayMs;
-    if (inFlight >= maxInFlight || late) {
-      const retryAfter = retryAfterSeconds + Math.floor(Math.random() * (retryAfterSeconds + 1));
-      throw new ApiError('service_unavailable', `the service is busy; retry in ${retryAfter} seconds`, {
+    if (this.inFlight < maxInFlight && !late) return null;
+    return retryAfterSeconds + Math.floor(Math.random() * (retryAfterSeconds + 1));
+  }
+
+  /** Runs an admitted check-in (counted in flight), or throws the contract's 503 at once. */
+  async admit(next: () => Promise<void>): Promise<void> {
+    const retryAfter = this.refusal();
+    if (retryAfter !== null) {
+      throw new ApiError('service_unavailable', busyMessage(retryAfter), {
         headers: { 'Retry-After': String(retryAfter) },
       });
     }
-    inFlight++;
+    this.inFlight++;
     try {
       await next();
     } finally {
-      inFlight--;
+      this.inFlight--;
     }
-  };
+  }
+}
+
+export function busyMessage(retryAfterSeconds: number): string {
+  return `the service is busy; retry in ${retryAfterSeconds} seconds`;
 }

@@ -7,6 +7,7 @@ import type { Context } from 'hono';
 import type { Metrics } from './metrics.ts';
 import { UNMATCHED_ROUTE } from './metrics.ts';
 import type { AppEnv } from '../app_env.ts';
+import type { Logger } from '../log.ts';
 import { routeTemplate } from '../http/routes_table.ts';
 
 /** Probes, docs and scrapes: polled by machines, logged at debug only. */
@@ -20,9 +21,38 @@ const quietRoutes = new Set([
   '/metrics',
 ]);
 
-const CHECKIN = '/api/v1/agent/checkin';
+export const CHECKIN = '/api/v1/agent/checkin';
 
-export function observeRequests(metrics: Metrics) {
+/**
+ * Check-ins refused with 503 (shed, or the database out of time) in one `info` line per
+ * second with their count: a returning herd is thousands of refusals a second, and a line
+ * for each would cost more than the refusal itself.
+ */
+export class RefusedCheckins {
+  private count = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly log: Logger) {}
+
+  add(): void {
+    this.count++;
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.log.info('check-ins refused', {
+        method: 'POST',
+        route: CHECKIN,
+        status: 503,
+        count: this.count,
+        seconds: 1,
+      });
+      this.count = 0;
+      this.timer = null;
+    }, 1000);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+}
+
+export function observeRequests(metrics: Metrics, refused: RefusedCheckins) {
   return async (c: Context<AppEnv>, next: () => Promise<void>) => {
     const started = performance.now();
     await next();
@@ -31,6 +61,7 @@ export function observeRequests(metrics: Metrics) {
     const method = c.req.method;
     const status = c.res.status;
     metrics.observe(method, route, status, ms / 1000);
+    if (route === CHECKIN && status === 503) return refused.add();
     // Check-ins are the fleet's heartbeat: counted above, logged only when they fail.
     const level = quietRoutes.has(route) || (route === CHECKIN && status < 400) ? 'debug' : 'info';
     c.get('deps').log[level]('request', {

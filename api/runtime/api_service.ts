@@ -5,7 +5,7 @@
  * HTTP front differs per runtime; nothing here imports a runtime's own modules.
  */
 import { Heartbeats } from '../agent/heartbeats.ts';
-import { createApp } from '../app.ts';
+import { createApp, type EarlyAnswer } from '../app.ts';
 import type { AppConfig, Env } from '../config.ts';
 import { createSql, type Sql } from '../db/client.ts';
 import { CheckinReads } from '../db/replica.ts';
@@ -15,7 +15,7 @@ import type { Logger } from '../log.ts';
 export interface HttpFront {
   port: number;
   /** Starts answering with the app (until then: 503 while starting). */
-  attach(fetch: (request: Request, env: unknown) => Response | Promise<Response>): void;
+  attach(app: ApiHandler): void;
   /** Stops accepting, lets in-flight requests finish up to the drain time, then closes the rest. */
   close(): Promise<void>;
 }
@@ -81,14 +81,22 @@ export async function openApiDatabase(env: Env, log: Logger, url: string): Promi
   };
 }
 
-export function apiFetch(db: ApiDatabase, config: AppConfig, log: Logger) {
-  return createApp({
+/** What a runtime's HTTP front serves: the app, and the check-ins it refuses before the app. */
+export interface ApiHandler {
+  fetch: (request: Request, env: unknown) => Response | Promise<Response>;
+  /** A prepared 503 for a check-in the gate refuses now (method and request target), or null. */
+  refuseEarly: (method: string, url: string) => EarlyAnswer | null;
+}
+
+export function apiHandler(db: ApiDatabase, config: AppConfig, log: Logger): ApiHandler {
+  const app = createApp({
     sql: db.sql,
     config,
     log,
     heartbeats: db.heartbeats,
     checkinReads: db.checkinReads,
-  }).fetch;
+  });
+  return { fetch: app.fetch, refuseEarly: app.refuseEarly };
 }
 
 /** How a runtime delivers stop signals and ends the process. */

@@ -16,8 +16,9 @@ import { createLogger, type Logger } from '../log.ts';
 import type { Runner } from 'graphile-worker';
 import { startWorker } from '../../jobs/worker.ts';
 import {
-  apiFetch,
+  apiHandler,
   type ApiDatabase,
+  type ApiHandler,
   type HttpFront,
   onShutdown as orderedStop,
   openApiDatabase,
@@ -94,10 +95,18 @@ function workerDeps(rt: Runtime) {
  */
 async function listenFirst(rt: Runtime): Promise<HttpFront> {
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+  let refuseEarly: ApiHandler['refuseEarly'] | null = null;
   let draining = false;
   const server = createServer((req, res) => {
     // While draining, every answer closes its connection so keep-alive clients move on.
     if (draining) res.setHeader('connection', 'close');
+    const refused = refuseEarly?.(req.method ?? '', req.url ?? '');
+    if (refused) {
+      // The body is never read: Node discards it after the answer, and the connection stays open.
+      res.writeHead(refused.status, refused.headers);
+      res.end(refused.body);
+      return;
+    }
     if (handler) return handler(req, res);
     res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '5' });
     res.end(JSON.stringify(errorBody('service_unavailable', 'the service is starting; retry later')));
@@ -114,8 +123,9 @@ async function listenFirst(rt: Runtime): Promise<HttpFront> {
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : rt.env.PORT,
-    attach(fetch) {
-      handler = getRequestListener(fetch);
+    attach(app) {
+      handler = getRequestListener(app.fetch);
+      refuseEarly = app.refuseEarly;
     },
     async close() {
       draining = true;
@@ -192,7 +202,7 @@ export async function runAll(): Promise<void> {
     await migrate(db.url, rt.log);
     api = await openApiDatabase(rt.env, rt.log, db.url);
     worker = await startWorker(db.url, workerDeps(rt), rt.env.WORKER_CONCURRENCY, workerOptions(rt));
-    http.attach(apiFetch(api, rt.config, rt.log));
+    http.attach(apiHandler(api, rt.config, rt.log));
   } catch (err) {
     await worker?.stop().catch(() => {});
     await embedded?.stop().catch(() => {});
@@ -214,7 +224,7 @@ export async function runApiOnly(): Promise<void> {
   }
   const http = await listenFirst(rt);
   const api = await openApiDatabase(rt.env, rt.log, rt.env.DATABASE_URL);
-  http.attach(apiFetch(api, rt.config, rt.log));
+  http.attach(apiHandler(api, rt.config, rt.log));
   onShutdown(rt.log, [{ name: 'requests drained', run: () => http.close() }, ...api.stopSteps]);
   announce(rt, http.port);
 }

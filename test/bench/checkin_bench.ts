@@ -25,6 +25,9 @@
  * the primary through a TCP proxy that adds N ms to each round trip (N/2 each way), as an
  * API instance far from the primary; the replica, when there is one, stays near.
  * PostgreSQL CPU is read per cluster (the postmaster and its children): primary and replica.
+ * `--cpu-prof=DIR` (BENCH_CPU_PROF) writes the server's V8 CPU profile there when it stops;
+ * BENCH_TRACE=1 prints each closed-loop phase's bounds on the monotonic clock in µs (the
+ * profile's time base, to cut one phase out of it) and the open loop's progress twice a second.
  * Loopback only, bounded in time (a watchdog ends it), and it removes everything it created.
  */
 import { Buffer } from 'node:buffer';
@@ -71,6 +74,9 @@ const settings = {
   hardwareEvery: setting('hardware-every', 'BENCH_HARDWARE_EVERY', 100),
   primaryDelayMs: setting('primary-delay-ms', 'BENCH_PRIMARY_DELAY_MS', 0),
   replica: process.argv.includes('--replica') || process.env.BENCH_REPLICA === '1',
+  /** A folder for the server's V8 CPU profile (`node --cpu-prof`), written when it stops. */
+  cpuProfileDir:
+    process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length) ?? process.env.BENCH_CPU_PROF,
 };
 const runtime = (process.argv.find((a) => a.startsWith('--runtime='))?.slice('--runtime='.length) ??
   process.env.BENCH_RUNTIME ??
@@ -172,6 +178,28 @@ function clusterCpuSeconds(postmaster: number | undefined): number {
   return processTree(postmaster).reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
 }
 
+type Cpu = PhaseResult['cpu'];
+
+/** CPU seconds per second from now until the returned function is called with the elapsed seconds. */
+function startCpuMeter(): (elapsed: number) => Cpu {
+  const server0 = cpuSecondsOf(serverPid);
+  const postgres0 = postgresCpuSeconds();
+  const bench0 = process.cpuUsage();
+  return (elapsed) => {
+    const bench = process.cpuUsage(bench0);
+    const postgres = postgresCpuSeconds();
+    const primary = (postgres.primary - postgres0.primary) / elapsed;
+    const replica = (postgres.replica - postgres0.replica) / elapsed;
+    return {
+      server: (cpuSecondsOf(serverPid) - server0) / elapsed,
+      postgres: primary + replica,
+      primary,
+      replica,
+      bench: (bench.user + bench.system) / 1e6 / elapsed,
+    };
+  };
+}
+
 function postgresCpuSeconds(): { primary: number; replica: number } {
   return { primary: clusterCpuSeconds(primaryPg()?.pid()), replica: clusterCpuSeconds(pair?.standby.pid()) };
 }
@@ -209,7 +237,8 @@ async function runPhase(
   let errors = 0;
   let firstError: string | null = null;
   let counter = 0;
-  const cpu0 = { server: cpuSecondsOf(serverPid), postgres: postgresCpuSeconds(), bench: process.cpuUsage() };
+  const cpuMeter = startCpuMeter();
+  if (process.env.BENCH_TRACE) console.log(`phase from ${process.hrtime.bigint() / 1000n} µs`);
   const transactions0 = await primaryTransactions();
   const started = performance.now();
   const stopAt = started + seconds * 1000;
@@ -235,17 +264,8 @@ async function runPhase(
   };
   await Promise.all(connections.map(loop));
   const elapsed = (performance.now() - started) / 1000;
-  const benchCpu = process.cpuUsage(cpu0.bench);
-  const pgCpu = postgresCpuSeconds();
-  const primary = (pgCpu.primary - cpu0.postgres.primary) / elapsed;
-  const replica = (pgCpu.replica - cpu0.postgres.replica) / elapsed;
-  const cpu = {
-    server: (cpuSecondsOf(serverPid) - cpu0.server) / elapsed,
-    postgres: primary + replica,
-    primary,
-    replica,
-    bench: (benchCpu.user + benchCpu.system) / 1e6 / elapsed,
-  };
+  const cpu = cpuMeter(elapsed);
+  if (process.env.BENCH_TRACE) console.log(`phase to ${process.hrtime.bigint() / 1000n} µs`);
   const primaryTransactionsPerSecond = ((await primaryTransactions()) - transactions0) / elapsed;
   for (const c of connections) c.close();
   latencies.sort((a, b) => a - b);
@@ -276,6 +296,9 @@ interface OpenLoopResult {
   /** p99 of the answers with 200 only (the herd: what is answered must be answered quickly). */
   p99Served: number;
   retryAfter: { min: number; max: number } | null;
+  /** p99 from the moment a request was written to its answer (the server's share, without the wait for a connection). */
+  p99FromSend: number;
+  cpu: Cpu;
 }
 
 /**
@@ -299,6 +322,8 @@ async function runOpenLoop(
   let retryMax = 0;
   let served = 0;
   let counter = 0;
+  const fromSend: number[] = [];
+  const cpuMeter = startCpuMeter();
   const started = performance.now();
   const total = Math.round(seconds * ratePerSecond);
   const interval = 1000 / ratePerSecond;
@@ -309,9 +334,11 @@ async function runOpenLoop(
   const send = (connection: RawConnection, due: number) => {
     inFlight++;
     const r = next(counter++, counter % settings.devices);
+    const sent = performance.now();
     connection
       .send(rawRequest(r.method, r.path, r.headers, r.body))
       .then((res) => {
+        fromSend.push(performance.now() - sent);
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
         if (res.status === 200) {
           served++;
@@ -324,7 +351,8 @@ async function runOpenLoop(
         }
         free.push(connection);
       })
-      .catch(() => {
+      .catch((err) => {
+        if (process.env.BENCH_TRACE && !statuses[0]) console.log(`first connection error: ${err}`);
         statuses[0] = (statuses[0] ?? 0) + 1;
       })
       .finally(() => {
@@ -347,10 +375,22 @@ async function runOpenLoop(
     if (issued < total) setTimeout(tick, Math.max(0, Math.min(1, started + issued * interval - performance.now())));
     else if (inFlight === 0 && waiting.length === 0) done();
   };
+  const trace = process.env.BENCH_TRACE
+    ? setInterval(
+        () =>
+          console.log(
+            `t=${((performance.now() - started) / 1000).toFixed(1)} issued=${issued} answered=${latencies.length} waiting=${waiting.length} free=${free.length} inFlight=${inFlight} errors=${statuses[0] ?? 0} 503=${statuses[503] ?? 0}`,
+          ),
+        500,
+      )
+    : null;
   tick();
   await finished;
+  if (trace) clearInterval(trace);
   const elapsed = (performance.now() - started) / 1000;
+  const cpu = cpuMeter(elapsed);
   for (const c of pool) c.close();
+  fromSend.sort((a, b) => a - b);
   latencies.sort((a, b) => a - b);
   servedLatencies.sort((a, b) => a - b);
   return {
@@ -361,6 +401,8 @@ async function runOpenLoop(
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
     retryAfter: retryMax > 0 ? { min: retryMin, max: retryMax } : null,
+    p99FromSend: quantile(fromSend, 0.99),
+    cpu,
   };
 }
 
@@ -515,6 +557,9 @@ async function main(): Promise<void> {
     },
     runtime === 'deno' ? [] : ['--api-only'],
     runtime,
+    settings.cpuProfileDir && runtime === 'node'
+      ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`] }
+      : {},
   );
   const port = Number(new URL(server.base).port);
   const pid = server.child.pid!;
@@ -632,6 +677,8 @@ async function main(): Promise<void> {
     `herd (2 ×):     ${fmt(herd.offeredPerSecond, 0)}/s due   ${fmt(herd.servedPerSecond, 0)}/s served with 200 (${fmt(herd.servedPerSecond / capacity, 2)} × capacity)   ` +
       `p99 of all answers ${fmt(herd.p99, 1)} ms, of the 200s ${fmt(herd.p99Served, 1)} ms   codes ${JSON.stringify(herd.statuses)}` +
       (herd.retryAfter ? `   Retry-After ${herd.retryAfter.min}–${herd.retryAfter.max} s` : ''),
+    `herd detail:    p99 from the request's write ${fmt(herd.p99FromSend, 1)} ms; CPU (cores): server ${fmt(herd.cpu.server, 2)}, ` +
+      `PostgreSQL ${fmt(herd.cpu.postgres, 2)}, load generator ${fmt(herd.cpu.bench, 2)}`,
     `server peak RSS (VmHWM): ${fmt(rss, 0)} MiB`,
     `SQL per check-in: ${fmt(statementsPerCheckin, 2)} statements (in-process postgres.js debug count over ${ROUND_TRIP_SAMPLES} check-ins), ` +
       `${fmt(transactionsPerCheckin, 2)} transactions on the server (pg_stat_database over ${checkinOk} check-ins); each is one round trip`,

@@ -35,6 +35,8 @@ export interface LaunchOptions {
   processGroup?: boolean;
   /** Run `npm start` itself (npm, then node), as a user or a supervisor does. */
   viaNpm?: boolean;
+  /** Options for node before the script (e.g. `--cpu-prof`); Node only, not with `viaNpm`. */
+  nodeArgs?: string[];
 }
 
 /** Starts the service without waiting: resolves with its exit code and output once it exits. */
@@ -68,7 +70,7 @@ async function launch(
       ? denoApiCommand()
       : options.viaNpm
         ? { command: 'npm', args: ['start', '--silent', '--'] }
-        : { command: process.execPath, args: ['--import', 'tsx', 'api/main_node.ts'] };
+        : { command: process.execPath, args: [...(options.nodeArgs ?? []), '--import', 'tsx', 'api/main_node.ts'] };
   const child = spawn(command, [...commandArgs, ...args], {
     cwd: root,
     env: childEnv,
