@@ -137,8 +137,14 @@ function log(message: string): void {
 interface PhaseResult {
   /** CPU seconds per second of the phase: the server, PostgreSQL (primary + replica), this load generator. */
   cpu: { server: number; postgres: number; primary: number; replica: number; bench: number };
-  /** Transactions per second the primary committed during the phase (pg_stat_database). */
-  primaryTransactionsPerSecond: number;
+  /**
+   * Write transactions per second on the primary during the phase (transaction ids it
+   * assigned: heartbeat batches, hardware), and check-in reads per second by where the
+   * server read them (its fleet_checkin_reads_total). pg_stat_database would not do: a
+   * backend reports its counters up to 10 s late, so a phase would count the one before.
+   */
+  primaryWritesPerSecond: number;
+  readsPerSecond: { replica: number; primary: number };
   requests: number;
   errors: number;
   perSecond: number;
@@ -208,13 +214,27 @@ function primaryPg(): RunningPostgres | null {
   return pair?.primary ?? pg;
 }
 
-/** The primary's committed transactions so far (read from the `postgres` database, which it does not count). */
+/** The next transaction id the primary will assign: read-only transactions take none, writes one each. */
 let primaryStats: Sql | null = null;
-async function primaryTransactions(): Promise<number> {
+async function primaryNextXid(): Promise<number> {
   if (!primaryStats) return 0;
-  const [row] = await primaryStats<Array<{ n: number }>>`
-    select (xact_commit + xact_rollback)::int8 as n from pg_stat_database where datname = 'fleet_bench'`;
+  const [row] = await primaryStats<
+    Array<{ n: number }>
+  >`select pg_snapshot_xmax(pg_current_snapshot())::text::int8 as n`;
   return row?.n ?? 0;
+}
+
+/** The server's check-in reads so far, by source (its own /metrics). */
+let metricsAccess: { base: string; token: string } | null = null;
+async function checkinReads(): Promise<{ replica: number; primary: number }> {
+  if (!metricsAccess) return { replica: 0, primary: 0 };
+  const res = await fetch(`${metricsAccess.base}/metrics`, {
+    headers: { authorization: `Bearer ${metricsAccess.token}` },
+  });
+  const text = await res.text();
+  const count = (source: string) =>
+    Number(new RegExp(`^fleet_checkin_reads_total\\{source="${source}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { replica: count('replica'), primary: count('primary') };
 }
 
 let serverPid = 0;
@@ -239,7 +259,8 @@ async function runPhase(
   let counter = 0;
   const cpuMeter = startCpuMeter();
   if (process.env.BENCH_TRACE) console.log(`phase from ${process.hrtime.bigint() / 1000n} µs`);
-  const transactions0 = await primaryTransactions();
+  const xid0 = await primaryNextXid();
+  const reads0 = await checkinReads();
   const started = performance.now();
   const stopAt = started + seconds * 1000;
   const loop = async (connection: RawConnection, agent: number) => {
@@ -266,12 +287,18 @@ async function runPhase(
   const elapsed = (performance.now() - started) / 1000;
   const cpu = cpuMeter(elapsed);
   if (process.env.BENCH_TRACE) console.log(`phase to ${process.hrtime.bigint() / 1000n} µs`);
-  const primaryTransactionsPerSecond = ((await primaryTransactions()) - transactions0) / elapsed;
+  const primaryWritesPerSecond = ((await primaryNextXid()) - xid0) / elapsed;
+  const reads1 = await checkinReads();
+  const readsPerSecond = {
+    replica: (reads1.replica - reads0.replica) / elapsed,
+    primary: (reads1.primary - reads0.primary) / elapsed,
+  };
   for (const c of connections) c.close();
   latencies.sort((a, b) => a - b);
   return {
     cpu,
-    primaryTransactionsPerSecond,
+    primaryWritesPerSecond,
+    readsPerSecond,
     requests: latencies.length,
     errors,
     perSecond: latencies.length / elapsed,
@@ -562,6 +589,7 @@ async function main(): Promise<void> {
       : {},
   );
   const port = Number(new URL(server.base).port);
+  metricsAccess = { base: server.base, token: adminToken };
   const pid = server.child.pid!;
   serverPid = pid;
   let healthOk = 0;
@@ -664,8 +692,9 @@ async function main(): Promise<void> {
       `check-in: server ${fmt(result.cpu.server, 2)}, PostgreSQL ${fmt(result.cpu.postgres, 2)}, load generator ${fmt(result.cpu.bench, 2)}`,
     `PostgreSQL CPU per check-in: full: primary ${fmt((result.cpu.primary / result.perSecond) * 1000, 3)} ms, replica ${fmt((result.cpu.replica / result.perSecond) * 1000, 3)} ms; ` +
       `unchanged (304): primary ${fmt((unchanged.cpu.primary / unchanged.perSecond) * 1000, 3)} ms, replica ${fmt((unchanged.cpu.replica / unchanged.perSecond) * 1000, 3)} ms`,
-    `primary transactions/s: ${fmt(result.primaryTransactionsPerSecond, 1)} during the full phase, ${fmt(unchanged.primaryTransactionsPerSecond, 1)} during the unchanged phase ` +
-      `(heartbeat batches, hardware writes${replicaUrl ? '' : ', check-in reads'})`,
+    `primary:        ${fmt(result.primaryWritesPerSecond, 1)} write transactions/s in the full phase, ${fmt(unchanged.primaryWritesPerSecond, 1)} in the unchanged phase (heartbeat batches, hardware)`,
+    `check-in reads: full phase ${fmt(result.readsPerSecond.replica, 0)}/s from the replica, ${fmt(result.readsPerSecond.primary, 0)}/s from the primary; ` +
+      `unchanged phase ${fmt(unchanged.readsPerSecond.replica, 0)}/s from the replica, ${fmt(unchanged.readsPerSecond.primary, 0)}/s from the primary`,
     `database:       ${replicaUrl ? 'check-ins read from a streaming standby' : 'primary only'}${settings.primaryDelayMs > 0 ? `, primary ${settings.primaryDelayMs} ms away (TCP proxy)` : ''}`,
     `ratio:          ${fmt(ratio, 2)} (target ≥ 0.5)`,
     `unchanged:      ${fmt(unchanged.perSecond, 0).padStart(7)} req/s (${notModified} × 304)   p50 ${fmt(unchanged.p50, 2)} ms   p99 ${fmt(unchanged.p99, 2)} ms   ratio ${fmt(unchanged.perSecond / ceiling.perSecond, 2)} (target ≥ 0.7)`,
