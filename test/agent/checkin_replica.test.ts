@@ -11,6 +11,7 @@ import { Heartbeats } from '../../api/agent/heartbeats.ts';
 import { createApp } from '../../api/app.ts';
 import { createSql, type Sql } from '../../api/db/client.ts';
 import { CheckinReads } from '../../api/db/replica.ts';
+import { randomToken } from '../../api/http/crypto.ts';
 import { silentLogger } from '../../api/log.ts';
 import { enrollAgent } from '../support/agent.ts';
 import { ADMIN_TOKEN, request, type TestContext, testConfig } from '../support/app.ts';
@@ -140,6 +141,49 @@ describe('check-ins read from a streaming replica', () => {
       return res.status === 403 ? res : undefined;
     });
     expect(refused.body.error).toBe('device_deprovisioned');
+  });
+
+  it('ask the primary before 401 when the replica, within its lag bound, does not know the secret yet', async () => {
+    // A bound no test reaches: the replica stays in use while its replay is paused.
+    const patient = new CheckinReads(primary, replica, { maxLagSeconds: 3600, timeoutMs: 1000 });
+    await pair.caughtUp();
+    await until('a caught-up sample', async () => {
+      await patient.sample();
+      return patient.lagSeconds === 0 ? true : undefined;
+    });
+    const app = createApp({ sql: primary, config: ctx.config, log: silentLogger, heartbeats, checkinReads: patient });
+    const known = await enrollAgent(ctx);
+    await pair.caughtUp();
+    await replica`select pg_wal_replay_pause()`;
+    try {
+      // Bootstrapped on the primary only: the paused replica has no such secret.
+      const fresh = await enrollAgent(ctx);
+      await patient.sample();
+      expect(patient.usingReplica).toBe(true);
+      const [onReplica] = await replica`select count(*)::int as n from devices where id = ${fresh.device_id}`;
+      expect(onReplica!.n).toBe(0);
+
+      let before = { ...patient.counts };
+      const res = await request(app, 'POST', '/api/v1/agent/checkin', { token: fresh.secret });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.device_id).toBe(fresh.device_id);
+      expect(patient.counts).toEqual({ replica: before.replica + 1, primary: before.primary + 1 });
+
+      // A device the replica knows is answered there alone.
+      before = { ...patient.counts };
+      expect((await request(app, 'POST', '/api/v1/agent/checkin', { token: known.secret })).status).toBe(200);
+      expect(patient.counts).toEqual({ replica: before.replica + 1, primary: before.primary });
+
+      // A secret of no device is 401 only after the primary did not know it either.
+      before = { ...patient.counts };
+      const unknown = await request(app, 'POST', '/api/v1/agent/checkin', { token: randomToken(32) });
+      expect(unknown.status).toBe(401);
+      expect(unknown.body.error).toBe('invalid_agent_secret');
+      expect(patient.counts).toEqual({ replica: before.replica + 1, primary: before.primary + 1 });
+    } finally {
+      await replica`select pg_wal_replay_resume()`;
+      patient.stop();
+    }
   });
 
   it('bypass a replica whose replay lags more than the bound, and take it back once it caught up', async () => {

@@ -25,6 +25,8 @@
  * the primary through a TCP proxy that adds N ms to each round trip (N/2 each way), as an
  * API instance far from the primary; the replica, when there is one, stays near.
  * PostgreSQL CPU is read per cluster (the postmaster and its children): primary and replica.
+ * `--shared-buffers=SIZE` sets PostgreSQL's shared_buffers (primary and standby) after seeding;
+ * by default it is PostgreSQL's own 128MB, which a million-device fleet outgrows.
  * `--cpu-prof=DIR` (BENCH_CPU_PROF) writes the server's V8 CPU profile there when it stops;
  * BENCH_TRACE=1 prints each closed-loop phase's bounds on the monotonic clock in µs (the
  * profile's time base, to cut one phase out of it) and the open loop's progress twice a second.
@@ -74,6 +76,15 @@ const settings = {
   hardwareEvery: setting('hardware-every', 'BENCH_HARDWARE_EVERY', 100),
   primaryDelayMs: setting('primary-delay-ms', 'BENCH_PRIMARY_DELAY_MS', 0),
   replica: process.argv.includes('--replica') || process.env.BENCH_REPLICA === '1',
+  /** PostgreSQL's shared_buffers for the run (e.g. `1GB`); unset: PostgreSQL's default, 128MB. */
+  sharedBuffers: (() => {
+    const raw = process.argv.find((a) => a.startsWith('--shared-buffers='))?.slice('--shared-buffers='.length);
+    if (raw !== undefined && !/^\d+(kB|MB|GB)$/.test(raw)) {
+      console.error(`--shared-buffers: a size such as 512MB or 1GB, got ${JSON.stringify(raw)}`);
+      process.exit(2);
+    }
+    return raw;
+  })(),
   /** A folder for the server's V8 CPU profile (`node --cpu-prof`), written when it stops. */
   cpuProfileDir:
     process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length) ?? process.env.BENCH_CPU_PROF,
@@ -496,6 +507,8 @@ async function main(): Promise<void> {
     const admin = createSql(url, { max: 1, applicationName: 'fleet-bench', timeoutSeconds: 3600 });
     try {
       counts = await seedFleet(admin, secrets, { organizations: settings.orgs });
+      // Takes effect at the restart below (and is copied to the standby with the data folder).
+      if (settings.sharedBuffers) await admin.unsafe(`alter system set shared_buffers = '${settings.sharedBuffers}'`);
     } finally {
       await admin.end();
     }
@@ -508,14 +521,18 @@ async function main(): Promise<void> {
     pg = await startEmbeddedPostgres({ stateDir, database, log: silentLogger });
     await migrate(pg.url, silentLogger);
     await seed(pg.url);
+    if (settings.sharedBuffers) {
+      await pg.stop();
+      pg = await startEmbeddedPostgres({ stateDir, database, log: silentLogger });
+    }
   }
   const primaryUrl = primaryPg()!.url;
   const replicaUrl = pair?.standby.url;
   const versionClient = createSql(primaryUrl, { max: 1, applicationName: 'fleet-bench' });
-  const [server_version] = await versionClient<
-    Array<{ version: string }>
-  >`select current_setting('server_version') as version`;
-  const version = server_version!.version;
+  const [postgresSettings] = await versionClient<Array<{ version: string; shared_buffers: string }>>`
+    select current_setting('server_version') as version, current_setting('shared_buffers') as shared_buffers`;
+  const version = postgresSettings!.version;
+  const sharedBuffers = postgresSettings!.shared_buffers;
   await versionClient.end();
   log(`seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s: ${JSON.stringify(counts)}`);
   if (settings.primaryDelayMs > 0) {
@@ -680,7 +697,7 @@ async function main(): Promise<void> {
   const cpu = cpus();
   const lines = [
     '',
-    `machine:        ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${fmt(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, PostgreSQL ${version} (embedded, durable settings)`,
+    `machine:        ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${fmt(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, PostgreSQL ${version} (embedded, durable settings, shared_buffers ${sharedBuffers})`,
     `fleet:          ${counts.devices} devices, ${counts.organizations} organizations, ${counts.org_units} org units (depth ${counts.org_unit_depth}), ` +
       `${counts.groups} groups, ${counts.group_members} memberships, overrides: ${counts.org_unit_overrides} org unit / ${counts.group_overrides} group / ${counts.device_overrides} device`,
     `server:         ${runtime === 'deno' ? 'Deno (deno task api)' : 'Node (npm run api)'}, the same app`,

@@ -92,6 +92,8 @@ const deno = spawn(join(root, 'node_modules', '.bin', 'deno'), ['task', 'api'], 
     DATA_DIR: stateDir,
     LOG_LEVEL: 'info',
     SHUTDOWN_DRAIN_SECONDS: '2',
+    // One check-in in flight at a time: a held one makes the next one refused (below).
+    CHECKIN_MAX_IN_FLIGHT: '1',
   },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
@@ -272,6 +274,31 @@ try {
   check(
     /^fleet_checkin_reads_total\{source="primary"\} [1-9]/m.test(text) && /^fleet_heartbeats_pending \d+$/m.test(text),
     'GET /metrics has the check-in path metrics (CONTRACT §19) under Deno',
+  );
+  // A check-in held in flight (half its body sent) fills the bound: the next is refused by
+  // the front before the app, with the contract's 503; the held one is answered after.
+  const held = postInTwoParts(port, '/api/v1/agent/checkin', agent, '{"agent_version":"1.0"}');
+  let refused: Response | null = null;
+  for (let i = 0; i < 50 && !refused; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    const res = await fetch(`${base}/api/v1/agent/checkin`, { method: 'POST', headers: agent, body: '{}' });
+    if (res.status === 503) refused = res;
+    else await res.arrayBuffer();
+  }
+  const retryAfter = Number(refused?.headers.get('retry-after'));
+  const refusedBody = refused ? ((await refused.json()) as { error: string; message: string }) : null;
+  check(
+    refusedBody?.error === 'service_unavailable' &&
+      refusedBody.message === `the service is busy; retry in ${retryAfter} seconds` &&
+      retryAfter >= 30 &&
+      retryAfter <= 60,
+    'a check-in past the in-flight bound gets 503 with a jittered Retry-After under Deno',
+  );
+  check(/^HTTP\/1\.1 200/.test(await held.finish()), 'the check-in in flight is answered under Deno');
+  const shed = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } })).text();
+  check(
+    /^fleet_agent_checkins_total\{result="shed"\} 1$/m.test(shed),
+    'the refused check-in is counted as shed under Deno',
   );
   const inUse = spawnSync(join(root, 'node_modules', '.bin', 'deno'), ['task', '--quiet', 'api'], {
     cwd: root,

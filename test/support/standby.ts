@@ -111,7 +111,10 @@ export async function startPrimaryAndStandby(
       const p = postgres(running.primary.urlOf('postgres'), { max: 1, onnotice: () => {} });
       const s = postgres(running.standby.urlOf('postgres'), { max: 1, onnotice: () => {} });
       try {
-        const [{ lsn }] = (await p`select pg_current_wal_lsn()::text as lsn`) as unknown as [{ lsn: string }];
+        // The insert position, not pg_current_wal_lsn(): with synchronous_commit off (the
+        // tests' clusters) a commit may not be written yet, and the write position would
+        // then be behind it, so "caught up" would come before the commit reached the standby.
+        const [{ lsn }] = (await p`select pg_current_wal_insert_lsn()::text as lsn`) as unknown as [{ lsn: string }];
         const deadline = Date.now() + timeoutMs;
         for (;;) {
           const [row] = await s`select pg_last_wal_replay_lsn() >= ${lsn}::pg_lsn as done`;
