@@ -136,14 +136,14 @@ export interface EarlyAnswer {
   body: string;
 }
 
+const utf8 = new TextEncoder();
+
 /**
  * A check-in the gate refuses, answered before the app (CONTRACT §14): under a herd most
  * requests are refused, and the full middleware chain per refusal would keep the process
  * saturated by refusals alone. The same gate, the same error body and `Retry-After`, the
  * same metrics as the route's own refusal. Anything but the plain check-in URL goes on.
  */
-const utf8 = new TextEncoder();
-
 function earlyRefusal(gate: CheckinGate, metrics: Metrics, refused: RefusedCheckins) {
   return (method: string, url: string): EarlyAnswer | null => {
     if (method !== 'POST' || url !== CHECKIN) return null;
