@@ -89,17 +89,7 @@ export async function checkin(
 ): Promise<CheckinRow | undefined> {
   // Two prepared statements: the hardware CTE costs PostgreSQL work on every execution, but
   // agents send hardware only now and then.
-  const hardwareCte =
-    hardware === undefined
-      ? db``
-      : db`
-    with hardware as (
-      insert into device_hardware (device_id, hardware, reported_at)
-      select id, ${db.json(hardware as never)}::jsonb, now()
-      from devices
-      where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
-      on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
-    )`;
+  const hardwareCte = hardware === undefined ? db`` : storingHardware(db, secretHash, hardware);
   const [row] = await db<Array<CheckinRow & { async_commit: string }>>`
     ${hardwareCte}
     update devices d set agent_last_checkin = now()
@@ -134,16 +124,22 @@ export async function checkinStateStoringHardware(
   hardware: Hardware,
 ): Promise<CheckinRow | undefined> {
   const [row] = await db<CheckinRow[]>`
+    ${storingHardware(db, secretHash, hardware)}
+    select d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
+    from devices d where d.agent_secret_hash = ${secretHash}`;
+  return row;
+}
+
+/** The CTE that stores a live device's hardware in the statement of its check-in (a dead one's is not). */
+function storingHardware(db: Db, secretHash: Uint8Array, hardware: Hardware) {
+  return db`
     with hardware as (
       insert into device_hardware (device_id, hardware, reported_at)
       select id, ${db.json(hardware as never)}::jsonb, now()
       from devices
       where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
       on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
-    )
-    select d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
-    from devices d where d.agent_secret_hash = ${secretHash}`;
-  return row;
+    )`;
 }
 
 /**
