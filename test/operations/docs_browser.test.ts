@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../support/access.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
-import { missingTools, TOOLS } from '../support/tools.ts';
+import { CHROMIUM_OPTIONS } from '../support/chromium.ts';
+import { missingTools } from '../support/tools.ts';
 
 const ctx = useTestApp();
 const outputDir = fileURLToPath(new URL('../../test-output/', import.meta.url));
@@ -31,19 +32,7 @@ describe.skipIf(missingTools('chromium'))('GET /api/v1/docs in Chromium', () => 
     });
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // launch() gives Chromium a fresh, empty profile of its own (and removes it on close).
-    browser = await chromium.launch({
-      executablePath: TOOLS.chromium.path,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await chromium.launch(CHROMIUM_OPTIONS);
   });
 
   afterAll(async () => {

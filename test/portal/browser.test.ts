@@ -16,6 +16,7 @@ import { randomToken } from '../../api/http/crypto.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
 import { startService, type ServiceProcess } from '../support/service_process.ts';
+import { CHROMIUM_OPTIONS } from '../support/chromium.ts';
 import { missingTools } from '../support/tools.ts';
 
 const outputDir = fileURLToPath(new URL('../../test-output/portal/', import.meta.url));
@@ -64,21 +65,7 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     });
     fleet.deviceId = device.id;
     fleet.serial = device.serial;
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      acceptDownloads: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    context = await chromium.launchPersistentContext(profileDir, { ...CHROMIUM_OPTIONS, acceptDownloads: true });
     page = context.pages()[0] ?? (await context.newPage());
   }, 180_000);
 
