@@ -10,34 +10,19 @@ import { createApiKey } from '../support/access.ts';
 import { ADMIN_TOKEN, useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
+import { PortalClient } from '../support/portal_client.ts';
 
 const ctx = useTestApp();
 
 /** A browser-like client (as in portal.test.ts): keeps cookies, sends forms, does not follow redirects. */
-class Browser {
-  cookies = new Map<string, string>();
-  readonly address = `10.1.0.${Math.floor(Math.random() * 250) + 1}`;
-
-  async request(method: string, path: string, form?: Record<string, string>) {
-    const headers: Record<string, string> = { 'x-forwarded-for': this.address };
-    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const body = form ? new URLSearchParams(form).toString() : undefined;
-    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await ctx.app.request(`http://fleet.test${path}`, { method, headers, body });
-    for (const c of res.headers.getSetCookie()) {
-      const [name, value] = c.split(';')[0]!.split('=') as [string, string];
-      if (/max-age=0/i.test(c) || value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { status: res.status, location: res.headers.get('location'), text: await res.text(), headers: res.headers };
+class Browser extends PortalClient {
+  constructor() {
+    super(ctx.app, `10.1.0.${Math.floor(Math.random() * 250) + 1}`);
   }
-
-  get = (path: string) => this.request('GET', path);
 
   /** Posts a form with the CSRF token of `page` (a page the session can open). */
   async post(path: string, form: Record<string, string> = {}, page = '/portal/devices') {
-    const csrf = /name="_csrf" value="([^"]+)"/.exec((await this.get(page)).text)![1]!;
-    return this.request('POST', path, { _csrf: csrf, ...form });
+    return this.request('POST', path, { _csrf: Browser.csrf((await this.get(page)).text), ...form });
   }
 
   /** The page a POST redirected to, with its flash message. */
@@ -47,9 +32,7 @@ class Browser {
 
   static async signedIn(key: string) {
     const b = new Browser();
-    const form = await b.get('/portal/login');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
-    expect((await b.request('POST', '/portal/login', { _csrf: csrf, key })).status).toBe(303);
+    expect((await b.signIn(key)).status).toBe(303);
     return b;
   }
 }

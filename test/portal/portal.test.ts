@@ -9,49 +9,17 @@ import { ADMIN_TOKEN, useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
 import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
+import { PortalClient } from '../support/portal_client.ts';
 
 const ctx = useTestApp({ activation: { maxFailures: 5, windowSeconds: 600, trustProxy: true } });
 
 /** A browser-like client: keeps cookies, sends forms, does not follow redirects. */
-class Browser {
-  cookies = new Map<string, string>();
-  lastSetCookies: string[] = [];
-  constructor(readonly address = `10.0.0.${Math.floor(Math.random() * 250) + 1}`) {}
-
-  async request(method: string, path: string, form?: Record<string, string>) {
-    const headers: Record<string, string> = { 'x-forwarded-for': this.address };
-    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    let body: string | undefined;
-    if (form) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(form).toString();
-    }
-    const res = await ctx.app.request(`http://fleet.test${path}`, { method, headers, body });
-    this.lastSetCookies = res.headers.getSetCookie();
-    for (const c of this.lastSetCookies) {
-      const [pair] = c.split(';');
-      const [name, value] = pair!.split('=') as [string, string];
-      if (/max-age=0/i.test(c) || value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { status: res.status, location: res.headers.get('location'), text: await res.text(), headers: res.headers };
+class Browser extends PortalClient {
+  constructor(address = `10.0.0.${Math.floor(Math.random() * 250) + 1}`) {
+    super(ctx.app, address);
   }
 
-  get = (path: string) => this.request('GET', path);
   post = (path: string, form: Record<string, string> = {}) => this.request('POST', path, form);
-
-  /** The CSRF token of the page's first form. */
-  static csrf(html: string): string {
-    const m = /name="_csrf" value="([^"]+)"/.exec(html);
-    if (!m) throw new Error('no CSRF field on the page');
-    return m[1]!;
-  }
-
-  async signIn(key: string) {
-    const form = await this.get('/portal/login');
-    expect(form.status).toBe(200);
-    return this.post('/portal/login', { _csrf: Browser.csrf(form.text), key });
-  }
 }
 
 async function fleet() {
