@@ -74,3 +74,12 @@ export async function insertBootstrapToken(ctx: TestContext, deviceId: string, e
 export function unknownSecret(): string {
   return randomToken(32);
 }
+
+/** A check-in shed by the test config's gate: 503 `service_unavailable`, Retry-After 30–60 s (30 plus jitter). */
+export function expectShed(res: TestResponse): void {
+  expect(res.status).toBe(503);
+  expect(res.body.error).toBe('service_unavailable');
+  const retryAfter = Number(res.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(30);
+  expect(retryAfter).toBeLessThanOrEqual(60);
+}
