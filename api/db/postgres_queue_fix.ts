@@ -7,10 +7,8 @@
  * a hole and moves an index; the array is emptied only when a shift takes its last element.
  * Under sustained load the busy queue is shifted and pushed round-robin and never drained by
  * a shift, so it grows by one slot per query pipelined onto a busy connection, and every
- * move of a connection (`remove`, an `indexOf` from slot 0) scans all of it. Measured with 32
- * concurrent `select 1` on 4 connections (test/bench/pool_queue.ts): 24,700 queries/s in the
- * first 160,000, 1,900/s after 1.3 million; with this queue 31,000 to 38,000/s throughout.
- * An API process would slow down for as long as it is busy.
+ * move of a connection (`remove`, an `indexOf` from slot 0) scans all of it: a busy API
+ * process slows down for as long as it stays busy (test/bench/pool_queue.ts shows it).
  *
  * The fixed queue searches from the index, empties the array when nothing is left in it,
  * and compacts it once the holes outnumber the elements. Behaviour is otherwise the same
