@@ -45,15 +45,24 @@ export async function reapDeadBuilds(deps: WorkerDeps, db: PoolClient): Promise<
   if (dead.length === 0 && jobs.length === 0) return [];
   const deadIds = [...new Set([...dead.map((r) => r.worker_id), ...jobs.map((j) => j.locked_by)])];
   const buildIds = jobs.map((j) => j.key.slice(BUILD_ISO_TASK.length + 1));
-  const { rows: failed } = await db.query<{ id: string }>(
-    `update iso_builds set status = 'failed', finished_at = now_ms(), error = $2
-      where id = any($1::uuid[]) and status in ('pending', 'running')
-      returning id`,
-    [buildIds, DEAD_WORKER_ERROR],
-  );
-  await db.query(`select graphile_worker.force_unlock_workers($1::text[])`, [deadIds]);
-  await db.query(`select from graphile_worker.complete_jobs($1::bigint[])`, [jobs.map((j) => j.id)]);
-  await db.query(`delete from worker_heartbeats where worker_id = any($1::text[])`, [deadIds]);
+  // One transaction: nobody sees a failed build whose job is still locked or queued.
+  await db.query('begin');
+  let failed: Array<{ id: string }>;
+  try {
+    ({ rows: failed } = await db.query<{ id: string }>(
+      `update iso_builds set status = 'failed', finished_at = now_ms(), error = $2
+        where id = any($1::uuid[]) and status in ('pending', 'running')
+        returning id`,
+      [buildIds, DEAD_WORKER_ERROR],
+    ));
+    await db.query(`select graphile_worker.force_unlock_workers($1::text[])`, [deadIds]);
+    await db.query(`select from graphile_worker.complete_jobs($1::bigint[])`, [jobs.map((j) => j.id)]);
+    await db.query(`delete from worker_heartbeats where worker_id = any($1::text[])`, [deadIds]);
+    await db.query('commit');
+  } catch (err) {
+    await db.query('rollback').catch(() => {});
+    throw err;
+  }
   for (const id of buildIds) await rm(join(deps.config.isoDir, workDirName(id)), { recursive: true, force: true });
   return failed.map((r) => r.id);
 }
