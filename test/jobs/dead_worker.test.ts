@@ -165,7 +165,8 @@ describe('builds of a dead worker', () => {
       const build = allProcesses().find((p) => p.ppid === dying.child.pid && p.command.includes(script));
       expect(build, 'the build script under host B').toBeDefined();
       const workDir = join(isoDir, `.work-${doomed.id}`);
-      expect(existsSync(join(workDir, 'still-writing'))).toBe(true);
+      // It reported its progress first, then writes: wait for the first write.
+      await expect.poll(() => existsSync(join(workDir, 'still-writing')), { timeout: 10_000 }).toBe(true);
 
       dying.child.kill('SIGKILL');
       await dying.exited;
