@@ -155,6 +155,8 @@ interface PhaseResult {
    * backend reports its counters up to 10 s late, so a phase would count the one before.
    */
   primaryWritesPerSecond: number;
+  /** WAL the primary wrote during the phase, in bytes. */
+  primaryWalBytes: number;
   readsPerSecond: { replica: number; primary: number };
   requests: number;
   errors: number;
@@ -221,18 +223,62 @@ function postgresCpuSeconds(): { primary: number; replica: number } {
   return { primary: clusterCpuSeconds(primaryPg()?.pid()), replica: clusterCpuSeconds(pair?.standby.pid()) };
 }
 
+/** The primary's processes and their CPU seconds so far (BENCH_TRACE: where a phase's CPU went). */
+function primaryProcessCpu(): Map<number, number> {
+  const postmaster = primaryPg()?.pid();
+  return new Map(postmaster ? processTree(postmaster).map((pid) => [pid, cpuSecondsOf(pid)]) : []);
+}
+
+/** Prints the primary's busiest processes since `before`, with what each last ran. */
+async function traceBusiestPrimary(before: Map<number, number>, elapsed: number): Promise<void> {
+  const busiest = [...primaryProcessCpu()]
+    .map(([pid, seconds]) => ({ pid, perSecond: (seconds - (before.get(pid) ?? 0)) / elapsed }))
+    .filter((p) => p.perSecond >= 0.002)
+    .sort((a, b) => b.perSecond - a.perSecond)
+    .slice(0, 6);
+  if (primaryStatements) {
+    const statements = await primaryStatements<Array<{ calls: number; ms: number; rows: number; query: string }>>`
+      select calls::int8 as calls, (total_exec_time + total_plan_time)::float8 as ms, rows::int8 as rows,
+             left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 90) as query
+      from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
+      order by total_exec_time + total_plan_time desc limit 5`;
+    for (const st of statements) {
+      console.log(
+        `  primary statement: ${(st.ms / elapsed).toFixed(0)} ms/s in ${st.calls} calls (${st.rows} rows): ${st.query}`,
+      );
+    }
+  }
+  if (!primaryStats || busiest.length === 0) return;
+  const activity = await primaryStats<Array<{ pid: number; who: string; query: string }>>`
+    select pid, concat_ws(' ', backend_type, nullif(application_name, '')) as who,
+           left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 80) as query
+    from pg_stat_activity where pid = any(${busiest.map((p) => p.pid)})`;
+  for (const p of busiest) {
+    const a = activity.find((row) => row.pid === p.pid);
+    console.log(
+      `  primary pid ${p.pid}: ${(p.perSecond * 1000).toFixed(0)} ms/s, ${a ? `${a.who}: ${a.query}` : '(gone or auxiliary)'}`,
+    );
+  }
+}
+
 function primaryPg(): RunningPostgres | null {
   return pair?.primary ?? pg;
 }
 
-/** The next transaction id the primary will assign: read-only transactions take none, writes one each. */
+/**
+ * The primary's write counters: the next transaction id it will assign (read-only
+ * transactions take none, writes one each) and the WAL written so far, in bytes (a full
+ * page image after a checkpoint is about 8 KiB of it, a heartbeat row's update about 100 bytes).
+ */
 let primaryStats: Sql | null = null;
-async function primaryNextXid(): Promise<number> {
-  if (!primaryStats) return 0;
-  const [row] = await primaryStats<
-    Array<{ n: number }>
-  >`select pg_snapshot_xmax(pg_current_snapshot())::text::int8 as n`;
-  return row?.n ?? 0;
+/** BENCH_TRACE: a client of the bench's database on the primary, for pg_stat_statements. */
+let primaryStatements: Sql | null = null;
+async function primaryWrites(): Promise<{ xid: number; walBytes: number }> {
+  if (!primaryStats) return { xid: 0, walBytes: 0 };
+  const [row] = await primaryStats<Array<{ xid: number; wal: number }>>`
+    select pg_snapshot_xmax(pg_current_snapshot())::text::int8 as xid,
+           (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::int8 as wal`;
+  return { xid: row?.xid ?? 0, walBytes: row?.wal ?? 0 };
 }
 
 /** The server's check-in reads so far, by source (its own /metrics). */
@@ -270,9 +316,11 @@ async function runPhase(
   let counter = 0;
   // Read before the CPU meter starts: a scrape of /metrics runs the fleet gauges' query on
   // the primary (a count over every device), which is not the phase's work.
-  const xid0 = await primaryNextXid();
+  const writes0 = await primaryWrites();
   const reads0 = await checkinReads();
   const cpuMeter = startCpuMeter();
+  const primaryProcesses = process.env.BENCH_TRACE ? primaryProcessCpu() : null;
+  if (primaryStatements) await primaryStatements`select pg_stat_statements_reset()`;
   if (process.env.BENCH_TRACE) console.log(`phase from ${process.hrtime.bigint() / 1000n} µs`);
   const started = performance.now();
   const stopAt = started + seconds * 1000;
@@ -299,8 +347,11 @@ async function runPhase(
   await Promise.all(connections.map(loop));
   const elapsed = (performance.now() - started) / 1000;
   const cpu = cpuMeter(elapsed);
+  if (primaryProcesses) await traceBusiestPrimary(primaryProcesses, elapsed);
   if (process.env.BENCH_TRACE) console.log(`phase to ${process.hrtime.bigint() / 1000n} µs`);
-  const primaryWritesPerSecond = ((await primaryNextXid()) - xid0) / elapsed;
+  const writes1 = await primaryWrites();
+  const primaryWritesPerSecond = (writes1.xid - writes0.xid) / elapsed;
+  const primaryWalBytes = writes1.walBytes - writes0.walBytes;
   const reads1 = await checkinReads();
   const readsPerSecond = {
     replica: (reads1.replica - reads0.replica) / elapsed,
@@ -311,6 +362,7 @@ async function runPhase(
   return {
     cpu,
     primaryWritesPerSecond,
+    primaryWalBytes,
     readsPerSecond,
     requests: latencies.length,
     errors,
@@ -472,6 +524,22 @@ async function inProcessCheckin(app: App, secret: string, body: string): Promise
   await res.arrayBuffer();
 }
 
+/** The server's replica switches, from its log: how often it was bypassed and why. */
+function replicaChanges(output: string): string {
+  const reasons = new Map<string, number>();
+  for (const line of output.split('\n')) {
+    if (!line.includes('replica: bypassed')) continue;
+    let why = 'unknown';
+    try {
+      // The reason without its figures, so equal reasons count together.
+      why = String((JSON.parse(line) as { why?: unknown }).why).replace(/[\d.]+ s$/, 'N s');
+    } catch {}
+    reasons.set(why, (reasons.get(why) ?? 0) + 1);
+  }
+  if (reasons.size === 0) return 'never bypassed';
+  return `bypassed ${[...reasons].map(([why, n]) => `${n} × (${why})`).join(', ')}`;
+}
+
 function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
@@ -496,6 +564,21 @@ async function settledTransactions(stats: Sql, database: string): Promise<number
   return last;
 }
 
+/** Loads the devices table and its indexes into shared buffers (pg_prewarm); says how much. */
+async function prewarm(url: string): Promise<string> {
+  const sql = createSql(url, { max: 1, applicationName: 'fleet-bench', timeoutSeconds: 600 });
+  try {
+    const [row] = await sql<Array<{ blocks: number; recovery: boolean }>>`
+      select coalesce(sum(pg_prewarm(c.oid)), 0)::int8 as blocks, pg_is_in_recovery() as recovery
+      from pg_class c
+      where c.oid = 'devices'::regclass
+         or c.oid in (select indexrelid from pg_index where indrelid = 'devices'::regclass)`;
+    return `${row!.recovery ? 'replica' : 'primary'}: ${Math.round((row!.blocks * 8) / 1024)} MiB of devices and its indexes`;
+  } finally {
+    await sql.end();
+  }
+}
+
 async function main(): Promise<void> {
   const database = 'fleet_bench';
   log(`settings: ${JSON.stringify({ ...settings, runtime })}`);
@@ -509,6 +592,13 @@ async function main(): Promise<void> {
     const admin = createSql(url, { max: 1, applicationName: 'fleet-bench', timeoutSeconds: 3600 });
     try {
       counts = await seedFleet(admin, secrets, { organizations: settings.orgs });
+      // For the prewarm below; created here because the standby, read-only, copies it.
+      await admin`create extension if not exists pg_prewarm`;
+      if (process.env.BENCH_TRACE) {
+        // Per-phase statement figures of the primary (after the restart below).
+        await admin`alter system set shared_preload_libraries = 'pg_stat_statements'`;
+        await admin`create extension if not exists pg_stat_statements`;
+      }
       // Takes effect at the restart below (and is copied to the standby with the data folder).
       if (settings.sharedBuffers) await admin.unsafe(`alter system set shared_buffers = '${settings.sharedBuffers}'`);
     } finally {
@@ -523,13 +613,17 @@ async function main(): Promise<void> {
     pg = await startEmbeddedPostgres({ stateDir, database, log: silentLogger });
     await migrate(pg.url, silentLogger);
     await seed(pg.url);
-    if (settings.sharedBuffers) {
+    if (settings.sharedBuffers || process.env.BENCH_TRACE) {
       await pg.stop();
       pg = await startEmbeddedPostgres({ stateDir, database, log: silentLogger });
     }
   }
   const primaryUrl = primaryPg()!.url;
   const replicaUrl = pair?.standby.url;
+  // A server that has run for a while holds the devices table and its indexes in its buffers
+  // (as much as fits); a freshly started one reads them from disk for minutes, longer than
+  // the phases last. Both clusters are warmed the same way.
+  for (const url of [primaryUrl, replicaUrl]) if (url) log(`prewarmed ${await prewarm(url)}`);
   const versionClient = createSql(primaryUrl, { max: 1, applicationName: 'fleet-bench' });
   const [postgresSettings] = await versionClient<Array<{ version: string; shared_buffers: string }>>`
     select current_setting('server_version') as version, current_setting('shared_buffers') as shared_buffers`;
@@ -583,6 +677,10 @@ async function main(): Promise<void> {
   const stats = postgres(primaryPg()!.urlOf('postgres'), { max: 1, onnotice: () => {} });
   clients.push(stats);
   primaryStats = stats;
+  if (process.env.BENCH_TRACE) {
+    primaryStatements = postgres(primaryUrl, { max: 1, onnotice: () => {} });
+    clients.push(primaryStatements);
+  }
   const transactionsBefore = await settledTransactions(stats, database);
 
   const adminToken = randomToken(32);
@@ -688,6 +786,7 @@ async function main(): Promise<void> {
   checkinOk += herd.statuses[200] ?? 0;
 
   const rss = peakRssMiB(pid);
+  const replicaSwitches = replicaChanges(server.output());
   await server.stop();
   server = null;
   const transactionsAfter = await settledTransactions(stats, database);
@@ -711,10 +810,12 @@ async function main(): Promise<void> {
       `check-in: server ${fmt(result.cpu.server, 2)}, PostgreSQL ${fmt(result.cpu.postgres, 2)}, load generator ${fmt(result.cpu.bench, 2)}`,
     `PostgreSQL CPU per check-in: full: primary ${fmt((result.cpu.primary / result.perSecond) * 1000, 3)} ms, replica ${fmt((result.cpu.replica / result.perSecond) * 1000, 3)} ms; ` +
       `unchanged (304): primary ${fmt((unchanged.cpu.primary / unchanged.perSecond) * 1000, 3)} ms, replica ${fmt((unchanged.cpu.replica / unchanged.perSecond) * 1000, 3)} ms`,
-    `primary:        ${fmt(result.primaryWritesPerSecond, 1)} write transactions/s in the full phase, ${fmt(unchanged.primaryWritesPerSecond, 1)} in the unchanged phase (heartbeat batches, hardware)`,
+    `primary:        ${fmt(result.primaryWritesPerSecond, 1)} write transactions/s in the full phase, ${fmt(unchanged.primaryWritesPerSecond, 1)} in the unchanged phase (heartbeat batches, hardware); ` +
+      `WAL per check-in ${fmt(result.primaryWalBytes / result.requests / 1024, 2)} KiB full, ${fmt(unchanged.primaryWalBytes / unchanged.requests / 1024, 2)} KiB unchanged`,
     `check-in reads: full phase ${fmt(result.readsPerSecond.replica, 0)}/s from the replica, ${fmt(result.readsPerSecond.primary, 0)}/s from the primary; ` +
       `unchanged phase ${fmt(unchanged.readsPerSecond.replica, 0)}/s from the replica, ${fmt(unchanged.readsPerSecond.primary, 0)}/s from the primary`,
     `database:       ${replicaUrl ? 'check-ins read from a streaming standby' : 'primary only'}${settings.primaryDelayMs > 0 ? `, primary ${settings.primaryDelayMs} ms away (TCP proxy)` : ''}`,
+    ...(replicaUrl ? [`replica:        ${replicaSwitches}`] : []),
     `ratio:          ${fmt(ratio, 2)} (target ≥ 0.5)`,
     `unchanged:      ${fmt(unchanged.perSecond, 0).padStart(7)} req/s (${notModified} × 304)   p50 ${fmt(unchanged.p50, 2)} ms   p99 ${fmt(unchanged.p99, 2)} ms   ratio ${fmt(unchanged.perSecond / ceiling.perSecond, 2)} (target ≥ 0.7)`,
     ...openLoop.map(
