@@ -1,0 +1,178 @@
+/**
+ * `npx tsx test/bench/heartbeat_write.ts [--devices=N] [--batch=N] [--shared-buffers=SIZE]`:
+ * what one batched heartbeat costs the primary per device, written into `devices` (as the
+ * service does) and into a narrow table of its own (device id and time only), on the same
+ * seeded fleet in one embedded PostgreSQL with durable settings.
+ *
+ * For each table: a checkpoint, then batches of `--batch` random devices (one second of
+ * check-ins; default 3,000, a million devices polling every 5 minutes) until every device
+ * was written once, the statement the service runs (`update … from unnest(…)`). Printed per
+ * device: the backend's CPU (from /proc, so the host must be the database's) and the WAL,
+ * for the first 10 batches after the checkpoint (almost every row on a page not yet written
+ * since the checkpoint: a full page image each) and for the whole pass (a fleet whose poll
+ * interval equals the checkpoint interval, checkpoint_timeout's default of 5 minutes).
+ */
+import { readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSql, type Sql } from '../../api/db/client.ts';
+import { migrate } from '../../api/db/migrate.ts';
+import { randomToken } from '../../api/http/crypto.ts';
+import { silentLogger } from '../../api/log.ts';
+import { type RunningPostgres, startEmbeddedPostgres } from '../../api/runtime/embedded_postgres.ts';
+import { seedFleet } from './seed_fleet.ts';
+
+function flag(name: string): string | undefined {
+  return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+const devices = Number(flag('devices') ?? 1_000_000);
+const batch = Number(flag('batch') ?? 3000);
+const sharedBuffers = flag('shared-buffers');
+if (!Number.isInteger(devices) || devices < 1 || !Number.isInteger(batch) || batch < 1) {
+  console.error('--devices and --batch: positive integers');
+  process.exit(2);
+}
+if (sharedBuffers !== undefined && !/^\d+(kB|MB|GB)$/.test(sharedBuffers)) {
+  console.error(`--shared-buffers: a size such as 512MB or 1GB, got ${JSON.stringify(sharedBuffers)}`);
+  process.exit(2);
+}
+const COLD_BATCHES = 10;
+
+/** The statement of api/agent/heartbeats.ts, and the same for the narrow table. */
+const writes = {
+  devices: `update devices d set agent_last_checkin = greatest(d.agent_last_checkin, b.at)
+    from unnest($1::uuid[], $2::timestamptz[]) as b (id, at)
+    where d.id = b.id and d.deprovisioned_at is null and d.archived_at is null`,
+  narrow: `update bench_heartbeats h set at = greatest(h.at, b.at)
+    from unnest($1::uuid[], $2::timestamptz[]) as b (id, at)
+    where h.device_id = b.id`,
+};
+
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks (1/100 s)
+}
+
+/** Minor page faults of a process: a backend's first touch of each page of shared memory. */
+function minorFaults(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[7]);
+}
+
+async function walBytes(sql: Sql): Promise<number> {
+  const [row] = await sql<Array<{ n: number }>>`select (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::int8 as n`;
+  return row!.n;
+}
+
+interface Figures {
+  cpuUs: number;
+  walBytes: number;
+  fpiShare: number;
+  faults: number;
+}
+
+interface Pass {
+  cold: Figures;
+  whole: Figures;
+  msPerBatch: number;
+}
+
+async function measure(sql: Sql, statement: string, ids: string[]): Promise<Pass> {
+  const [backend] = await sql<Array<{ pid: number }>>`select pg_backend_pid() as pid`;
+  const pid = backend!.pid;
+  const order = [...ids].sort(() => Math.random() - 0.5);
+  await sql`checkpoint`;
+  const fpi0 = await fullPageImages(sql);
+  const ticks0 = cpuTicks(pid);
+  const faults0 = minorFaults(pid);
+  const wal0 = await walBytes(sql);
+  const started = performance.now();
+  let cold: Pass['cold'] | null = null;
+  let batches = 0;
+  for (let i = 0; i < order.length; i += batch) {
+    const slice = order.slice(i, i + batch).sort();
+    const at = new Date().toISOString();
+    await sql.unsafe(statement, [slice, slice.map(() => at)], { prepare: true });
+    batches++;
+    if (batches === COLD_BATCHES || (cold === null && i + batch >= order.length)) {
+      const rows = Math.min(i + batch, order.length);
+      cold = {
+        cpuUs: ((cpuTicks(pid) - ticks0) * 10_000) / rows,
+        walBytes: ((await walBytes(sql)) - wal0) / rows,
+        fpiShare: ((await fullPageImages(sql)) - fpi0) / rows,
+        faults: (minorFaults(pid) - faults0) / rows,
+      };
+    }
+  }
+  const whole = {
+    cpuUs: ((cpuTicks(pid) - ticks0) * 10_000) / order.length,
+    walBytes: ((await walBytes(sql)) - wal0) / order.length,
+    fpiShare: ((await fullPageImages(sql)) - fpi0) / order.length,
+    faults: (minorFaults(pid) - faults0) / order.length,
+  };
+  return { cold: cold!, whole, msPerBatch: (performance.now() - started) / batches };
+}
+
+/** Full page images written so far (this backend's counters, flushed to pg_stat_wal first). */
+async function fullPageImages(sql: Sql): Promise<number> {
+  await sql`select pg_stat_force_next_flush()`;
+  const [row] = await sql<Array<{ n: number }>>`select wal_fpi::int8 as n from pg_stat_wal`;
+  return row!.n;
+}
+
+const stateDir = await mkdtemp(join(tmpdir(), 'fleet-heartbeat-write-'));
+await chmod(stateDir, 0o711); // the postgres user must traverse into it when we run as root
+let pg: RunningPostgres | null = null;
+try {
+  pg = await startEmbeddedPostgres({ stateDir, database: 'fleet_bench', log: silentLogger });
+  await migrate(pg.url, silentLogger);
+  let sql = createSql(pg.url, { max: 1, applicationName: 'fleet-bench', timeoutSeconds: 3600 });
+  console.log(`seeding ${devices} devices`);
+  await seedFleet(
+    sql,
+    Array.from({ length: devices }, () => randomToken(32)),
+    { organizations: 8 },
+  );
+  await sql`create extension if not exists pg_prewarm`;
+  await sql`create table bench_heartbeats (device_id uuid primary key, at timestamptz) with (fillfactor = 80)`;
+  await sql`insert into bench_heartbeats select id, agent_last_checkin from devices order by id`;
+  await sql`vacuum analyze`;
+  if (sharedBuffers) {
+    await sql.unsafe(`alter system set shared_buffers = '${sharedBuffers}'`);
+    await sql.end();
+    await pg.stop();
+    pg = await startEmbeddedPostgres({ stateDir, database: 'fleet_bench', log: silentLogger });
+    sql = createSql(pg.url, { max: 1, applicationName: 'fleet-bench', timeoutSeconds: 3600 });
+  }
+  const [sizes] = await sql<Array<{ buffers: string; devices: string; narrow: string }>>`
+    select current_setting('shared_buffers') as buffers,
+      pg_size_pretty(pg_total_relation_size('devices')) as devices,
+      pg_size_pretty(pg_total_relation_size('bench_heartbeats')) as narrow`;
+  console.log(
+    `shared_buffers ${sizes!.buffers}; devices with its indexes ${sizes!.devices}, the narrow table with its index ${sizes!.narrow}`,
+  );
+  const ids = (await sql<Array<{ id: string }>>`select id from devices`).map((r) => r.id);
+  for (const [name, statement] of Object.entries(writes)) {
+    const table = name === 'devices' ? 'devices' : 'bench_heartbeats';
+    // As warm as the buffers allow: a server that has run for a while.
+    await sql.unsafe(
+      `select sum(pg_prewarm(c.oid)) from pg_class c
+        where c.oid = '${table}'::regclass or c.oid in (select indexrelid from pg_index where indrelid = '${table}'::regclass)`,
+    );
+    // Written by a backend of its own, as the service's pool connections are: the prewarm's
+    // backend has every buffer mapped already, a new one faults each page in on first touch.
+    const writer = createSql(pg.url, { max: 1, applicationName: 'fleet-bench', timeoutSeconds: 3600 });
+    const pass = await measure(writer, statement, ids);
+    await writer.end();
+    const fmt = (p: Figures) =>
+      `${p.cpuUs.toFixed(1)} µs CPU, ${(p.walBytes / 1024).toFixed(2)} KiB WAL, ${(p.fpiShare * 100).toFixed(0)} % full page images, ${p.faults.toFixed(1)} minor faults`;
+    console.log(`${name.padEnd(8)} first ${COLD_BATCHES} batches after a checkpoint: ${fmt(pass.cold)} per device`);
+    console.log(
+      `${name.padEnd(8)} every device once (${Math.ceil(ids.length / batch)} batches of ${batch}, ${pass.msPerBatch.toFixed(1)} ms each): ${fmt(pass.whole)} per device`,
+    );
+  }
+  await sql.end();
+} finally {
+  await pg?.stop();
+  await rm(stateDir, { recursive: true, force: true });
+}
