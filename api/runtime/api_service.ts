@@ -48,7 +48,15 @@ export async function openApiDatabase(env: Env, log: Logger, url: string): Promi
   const replica = env.DATABASE_REPLICA_URL
     ? createSql(env.DATABASE_REPLICA_URL, { ...pool, applicationName: 'fleet-api-replica' })
     : null;
-  const heartbeats = new Heartbeats(sql, (err, devices) =>
+  // The batch has a connection of its own: one backend keeps the heartbeat's plan and the
+  // pages it touches, instead of each pooled backend warming up to them in turn, and the
+  // batch never waits behind check-ins in the pool's queue.
+  const heartbeatSql = createSql(url, {
+    max: 1,
+    timeoutSeconds: pool.timeoutSeconds,
+    applicationName: 'fleet-api-heartbeats',
+  });
+  const heartbeats = new Heartbeats(heartbeatSql, (err, devices) =>
     log.warn('heartbeats: the batched write failed; the next one retries it', { devices, error: String(err) }),
   );
   heartbeats.start();
@@ -66,7 +74,7 @@ export async function openApiDatabase(env: Env, log: Logger, url: string): Promi
   // request that outlasted the drain is still open).
   const close = async () => {
     checkinReads.stop();
-    await Promise.all([sql.end({ timeout: 2 }), replica?.end({ timeout: 2 })]);
+    await Promise.all([sql.end({ timeout: 2 }), heartbeatSql.end({ timeout: 2 }), replica?.end({ timeout: 2 })]);
   };
   return {
     sql,
