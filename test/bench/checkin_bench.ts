@@ -237,14 +237,17 @@ async function traceBusiestPrimary(before: Map<number, number>, elapsed: number)
     .sort((a, b) => b.perSecond - a.perSecond)
     .slice(0, 6);
   if (primaryStatements) {
-    const statements = await primaryStatements<Array<{ calls: number; ms: number; rows: number; query: string }>>`
-      select calls::int8 as calls, (total_exec_time + total_plan_time)::float8 as ms, rows::int8 as rows,
+    const statements = await primaryStatements<
+      Array<{ calls: number; ms: number; planMs: number; rows: number; query: string }>
+    >`
+      select calls::int8 as calls, (total_exec_time + total_plan_time)::float8 as ms,
+             total_plan_time::float8 as "planMs", rows::int8 as rows,
              left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 90) as query
       from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
       order by total_exec_time + total_plan_time desc limit 5`;
     for (const st of statements) {
       console.log(
-        `  primary statement: ${(st.ms / elapsed).toFixed(0)} ms/s in ${st.calls} calls (${st.rows} rows): ${st.query}`,
+        `  primary statement: ${(st.ms / elapsed).toFixed(0)} ms/s (planning ${(st.planMs / elapsed).toFixed(0)}) in ${st.calls} calls (${st.rows} rows): ${st.query}`,
       );
     }
   }
@@ -597,6 +600,7 @@ async function main(): Promise<void> {
       if (process.env.BENCH_TRACE) {
         // Per-phase statement figures of the primary (after the restart below).
         await admin`alter system set shared_preload_libraries = 'pg_stat_statements'`;
+        await admin`alter system set pg_stat_statements.track_planning = on`;
         await admin`create extension if not exists pg_stat_statements`;
       }
       // Takes effect at the restart below (and is copied to the standby with the data folder).
