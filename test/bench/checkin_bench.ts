@@ -51,7 +51,7 @@ import { startService, type ServiceProcess } from '../support/service_process.ts
 import { type PrimaryAndStandby, processTree, startPrimaryAndStandby } from '../support/standby.ts';
 import { type DelayProxy, startDelayProxy } from './delay_proxy.ts';
 import { RawConnection, type RawResponse, rawRequest } from './raw_http.ts';
-import { seedFleet } from './seed_fleet.ts';
+import { prewarmTable, seedFleet } from './seed_fleet.ts';
 
 // ---------------------------------------------------------------------------------------
 // Settings
@@ -571,12 +571,9 @@ async function settledTransactions(stats: Sql, database: string): Promise<number
 async function prewarm(url: string): Promise<string> {
   const sql = createSql(url, { max: 1, applicationName: 'fleet-bench', timeoutSeconds: 600 });
   try {
-    const [row] = await sql<Array<{ blocks: number; recovery: boolean }>>`
-      select coalesce(sum(pg_prewarm(c.oid)), 0)::int8 as blocks, pg_is_in_recovery() as recovery
-      from pg_class c
-      where c.oid = 'devices'::regclass
-         or c.oid in (select indexrelid from pg_index where indrelid = 'devices'::regclass)`;
-    return `${row!.recovery ? 'replica' : 'primary'}: ${Math.round((row!.blocks * 8) / 1024)} MiB of devices and its indexes`;
+    const mib = await prewarmTable(sql, 'devices');
+    const [row] = await sql<Array<{ recovery: boolean }>>`select pg_is_in_recovery() as recovery`;
+    return `${row!.recovery ? 'replica' : 'primary'}: ${mib} MiB of devices and its indexes`;
   } finally {
     await sql.end();
   }

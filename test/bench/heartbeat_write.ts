@@ -21,7 +21,7 @@ import { migrate } from '../../api/db/migrate.ts';
 import { randomToken } from '../../api/http/crypto.ts';
 import { silentLogger } from '../../api/log.ts';
 import { type RunningPostgres, startEmbeddedPostgres } from '../../api/runtime/embedded_postgres.ts';
-import { seedFleet } from './seed_fleet.ts';
+import { prewarmTable, seedFleet } from './seed_fleet.ts';
 
 function flag(name: string): string | undefined {
   return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -154,11 +154,7 @@ try {
   const ids = (await sql<Array<{ id: string }>>`select id from devices`).map((r) => r.id);
   for (const [name, statement] of Object.entries(writes)) {
     const table = name === 'devices' ? 'devices' : 'bench_heartbeats';
-    // As warm as the buffers allow: a server that has run for a while.
-    await sql.unsafe(
-      `select sum(pg_prewarm(c.oid)) from pg_class c
-        where c.oid = '${table}'::regclass or c.oid in (select indexrelid from pg_index where indrelid = '${table}'::regclass)`,
-    );
+    await prewarmTable(sql, table);
     // Written by a backend of its own, as the service's pool connections are: the prewarm's
     // backend has every buffer mapped already, a new one faults each page in on first touch.
     const writer = createSql(pg.url, { max: 1, applicationName: 'fleet-bench', timeoutSeconds: 3600 });

@@ -145,3 +145,16 @@ export async function seedFleet(
               select depth from chain) t)::int as org_unit_depth`;
   return counts!;
 }
+
+/**
+ * Loads a table and its indexes into shared buffers (pg_prewarm, as much as they hold): the
+ * state of a server that has run for a while. Returns the MiB loaded.
+ */
+export async function prewarmTable(sql: Sql, table: string): Promise<number> {
+  const [row] = await sql<Array<{ blocks: number }>>`
+    select coalesce(sum(pg_prewarm(c.oid)), 0)::int8 as blocks
+    from pg_class c
+    where c.oid = ${table}::regclass
+       or c.oid in (select indexrelid from pg_index where indrelid = ${table}::regclass)`;
+  return Math.round((row!.blocks * 8) / 1024);
+}
