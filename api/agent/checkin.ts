@@ -44,14 +44,9 @@ export async function checkIn(
   const at = Date.now();
   const { heartbeats, reads } = path;
   if (!heartbeats) return reads.onPrimary(db, (primary) => writingCheckIn(primary, config, input));
-  const read = async (source: Db) => {
-    const row =
-      input.hardware === undefined
-        ? await repo.checkinState(source, input.secretHash)
-        : await repo.checkinStateStoringHardware(source, input.secretHash, input.hardware);
-    const live = row && row.deprovisioned_at === null && row.archived_at === null;
-    return { row, answer: live ? await answerFor(source, config, row, input) : undefined };
-  };
+  // Bound rather than a closure: under tsx (esbuild's keepNames) a named closure costs a
+  // defineProperty on every check-in.
+  const read = readCheckin.bind(null, config, input);
   // Hardware is a write: the primary. Everything else may come from the replica.
   let { row, answer } = input.hardware === undefined ? await reads.read(db, read) : await reads.onPrimary(db, read);
   // A secret the replica does not know may be one the primary issued a moment ago (a device
@@ -60,6 +55,20 @@ export async function checkIn(
   requireLiveDevice(row);
   heartbeats.record(row!.id, at);
   return answer!;
+}
+
+/** The device behind the secret (storing its hardware when sent) and, when it is live, its answer. */
+async function readCheckin(
+  config: AppConfig,
+  input: { secretHash: Uint8Array; hardware: Record<string, unknown> | undefined; ifNoneMatch: string | undefined },
+  source: Db,
+) {
+  const row =
+    input.hardware === undefined
+      ? await repo.checkinState(source, input.secretHash)
+      : await repo.checkinStateStoringHardware(source, input.secretHash, input.hardware);
+  const live = row && row.deprovisioned_at === null && row.archived_at === null;
+  return { row, answer: live ? await answerFor(source, config, row, input) : undefined };
 }
 
 /** The in-process path: the heartbeat (and hardware) written by the check-in's one statement. */

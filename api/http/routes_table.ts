@@ -25,9 +25,17 @@ export function routeTemplate(c: Context): string | null {
   return null;
 }
 
+/** Every request asks twice (405 check, metrics); the registered paths are a fixed, small set. */
+const templates = new Map<string, string>();
+
 /** Hono's `/devices/:id` (optionally `:id{regex}`) as OpenAPI's `/devices/{id}`. */
 function toTemplate(path: string): string {
-  return path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}');
+  let template = templates.get(path);
+  if (template === undefined) {
+    template = path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}');
+    templates.set(path, template);
+  }
+  return template;
 }
 
 interface PathMethods {
