@@ -37,6 +37,9 @@ import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import postgres from 'postgres';
 import { Heartbeats } from '../../api/agent/heartbeats.ts';
 import { createApp, type App } from '../../api/app.ts';
@@ -223,16 +226,34 @@ function postgresCpuSeconds(): { primary: number; replica: number } {
   return { primary: clusterCpuSeconds(primaryPg()?.pid()), replica: clusterCpuSeconds(pair?.standby.pid()) };
 }
 
-/** The primary's processes and their CPU seconds so far (BENCH_TRACE: where a phase's CPU went). */
-function primaryProcessCpu(): Map<number, number> {
+/** The primary's processes and their CPU seconds so far, user and system (BENCH_TRACE: where a phase's CPU went). */
+function primaryProcessCpu(): Map<number, { user: number; system: number }> {
   const postmaster = primaryPg()?.pid();
-  return new Map(postmaster ? processTree(postmaster).map((pid) => [pid, cpuSecondsOf(pid)]) : []);
+  return new Map(postmaster ? processTree(postmaster).map((pid) => [pid, cpuSplitOf(pid)]) : []);
+}
+
+/** utime and stime of a process, in seconds. */
+function cpuSplitOf(pid: number): { user: number; system: number } {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+  } catch {
+    return { user: 0, system: 0 };
+  }
 }
 
 /** Prints the primary's busiest processes since `before`, with what each last ran. */
-async function traceBusiestPrimary(before: Map<number, number>, elapsed: number): Promise<void> {
+async function traceBusiestPrimary(
+  before: Map<number, { user: number; system: number }>,
+  elapsed: number,
+): Promise<void> {
   const busiest = [...primaryProcessCpu()]
-    .map(([pid, seconds]) => ({ pid, perSecond: (seconds - (before.get(pid) ?? 0)) / elapsed }))
+    .map(([pid, cpu]) => {
+      const user = (cpu.user - (before.get(pid)?.user ?? 0)) / elapsed;
+      const system = (cpu.system - (before.get(pid)?.system ?? 0)) / elapsed;
+      return { pid, perSecond: user + system, system };
+    })
     .filter((p) => p.perSecond >= 0.002)
     .sort((a, b) => b.perSecond - a.perSecond)
     .slice(0, 6);
@@ -259,7 +280,7 @@ async function traceBusiestPrimary(before: Map<number, number>, elapsed: number)
   for (const p of busiest) {
     const a = activity.find((row) => row.pid === p.pid);
     console.log(
-      `  primary pid ${p.pid}: ${(p.perSecond * 1000).toFixed(0)} ms/s, ${a ? `${a.who}: ${a.query}` : '(gone or auxiliary)'}`,
+      `  primary pid ${p.pid}: ${(p.perSecond * 1000).toFixed(0)} ms/s (system ${(p.system * 1000).toFixed(0)}), ${a ? `${a.who}: ${a.query}` : '(gone or auxiliary)'}`,
     );
   }
 }
@@ -299,10 +320,20 @@ async function checkinReads(): Promise<{ replica: number; primary: number }> {
 
 let serverPid = 0;
 
+/**
+ * A full garbage collection of this load generator before a phase: it shares the cores
+ * with the server, and a major collection of its heap (a million secrets) during a phase
+ * took as much CPU as the server for a few hundred ms, making answers late that the server
+ * had no part in (BENCH_TRACE showed it). V8's `gc`, exposed at run time.
+ */
+setFlagsFromString('--expose-gc');
+const collectOwnGarbage = runInNewContext('gc') as () => void;
+
+/** `writes`: the request writes on the primary at once (a check-in with hardware). */
 type NextRequest = (
   i: number,
   agent: number,
-) => { method: string; path: string; headers: Record<string, string>; body?: string };
+) => { method: string; path: string; headers: Record<string, string>; body?: string; writes?: boolean };
 
 /** A closed loop: each agent sends its next request when the last one was answered. */
 async function runPhase(
@@ -313,6 +344,7 @@ async function runPhase(
 ): Promise<PhaseResult> {
   const ok = options.ok ?? [200];
   const connections = await Promise.all(Array.from({ length: settings.agents }, () => RawConnection.open(port)));
+  collectOwnGarbage();
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | null = null;
@@ -390,6 +422,8 @@ interface OpenLoopResult {
   p99: number;
   /** p99 of the answers with 200 only (the herd: what is answered must be answered quickly). */
   p99Served: number;
+  /** p99 of the requests that write nothing at once (check-ins without hardware): how much of p99 is the writes' commit. */
+  p99Reading: number;
   retryAfter: { min: number; max: number } | null;
   /** p99 from the moment a request was written to its answer (the server's share, without the wait for a connection). */
   p99FromSend: number;
@@ -408,9 +442,11 @@ async function runOpenLoop(
   next: NextRequest,
 ): Promise<OpenLoopResult> {
   const pool = await Promise.all(Array.from({ length: OPEN_LOOP_CONNECTIONS }, () => RawConnection.open(port)));
+  collectOwnGarbage();
   const free = [...pool];
   const waiting: number[] = []; // due instants of requests that found no free connection
   const latencies: number[] = [];
+  const readingLatencies: number[] = [];
   const servedLatencies: number[] = [];
   const statuses: Record<number, number> = {};
   let retryMin = Number.POSITIVE_INFINITY;
@@ -418,8 +454,12 @@ async function runOpenLoop(
   let served = 0;
   let counter = 0;
   const fromSend: number[] = [];
+  const slow: Array<{ due: number; ms: number }> = []; // BENCH_TRACE: when the slow ones were due
+  const stalls = process.env.BENCH_TRACE ? await stallMeter() : null;
   const cpuMeter = startCpuMeter();
   const started = performance.now();
+  const cpuTimeline = stalls ? sampleCpuTimeline(started) : null;
+  if (stalls) console.log(`open loop from ${process.hrtime.bigint() / 1000n} µs`);
   const total = Math.round(seconds * ratePerSecond);
   const interval = 1000 / ratePerSecond;
   let inFlight = 0;
@@ -452,6 +492,8 @@ async function runOpenLoop(
       })
       .finally(() => {
         latencies.push(performance.now() - due);
+        if (stalls && performance.now() - due > 10) slow.push({ due: due - started, ms: performance.now() - due });
+        if (!r.writes) readingLatencies.push(performance.now() - due);
         inFlight--;
         const queued = waiting.shift();
         if (queued !== undefined && free.length > 0) send(free.pop()!, queued);
@@ -484,13 +526,34 @@ async function runOpenLoop(
   if (trace) clearInterval(trace);
   const elapsed = (performance.now() - started) / 1000;
   const cpu = cpuMeter(elapsed);
+  if (stalls) {
+    console.log(
+      `open loop to ${process.hrtime.bigint() / 1000n} µs; CPU (cores): server ${cpu.server.toFixed(2)}, PostgreSQL ${cpu.postgres.toFixed(2)}, load generator ${cpu.bench.toFixed(2)}`,
+    );
+    cpuTimeline!.stop();
+    console.log(await stalls());
+    const bursts = new Map<number, { n: number; max: number }>();
+    for (const s of slow) {
+      const at = Math.floor(s.due / 100) * 100;
+      const b = bursts.get(at) ?? { n: 0, max: 0 };
+      bursts.set(at, { n: b.n + 1, max: Math.max(b.max, s.ms) });
+    }
+    console.log(
+      `  answers over 10 ms: ${slow.length}, by when they were due (ms into the phase: count, slowest ms): ` +
+        [...bursts].map(([at, b]) => `${at}: ${b.n}, ${b.max.toFixed(0)}`).join('; '),
+    );
+    for (const [at, b] of bursts)
+      if (b.n >= 5) console.log(`    ${at} ms: ${cpuTimeline!.busiest(at - 100, at + 200)}`);
+  }
   for (const c of pool) c.close();
   fromSend.sort((a, b) => a - b);
   latencies.sort((a, b) => a - b);
   servedLatencies.sort((a, b) => a - b);
+  readingLatencies.sort((a, b) => a - b);
   return {
     offeredPerSecond: total / seconds,
     p99Served: quantile(servedLatencies, 0.99),
+    p99Reading: quantile(readingLatencies, 0.99),
     statuses,
     servedPerSecond: served / elapsed,
     p50: quantile(latencies, 0.5),
@@ -498,6 +561,97 @@ async function runOpenLoop(
     retryAfter: retryMax > 0 ? { min: retryMin, max: retryMax } : null,
     p99FromSend: quantile(fromSend, 0.99),
     cpu,
+  };
+}
+
+/**
+ * BENCH_TRACE: every process's CPU every 50 ms (the server, both clusters' processes by
+ * their titles, this load generator), to see who ran when answers were late.
+ */
+function sampleCpuTimeline(started: number) {
+  const pids = [serverPid, ...processTree(primaryPg()?.pid() ?? 0), ...(pair ? processTree(pair.standby.pid()!) : [])];
+  // PostgreSQL shows what a process is in its title (`postgres: walwriter`); read once.
+  const titleOf = (pid: number) => {
+    if (pid === serverPid) return 'server';
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 60);
+    } catch {
+      return 'gone';
+    }
+  };
+  const titles = new Map(pids.map((pid) => [pid, titleOf(pid)]));
+  const samples: Array<{ t: number; cpu: Map<string, number> }> = [];
+  const take = () => {
+    const cpu = new Map<string, number>();
+    for (const pid of pids) cpu.set(`${titles.get(pid)} [${pid}]`, cpuSecondsOf(pid));
+    const own = process.cpuUsage();
+    cpu.set('load generator', (own.user + own.system) / 1e6);
+    samples.push({ t: performance.now() - started, cpu });
+  };
+  take();
+  const timer = setInterval(take, 50);
+  return {
+    stop: () => clearInterval(timer),
+    /** CPU ms per process between two instants (ms into the phase), the busiest first. */
+    busiest(from: number, to: number): string {
+      const a = samples.findLast((x) => x.t <= from) ?? samples[0]!;
+      const b = samples.find((x) => x.t >= to) ?? samples.at(-1)!;
+      return (
+        [...b.cpu]
+          .map(([k, v]) => [k, (v - (a.cpu.get(k) ?? v)) * 1000] as const)
+          .filter(([, ms]) => ms > 0)
+          .sort((x, y) => y[1] - x[1])
+          .slice(0, 6)
+          .map(([k, ms]) => `${k} ${ms.toFixed(0)}`)
+          .join(', ') + ` (CPU ms in ${(b.t - a.t).toFixed(0)} ms)`
+      );
+    },
+  };
+}
+
+/**
+ * BENCH_TRACE: what stalled during an open loop. The server's garbage collections and
+ * event-loop delay from its own /metrics (prom-client's default metrics; a scrape resets
+ * the lag's window), and this load generator's event-loop delay: a late load generator
+ * makes requests late too.
+ */
+async function stallMeter(): Promise<() => Promise<string>> {
+  const scrape = async () => {
+    if (!metricsAccess) return '';
+    const res = await fetch(`${metricsAccess.base}/metrics`, {
+      headers: { authorization: `Bearer ${metricsAccess.token}` },
+    });
+    return res.text();
+  };
+  const gc = (text: string, kind: string, what: 'sum' | 'count') =>
+    Number(
+      new RegExp(`^nodejs_gc_duration_seconds_${what}\\{kind="${kind}"\\} ([0-9.e+-]+)`, 'm').exec(text)?.[1] ?? 0,
+    );
+  const before = await scrape();
+  const own = monitorEventLoopDelay({ resolution: 1 });
+  own.enable();
+  let ownGc = { count: 0, ms: 0 };
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) ownGc = { count: ownGc.count + 1, ms: ownGc.ms + entry.duration };
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
+  return async () => {
+    own.disable();
+    gcObserver.disconnect();
+    const after = await scrape();
+    const lagMax = Number(/^nodejs_eventloop_lag_max_seconds ([0-9.e+-]+)/m.exec(after)?.[1] ?? Number.NaN);
+    const collections = ['major', 'minor', 'incremental']
+      .map((kind) => {
+        const n = gc(after, kind, 'count') - gc(before, kind, 'count');
+        const ms = (gc(after, kind, 'sum') - gc(before, kind, 'sum')) * 1000;
+        return `${kind} ${n} (${ms.toFixed(0)} ms)`;
+      })
+      .join(', ');
+    return (
+      `  server: GC ${collections}; event-loop delay max ${(lagMax * 1000).toFixed(1)} ms. ` +
+      `Load generator: event-loop delay max ${(own.max / 1e6).toFixed(1)} ms, p99 ${(own.percentile(99) / 1e6).toFixed(1)} ms, ` +
+      `GC ${ownGc.count} (${ownGc.ms.toFixed(0)} ms)`
+    );
   };
 }
 
@@ -702,8 +856,13 @@ async function main(): Promise<void> {
     },
     runtime === 'deno' ? [] : ['--api-only'],
     runtime,
-    settings.cpuProfileDir && runtime === 'node'
-      ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`] }
+    runtime === 'node'
+      ? {
+          nodeArgs: [
+            ...(settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`] : []),
+            ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+          ],
+        }
       : {},
   );
   const port = Number(new URL(server.base).port);
@@ -714,12 +873,16 @@ async function main(): Promise<void> {
   let checkinOk = 0;
 
   const health = () => ({ method: 'GET', path: '/api/v1/health', headers: {} as Record<string, string> });
-  const checkin = (i: number) => ({
-    method: 'POST',
-    path: '/api/v1/agent/checkin',
-    headers: { authorization: `Bearer ${pick()}`, 'content-type': 'application/json' },
-    body: settings.hardwareEvery > 0 && i % settings.hardwareEvery === 0 ? hardwareBody : plainBody,
-  });
+  const checkin = (i: number) => {
+    const writes = settings.hardwareEvery > 0 && i % settings.hardwareEvery === 0;
+    return {
+      method: 'POST',
+      path: '/api/v1/agent/checkin',
+      headers: { authorization: `Bearer ${pick()}`, 'content-type': 'application/json' },
+      body: writes ? hardwareBody : plainBody,
+      writes,
+    };
+  };
 
   // startService waits for the "service ready" log line, so no request has reached the
   // database yet: every transaction from here on is counted below. Warm both paths first
@@ -809,6 +972,9 @@ async function main(): Promise<void> {
     `check-in:       POST /api/v1/agent/checkin ${fmt(result.perSecond, 0).padStart(7)} req/s   p50 ${fmt(result.p50, 2)} ms   p99 ${fmt(result.p99, 2)} ms   (${result.errors} errors)`,
     `CPU (cores):    health: server ${fmt(ceiling.cpu.server, 2)}, PostgreSQL ${fmt(ceiling.cpu.postgres, 2)}, load generator ${fmt(ceiling.cpu.bench, 2)}; ` +
       `check-in: server ${fmt(result.cpu.server, 2)}, PostgreSQL ${fmt(result.cpu.postgres, 2)}, load generator ${fmt(result.cpu.bench, 2)}`,
+    // The server's CPU per answer moves less with a noisy host than requests per second do.
+    `server CPU per answer: health ${fmt((ceiling.cpu.server / ceiling.perSecond) * 1e6, 0)} µs, check-in ${fmt((result.cpu.server / result.perSecond) * 1e6, 0)} µs, ` +
+      `unchanged (304) ${fmt((unchanged.cpu.server / unchanged.perSecond) * 1e6, 0)} µs`,
     `PostgreSQL CPU per check-in: full: primary ${fmt((result.cpu.primary / result.perSecond) * 1000, 3)} ms, replica ${fmt((result.cpu.replica / result.perSecond) * 1000, 3)} ms; ` +
       `unchanged (304): primary ${fmt((unchanged.cpu.primary / unchanged.perSecond) * 1000, 3)} ms, replica ${fmt((unchanged.cpu.replica / unchanged.perSecond) * 1000, 3)} ms`,
     `primary:        ${fmt(result.primaryWritesPerSecond, 1)} write transactions/s in the full phase, ${fmt(unchanged.primaryWritesPerSecond, 1)} in the unchanged phase (heartbeat batches, hardware); ` +
@@ -822,7 +988,8 @@ async function main(): Promise<void> {
     ...openLoop.map(
       ({ fraction, checkin: c, health: h }) =>
         `open loop ${String(fraction * 100).padStart(2)} %:  ${fmt(c.offeredPerSecond, 0)}/s due   check-in p50 ${fmt(c.p50, 2)} / p99 ${fmt(c.p99, 2)} ms   ` +
-        `health p50 ${fmt(h.p50, 2)} / p99 ${fmt(h.p99, 2)} ms   p99 ratio ${fmt(c.p99 / h.p99, 2)}   codes ${JSON.stringify(c.statuses)}`,
+        `health p50 ${fmt(h.p50, 2)} / p99 ${fmt(h.p99, 2)} ms   p99 ratio ${fmt(c.p99 / h.p99, 2)}   codes ${JSON.stringify(c.statuses)}\n` +
+        `                 check-ins without hardware: p99 ${fmt(c.p99Reading, 2)} ms, ratio ${fmt(c.p99Reading / h.p99, 2)}`,
     ),
     `herd (2 ×):     ${fmt(herd.offeredPerSecond, 0)}/s due   ${fmt(herd.servedPerSecond, 0)}/s served with 200 (${fmt(herd.servedPerSecond / capacity, 2)} × capacity)   ` +
       `p99 of all answers ${fmt(herd.p99, 1)} ms, of the 200s ${fmt(herd.p99Served, 1)} ms   codes ${JSON.stringify(herd.statuses)}` +
