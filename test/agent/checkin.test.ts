@@ -134,6 +134,27 @@ describe('POST /api/v1/agent/checkin', () => {
     expect(await lastCheckin(agent.device_id)).toBeNull();
     expect(await storedHardware(agent.device_id)).toBeNull();
   });
+
+  it('rejects an If-None-Match longer than 1,000 characters with 400 naming the header, and writes nothing', async () => {
+    const agent = await enrollAgent(ctx);
+    const tooLong = `"${'a'.repeat(999)}"`; // 1,001 characters
+    const res = await ctx.request('POST', '/api/v1/agent/checkin', {
+      token: agent.secret,
+      headers: { 'if-none-match': tooLong },
+      body: { hardware: { cpu: 'i9' } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(res.body.details).toEqual([{ path: ['if-none-match'], message: expect.any(String) }]);
+    expect(await lastCheckin(agent.device_id)).toBeNull();
+    expect(await storedHardware(agent.device_id)).toBeNull();
+    // One character less is a tag like any other: it matches nothing, so the full answer.
+    const fits = await ctx.request('POST', '/api/v1/agent/checkin', {
+      token: agent.secret,
+      headers: { 'if-none-match': tooLong.slice(1) },
+    });
+    expect(fits.status).toBe(200);
+  });
 });
 
 describe('agent authentication of check-in', () => {
