@@ -28,8 +28,11 @@
  * `--shared-buffers=SIZE` sets PostgreSQL's shared_buffers (primary and standby) after seeding;
  * by default it is PostgreSQL's own 128MB, which a million-device fleet outgrows.
  * `--cpu-prof=DIR` (BENCH_CPU_PROF) writes the server's V8 CPU profile there when it stops;
- * BENCH_TRACE=1 prints each closed-loop phase's bounds on the monotonic clock in µs (the
- * profile's time base, to cut one phase out of it) and the open loop's progress twice a second.
+ * BENCH_NODE_ARGS adds flags to the server's `node` (V8 settings to try). BENCH_TRACE=1
+ * prints each phase's bounds on the monotonic clock in µs (the profile's time base, to cut
+ * one phase out of it), the primary's busiest processes and statements, the open loop's
+ * progress twice a second and, per open loop, what stalled: both processes' garbage
+ * collections and event-loop delay, and who had the CPU when answers were late.
  * Loopback only, bounded in time (a watchdog ends it), and it removes everything it created.
  */
 import { Buffer } from 'node:buffer';
