@@ -186,15 +186,21 @@ const hardwareBody = JSON.stringify({
 });
 const plainBody = JSON.stringify({ agent_version: '1.4.2' });
 
-/** utime + stime of a process, in seconds (/proc/<pid>/stat; clock ticks of 1/100 s). */
-function cpuSecondsOf(pid: number): number {
+/** utime and stime of a process, in seconds (/proc/<pid>/stat; clock ticks of 1/100 s). */
+function cpuSplitOf(pid: number): { user: number; system: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
   } catch {
-    return 0; // the process ended in between
+    return { user: 0, system: 0 }; // the process ended in between
   }
+}
+
+/** utime + stime of a process, in seconds. */
+function cpuSecondsOf(pid: number): number {
+  const { user, system } = cpuSplitOf(pid);
+  return user + system;
 }
 
 /** CPU seconds of one cluster: its postmaster and every child (backends, background workers). */
@@ -233,17 +239,6 @@ function postgresCpuSeconds(): { primary: number; replica: number } {
 function primaryProcessCpu(): Map<number, { user: number; system: number }> {
   const postmaster = primaryPg()?.pid();
   return new Map(postmaster ? processTree(postmaster).map((pid) => [pid, cpuSplitOf(pid)]) : []);
-}
-
-/** utime and stime of a process, in seconds. */
-function cpuSplitOf(pid: number): { user: number; system: number } {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
-  } catch {
-    return { user: 0, system: 0 };
-  }
 }
 
 /** Prints the primary's busiest processes since `before`, with what each last ran. */
