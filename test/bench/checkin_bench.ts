@@ -564,7 +564,8 @@ async function runOpenLoop(
 
 /**
  * BENCH_TRACE: every process's CPU every 50 ms (the server, both clusters' processes by
- * their titles, this load generator), to see who ran when answers were late.
+ * their titles, this load generator, and the machine's steal and interrupt time), to see
+ * who ran when answers were late.
  */
 function sampleCpuTimeline(started: number) {
   const pids = [serverPid, ...processTree(primaryPg()?.pid() ?? 0), ...(pair ? processTree(pair.standby.pid()!) : [])];
@@ -584,6 +585,10 @@ function sampleCpuTimeline(started: number) {
     for (const pid of pids) cpu.set(`${titles.get(pid)} [${pid}]`, cpuSecondsOf(pid));
     const own = process.cpuUsage();
     cpu.set('load generator', (own.user + own.system) / 1e6);
+    // The whole machine: time the hypervisor gave to others (steal) and interrupt work.
+    const machine = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.split(/\s+/).slice(1).map(Number);
+    cpu.set('steal (all cores)', (machine[7] ?? 0) / 100);
+    cpu.set('irq and softirq (all cores)', ((machine[5] ?? 0) + (machine[6] ?? 0)) / 100);
     samples.push({ t: performance.now() - started, cpu });
   };
   take();
