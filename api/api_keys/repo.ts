@@ -48,8 +48,13 @@ export async function listApiKeys(db: Db, organizationId: string, cursor: Cursor
     limit ${limit + 1}`;
 }
 
-/** Sets `revoked_at` once; a second revoke keeps the first time. Null: no such key. */
+/**
+ * Sets `revoked_at` once; a second revoke keeps the first time. Null: no such key. It first
+ * takes the key's lock exclusively (see `findUsableKey`): it waits for the writes under way
+ * with the key, and the writes that come after it wait for it, however many there are.
+ */
 export async function revokeApiKey(db: Db, id: string): Promise<ApiKeyRow | null> {
+  await db`select pg_advisory_xact_lock(${keyLock(db, db`key_hash`)}) from api_keys where id = ${id}`;
   const [row] = await db<ApiKeyRow[]>`
     update api_keys set revoked_at = coalesce(revoked_at, now())
     where id = ${id}
@@ -68,27 +73,40 @@ export interface UsableKey {
 }
 
 /**
- * The key with this hash if it is neither revoked nor expired. `lock` share-locks the row
- * for the rest of the transaction, so a revoke that has returned is seen by every write
- * that starts after it, and a revoke waits for the writes already under way.
+ * The key with this hash if it is neither revoked nor expired. `lock` (a write) first takes
+ * the key's lock shared for the rest of the transaction, then reads the key: a revoke that
+ * has returned is seen by every write that starts after it, and a revoke waits for the
+ * writes already under way.
+ *
+ * The lock is a transaction-level advisory lock, not a share lock on the row: PostgreSQL
+ * lets a new row share lock past an update waiting for the old ones, so a key in constant
+ * use could never be revoked; its lock manager queues a shared request behind a waiting
+ * exclusive one. It is named by the key's hash, which a write knows before it finds the key.
  */
 export async function findUsableKey(db: Db, key: string, lock: boolean): Promise<UsableKey | null> {
   const hash = hashSecret(key);
-  const [row] = lock
-    ? await db<UsableKey[]>`
-        select id, organization_id, name, role, key_hash,
-               coalesce(last_used_at <= now() - interval '1 minute', true) as stale_use
-        from api_keys
-        where key_hash = ${hash} and revoked_at is null and (expires_at is null or expires_at > now())
-        for share`
-    : await db<UsableKey[]>`
-        select id, organization_id, name, role, key_hash,
-               coalesce(last_used_at <= now() - interval '1 minute', true) as stale_use
-        from api_keys
-        where key_hash = ${hash} and revoked_at is null and (expires_at is null or expires_at > now())`;
+  if (lock) await lockKeyShared(db, hash);
+  const [row] = await db<UsableKey[]>`
+    select id, organization_id, name, role, key_hash,
+           coalesce(last_used_at <= now() - interval '1 minute', true) as stale_use
+    from api_keys
+    where key_hash = ${hash} and revoked_at is null and (expires_at is null or expires_at > now())`;
   // The index found the row by the hash; confirming it in constant time keeps the one
   // comparison TypeScript makes free of timing differences too.
   return row !== undefined && constantTimeEqual(row.key_hash, hash) ? row : null;
+}
+
+/**
+ * Takes the lock of the key with this hash, shared, for the rest of the transaction: a write
+ * made with the key (API or portal), which then reads the key again.
+ */
+export async function lockKeyShared(db: Db, keyHash: Uint8Array): Promise<void> {
+  await db`select pg_advisory_xact_lock_shared(${keyLock(db, db`${keyHash}::bytea`)})`;
+}
+
+/** The advisory lock of the key with this hash (an SQL expression of type bytea). */
+function keyLock(db: Db, keyHash: ReturnType<Db>) {
+  return db`hashtextextended('fleet:api_key:' || encode(${keyHash}, 'hex'), 0)`;
 }
 
 /** Moves `last_used_at`, at most once a minute per key whichever process asks. */

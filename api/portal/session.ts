@@ -9,6 +9,7 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Caller } from '../access/middleware.ts';
 import type { AppDeps } from '../app_env.ts';
+import { lockKeyShared } from '../api_keys/repo.ts';
 import type { Db } from '../db/client.ts';
 import { hashSecret, randomToken, secretsEqual } from '../http/crypto.ts';
 import { constantTimeEqual } from '@oslojs/crypto/subtle';
@@ -34,6 +35,7 @@ interface SessionRow {
   operator_token_hash: Uint8Array | null;
   key_name: string | null;
   key_role: 'admin' | 'viewer' | null;
+  key_hash: Uint8Array | null;
 }
 
 export function cookieOptions(c: Ctx) {
@@ -66,15 +68,16 @@ export async function openSession(
 
 /**
  * The request's session if it is still valid: not expired, its key neither revoked nor
- * expired, its operator token still the service's. `lock` share-locks the key's row for
- * the rest of a write's transaction, as the API's key check does.
+ * expired, its operator token still the service's. `lock` takes the key's lock shared for
+ * the rest of a write's transaction, as the API's key check does (`findUsableKey`).
  */
 export async function currentSession(c: Ctx, db: Db, lock = false): Promise<PortalSession | null> {
   const token = getCookie(c, SESSION_COOKIE);
   if (token === undefined || token.length > 100) return null;
   const tokenHash = hashSecret(token);
   const [row] = await db<SessionRow[]>`
-    select s.csrf_token, s.organization_id, s.api_key_id, s.operator_token_hash, k.name as key_name, k.role as key_role
+    select s.csrf_token, s.organization_id, s.api_key_id, s.operator_token_hash, k.name as key_name, k.role as key_role,
+           k.key_hash
     from portal_sessions s
     left join api_keys k on k.id = s.api_key_id
     where s.token_hash = ${tokenHash} and s.expires_at > now()
@@ -88,10 +91,10 @@ export async function currentSession(c: Ctx, db: Db, lock = false): Promise<Port
   }
   if (lock) {
     // As the API's key check: a revoke that has returned is seen, one under way waits for this write.
+    await lockKeyShared(db, row.key_hash!);
     const usable = await db`
       select 1 from api_keys
-      where id = ${row.api_key_id} and revoked_at is null and (expires_at is null or expires_at > now())
-      for share`;
+      where id = ${row.api_key_id} and revoked_at is null and (expires_at is null or expires_at > now())`;
     if (usable.length === 0) return null;
   }
   return {

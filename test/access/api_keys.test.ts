@@ -206,4 +206,39 @@ describe('using keys', () => {
       where a.actor->>'api_key_id' = ${key.id} and a.created_at > k.revoked_at`;
     expect(row!.late).toBe(0);
   });
+
+  it('revokes a key that writes without pause: the revoke waits for the writes under way, not for every later one', async () => {
+    const org = await createOrganization(ctx);
+    const key = await createApiKey(ctx, org.id, 'admin');
+    // Eight clients write with the key back to back, so some write holds it at almost
+    // every instant. A revoke that let later writes pass it would wait until they stop.
+    let revokeDone = false;
+    let writesDuringRevoke = 0;
+    let revoking = false;
+    const statuses: number[] = [];
+    let started!: () => void;
+    const writing = new Promise<void>((resolve) => (started = resolve));
+    const client = async (c: number) => {
+      for (let i = 0; !revokeDone && i < 400; i++) {
+        const res = await ctx.request('PATCH', `/api/v1/organizations/${org.id}`, {
+          token: key.key,
+          body: { notizen: `use ${c}.${i}` },
+        });
+        statuses.push(res.status);
+        if (revoking) writesDuringRevoke++;
+        if (res.status === 200) started();
+      }
+    };
+    const revoke = async () => {
+      await writing;
+      revoking = true;
+      const res = await ctx.request('POST', `/api/v1/api-keys/${key.id}/revoke`);
+      revokeDone = true;
+      expect(res.status).toBe(200);
+    };
+    await Promise.all([...Array.from({ length: 8 }, (_, c) => client(c)), revoke()]);
+    // The writes in flight when the revoke began, a round or two of each client, not hundreds.
+    expect(writesDuringRevoke).toBeLessThan(100);
+    expect(statuses.filter((s) => s !== 200 && s !== 401)).toEqual([]);
+  });
 });
