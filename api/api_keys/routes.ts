@@ -62,7 +62,7 @@ const revokeApiKey = defineRoute({
   summary: 'Revoke an API key for good (idempotent)',
   description:
     'Every request that starts after this call returned is refused with the key. The call waits for the writes ' +
-    'already under way with the key, never for later ones: a key in constant use is revoked as promptly as an idle one.',
+    'already under way with the key, never for later ones, so a key in constant use is revoked as soon as those end.',
   access: 'org_admin',
   tenant: { param: { id: 'api_key' } },
   audit: 'api_key.revoke',
