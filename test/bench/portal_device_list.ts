@@ -58,7 +58,12 @@ try {
     ['stale filter', '/portal/devices?stale=true'],
     ['search q=b', '/portal/devices?q=b'],
     // The serial prefix of ten devices in the middle (seed_fleet.ts names them BENCH-0000001 on).
-    ['search, 10 found', `/portal/devices?q=BENCH-${String(Math.floor(DEVICES / 2)).padStart(7, '0').slice(0, 6)}`],
+    [
+      'search, 10 found',
+      `/portal/devices?q=BENCH-${String(Math.floor(DEVICES / 2))
+        .padStart(7, '0')
+        .slice(0, 6)}`,
+    ],
   ] as const) {
     const times: number[] = [];
     for (let i = 0; i < ROUNDS + 3; i++) {
@@ -68,7 +73,7 @@ try {
       if (res.status !== 200 || !html.includes('</html>')) throw new Error(`${path}: ${res.status}`);
       if (i >= 3) times.push(performance.now() - t); // three warm-up rounds
     }
-    if (process.env.BENCH_TRACE) console.log(`${label}: ${times.map((t) => t.toFixed(0)).join(" ")}`);
+    if (process.env.BENCH_TRACE) console.log(`${label}: ${times.map((t) => t.toFixed(0)).join(' ')}`);
     times.sort((a, b) => a - b);
     const p = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(1);
     console.log(`${label.padEnd(16)} median ${p(0.5)} ms, p90 ${p(0.9)} ms, max ${p(1)} ms (${ROUNDS} rounds)`);
