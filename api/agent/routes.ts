@@ -45,8 +45,8 @@ const CheckinHeaders = z.object({
 
 /**
  * The check-in's header validator, by hand: Hono's copies every request header into an
- * object and remaps its keys for one optional header, about 12 µs of a 304's 140
- * (test/bench/README.md). The same schema and the same 400 as the validator's. It runs
+ * object and remaps its keys for one optional header, on the fleet's hottest route. The
+ * same schema and the same 400 as the validator's. It runs
  * before the body's checks (the validator ran after the lone-surrogate one): that decides
  * only which of two 400 `invalid_request` a request with both faults gets.
  */

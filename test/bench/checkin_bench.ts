@@ -303,14 +303,19 @@ async function primaryWrites(): Promise<{ xid: number; walBytes: number }> {
   return { xid: row?.xid ?? 0, walBytes: row?.wal ?? 0 };
 }
 
-/** The server's check-in reads so far, by source (its own /metrics). */
+/** The server's own /metrics text ('' before the server is up). */
 let metricsAccess: { base: string; token: string } | null = null;
-async function checkinReads(): Promise<{ replica: number; primary: number }> {
-  if (!metricsAccess) return { replica: 0, primary: 0 };
+async function scrapeMetrics(): Promise<string> {
+  if (!metricsAccess) return '';
   const res = await fetch(`${metricsAccess.base}/metrics`, {
     headers: { authorization: `Bearer ${metricsAccess.token}` },
   });
-  const text = await res.text();
+  return res.text();
+}
+
+/** The server's check-in reads so far, by source. */
+async function checkinReads(): Promise<{ replica: number; primary: number }> {
+  const text = await scrapeMetrics();
   const count = (source: string) =>
     Number(new RegExp(`^fleet_checkin_reads_total\\{source="${source}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
   return { replica: count('replica'), primary: count('primary') };
@@ -320,9 +325,8 @@ let serverPid = 0;
 
 /**
  * A full garbage collection of this load generator before a phase: it shares the cores
- * with the server, and a major collection of its heap (a million secrets) during a phase
- * took as much CPU as the server for a few hundred ms, making answers late that the server
- * had no part in (BENCH_TRACE showed it). V8's `gc`, exposed at run time.
+ * with the server, so a major collection of its heap (a million secrets) during a phase
+ * would make answers late that the server had no part in. V8's `gc`, exposed at run time.
  */
 setFlagsFromString('--expose-gc');
 const collectOwnGarbage = runInNewContext('gc') as () => void;
@@ -619,18 +623,11 @@ function sampleCpuTimeline(started: number) {
  * makes requests late too.
  */
 async function stallMeter(): Promise<() => Promise<string>> {
-  const scrape = async () => {
-    if (!metricsAccess) return '';
-    const res = await fetch(`${metricsAccess.base}/metrics`, {
-      headers: { authorization: `Bearer ${metricsAccess.token}` },
-    });
-    return res.text();
-  };
   const gc = (text: string, kind: string, what: 'sum' | 'count') =>
     Number(
       new RegExp(`^nodejs_gc_duration_seconds_${what}\\{kind="${kind}"\\} ([0-9.e+-]+)`, 'm').exec(text)?.[1] ?? 0,
     );
-  const before = await scrape();
+  const before = await scrapeMetrics();
   const own = monitorEventLoopDelay({ resolution: 1 });
   own.enable();
   let ownGc = { count: 0, ms: 0 };
@@ -641,7 +638,7 @@ async function stallMeter(): Promise<() => Promise<string>> {
   return async () => {
     own.disable();
     gcObserver.disconnect();
-    const after = await scrape();
+    const after = await scrapeMetrics();
     const lagMax = Number(/^nodejs_eventloop_lag_max_seconds ([0-9.e+-]+)/m.exec(after)?.[1] ?? Number.NaN);
     const collections = ['major', 'minor', 'incremental']
       .map((kind) => {
