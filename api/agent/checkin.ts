@@ -1,7 +1,8 @@
 /**
  * The agent's check-in (CONTRACT §7, §14, §19). In the service, one read statement (on the
- * replica when there is a healthy one) finds the device by the secret's hash and returns
- * its own inputs of its desired state, and the heartbeat is recorded for the next batched
+ * replica when there is a healthy one), shared by the check-ins of the same turn of the
+ * event loop (batched_reads.ts), finds the device by the secret's hash and returns its own
+ * inputs of its desired state, and the heartbeat is recorded for the next batched
  * write (heartbeats.ts); hardware, when sent, is stored at once in that statement on the
  * primary. An app built without `Heartbeats` (tests, in-process use) writes the heartbeat
  * in its one statement instead. The ETag is a stamp of those inputs and of the versions of
@@ -17,6 +18,7 @@ import type { z } from '@hono/zod-openapi';
 import { invalidAgentSecret, requireLiveDevice } from './auth.ts';
 import type { Heartbeats } from './heartbeats.ts';
 import * as repo from './repo.ts';
+import { checkinState } from './batched_reads.ts';
 import type { CheckinResponse } from './schemas.ts';
 
 export type CheckinAnswer =
@@ -65,7 +67,7 @@ async function readCheckin(
 ) {
   const row =
     input.hardware === undefined
-      ? await repo.checkinState(source, input.secretHash)
+      ? await checkinState(source, input.secretHash)
       : await repo.checkinStateStoringHardware(source, input.secretHash, input.hardware);
   const live = row && row.deprovisioned_at === null && row.archived_at === null;
   return { row, answer: live ? await answerFor(source, config, row, input) : undefined };

@@ -100,17 +100,24 @@ export async function checkin(
   return row;
 }
 
+/** The type oid of `bytea[]`: postgres.js sends the hashes as one array parameter. */
+const BYTEA_ARRAY = 1001;
+
 /**
- * The batched-heartbeat check-in's read (CONTRACT §19): the device behind the secret's
- * hash (one probe of the unique index), its lifecycle state and its own resolution inputs,
- * in one read statement that a replica can answer. Nothing is written; the heartbeat goes
- * to `Heartbeats`. Undefined when no device holds the secret.
+ * The batched-heartbeat check-in's read (CONTRACT §19), for the check-ins of one turn of
+ * the event loop (batched_reads.ts): the devices behind the secrets' hashes (one probe of
+ * the unique index each), their lifecycle state and their own resolution inputs, in one
+ * read statement that a replica can answer. Nothing is written; the heartbeats go to
+ * `Heartbeats`. `rows[i]` is the device of `hashes[i]`, undefined when none holds it.
  */
-export async function checkinState(db: Db, secretHash: Uint8Array): Promise<CheckinRow | undefined> {
-  const [row] = await db<CheckinRow[]>`
-    select d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
-    from devices d where d.agent_secret_hash = ${secretHash}`;
-  return row;
+export async function checkinStates(db: Db, hashes: Uint8Array[]): Promise<Array<CheckinRow | undefined>> {
+  const rows = await db<Array<CheckinRow & { i: number }>>`
+    select q.i::int4 as i, d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
+    from unnest(${db.array(hashes as never, BYTEA_ARRAY)}::bytea[]) with ordinality as q (h, i)
+    join devices d on d.agent_secret_hash = q.h`;
+  const found: Array<CheckinRow | undefined> = new Array(hashes.length);
+  for (const { i, ...row } of rows) found[i - 1] = row;
+  return found;
 }
 
 /**

@@ -998,7 +998,7 @@ async function main(): Promise<void> {
       `PostgreSQL ${fmt(herd.cpu.postgres, 2)}, load generator ${fmt(herd.cpu.bench, 2)}`,
     `server peak RSS (VmHWM): ${fmt(rss, 0)} MiB`,
     `SQL per check-in: ${fmt(statementsPerCheckin, 2)} statements (in-process postgres.js debug count over ${ROUND_TRIP_SAMPLES} check-ins), ` +
-      `${fmt(transactionsPerCheckin, 2)} transactions on the server (pg_stat_database over ${checkinOk} check-ins); each is one round trip`,
+      `${fmt(transactionsPerCheckin, 2)} transactions on the server (pg_stat_database over ${checkinOk} check-ins); each is one round trip, and under load the check-ins of one turn of the server's event loop share their read`,
     '',
   ];
   console.log(lines.join('\n'));
