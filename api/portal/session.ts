@@ -10,7 +10,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Caller } from '../access/middleware.ts';
 import type { AppDeps } from '../app_env.ts';
 import { lockKeyShared } from '../api_keys/repo.ts';
-import type { Db } from '../db/client.ts';
+import type { Db, Sql } from '../db/client.ts';
 import { hashSecret, randomToken, secretsEqual } from '../http/crypto.ts';
 import { constantTimeEqual } from '@oslojs/crypto/subtle';
 
@@ -68,21 +68,23 @@ export async function openSession(
 
 /**
  * The request's session if it is still valid: not expired, its key neither revoked nor
- * expired, its operator token still the service's. `lock` takes the key's lock shared for
- * the rest of a write's transaction, as the API's key check does (`findUsableKey`).
+ * expired, its operator token still the service's. `lock` takes the session's and the
+ * key's locks shared for the rest of a write's transaction, as the API's key check does
+ * (`findUsableKey`): a sign-out or a revoke that has returned is seen, and one under way
+ * waits only for the writes already holding the lock.
  */
 export async function currentSession(c: Ctx, db: Db, lock = false): Promise<PortalSession | null> {
   const token = getCookie(c, SESSION_COOKIE);
   if (token === undefined || token.length > 100) return null;
   const tokenHash = hashSecret(token);
+  if (lock) await lockSession(db, tokenHash, 'shared');
   const [row] = await db<SessionRow[]>`
     select s.csrf_token, s.organization_id, s.api_key_id, s.operator_token_hash, k.name as key_name, k.role as key_role,
            k.key_hash
     from portal_sessions s
     left join api_keys k on k.id = s.api_key_id
     where s.token_hash = ${tokenHash} and s.expires_at > now()
-      and (s.api_key_id is null or (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())))
-    ${lock ? db`for share of s` : db``}`;
+      and (s.api_key_id is null or (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())))`;
   if (!row) return null;
   if (row.api_key_id === null) {
     const current = hashSecret((c.get('deps') as AppDeps).config.adminToken);
@@ -111,9 +113,28 @@ export async function currentSession(c: Ctx, db: Db, lock = false): Promise<Port
   };
 }
 
-export async function endSession(c: Ctx, db: Db, session: PortalSession | null): Promise<void> {
-  if (session) await db`delete from portal_sessions where token_hash = ${session.tokenHash}`;
+/** Signs out: the writes of the session under way finish first, none starts after. */
+export async function endSession(c: Ctx, sql: Sql, session: PortalSession | null): Promise<void> {
+  if (session) {
+    await sql.begin(async (tx) => {
+      await lockSession(tx, session.tokenHash, 'exclusive');
+      await tx`delete from portal_sessions where token_hash = ${session.tokenHash}`;
+    });
+  }
   deleteCookie(c, SESSION_COOKIE, cookieOptions(c));
+}
+
+/**
+ * The session's lock for the rest of the transaction, named by its token's hash. Not a row
+ * share lock: PostgreSQL lets a new row share lock past a delete waiting for the old ones,
+ * so a session in constant use could never be signed out; its lock manager queues a shared
+ * request behind a waiting exclusive one.
+ */
+async function lockSession(db: Db, tokenHash: Uint8Array, mode: 'shared' | 'exclusive'): Promise<void> {
+  const name = db`hashtextextended('fleet:portal_session:' || encode(${tokenHash}::bytea, 'hex'), 0)`;
+  await (mode === 'shared'
+    ? db`select pg_advisory_xact_lock_shared(${name})`
+    : db`select pg_advisory_xact_lock(${name})`);
 }
 
 /** An operator session picks the organization it works in. */
