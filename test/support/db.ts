@@ -29,6 +29,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     url: url.toString(),
     async drop() {
       await sql.end({ timeout: 5 });
+      // A pool that a library ends without waiting for it (Graphile Worker's runOnce) may
+      // still be closing: a client terminated by the forced drop then throws uncaught.
+      for (let waited = 0; waited < 2000; waited += 50) {
+        const [open] = await admin<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity where datname = ${name}`;
+        if (open!.n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await admin`drop database if exists ${admin(name)} with (force)`;
       await admin.end();
     },
