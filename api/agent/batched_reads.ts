@@ -25,19 +25,16 @@ export function checkinState(db: Db, hash: Uint8Array): Promise<CheckinRow | und
   return new Promise((resolve, reject) => {
     let batch = gathering.get(db);
     if (!batch) {
-      const started: Waiting[] = [];
-      gathering.set(db, started);
-      setImmediate(() => {
-        gathering.delete(db);
-        void readBatch(db, started);
-      });
-      batch = started;
+      batch = [];
+      gathering.set(db, batch);
+      setImmediate(readBatch, db, batch);
     }
     batch.push({ hash, resolve, reject });
   });
 }
 
 async function readBatch(db: Db, batch: Waiting[]): Promise<void> {
+  gathering.delete(db);
   try {
     const rows = await checkinStates(
       db,

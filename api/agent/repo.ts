@@ -116,7 +116,7 @@ export async function checkinStates(db: Db, hashes: Uint8Array[]): Promise<Array
     from unnest(${db.array(hashes as never, BYTEA_ARRAY)}::bytea[]) with ordinality as q (h, i)
     join devices d on d.agent_secret_hash = q.h`;
   const found: Array<CheckinRow | undefined> = new Array(hashes.length);
-  for (const { i, ...row } of rows) found[i - 1] = row;
+  for (const row of rows) found[row.i - 1] = row;
   return found;
 }
 
