@@ -3,6 +3,7 @@
  * only as its SHA-256 hash, looked up by that hash, revoked for good.
  */
 import type { Db } from '../db/client.ts';
+import { lockSecret, secretLockName } from '../db/secret_locks.ts';
 import { constantTimeEqual } from '@oslojs/crypto/subtle';
 import { hashSecret, randomToken } from '../http/crypto.ts';
 import { afterCursor, type Cursor } from '../http/pagination.ts';
@@ -54,7 +55,7 @@ export async function listApiKeys(db: Db, organizationId: string, cursor: Cursor
  * with the key, and the writes that come after it wait for it, however many there are.
  */
 export async function revokeApiKey(db: Db, id: string): Promise<ApiKeyRow | null> {
-  await db`select pg_advisory_xact_lock(${keyLock(db, db`key_hash`)}) from api_keys where id = ${id}`;
+  await db`select pg_advisory_xact_lock(${secretLockName(db, 'api_key', db`key_hash`)}) from api_keys where id = ${id}`;
   const [row] = await db<ApiKeyRow[]>`
     update api_keys set revoked_at = coalesce(revoked_at, now())
     where id = ${id}
@@ -77,15 +78,12 @@ export interface UsableKey {
  * the key's lock shared for the rest of the transaction, then reads the key: a revoke that
  * has returned is seen by every write that starts after it, and a revoke waits for the
  * writes already under way.
- *
- * The lock is a transaction-level advisory lock, not a share lock on the row: PostgreSQL
- * lets a new row share lock past an update waiting for the old ones, so a key in constant
- * use could never be revoked; its lock manager queues a shared request behind a waiting
- * exclusive one. It is named by the key's hash, which a write knows before it finds the key.
+ * The lock (api/db/secret_locks.ts) is named by the key's hash, which a write knows before
+ * it finds the key.
  */
 export async function findUsableKey(db: Db, key: string, lock: boolean): Promise<UsableKey | null> {
   const hash = hashSecret(key);
-  if (lock) await lockKeyShared(db, hash);
+  if (lock) await lockSecret(db, 'api_key', hash, 'shared');
   const [row] = await db<UsableKey[]>`
     select id, organization_id, name, role, key_hash,
            coalesce(last_used_at <= now() - interval '1 minute', true) as stale_use
@@ -94,19 +92,6 @@ export async function findUsableKey(db: Db, key: string, lock: boolean): Promise
   // The index found the row by the hash; confirming it in constant time keeps the one
   // comparison TypeScript makes free of timing differences too.
   return row !== undefined && constantTimeEqual(row.key_hash, hash) ? row : null;
-}
-
-/**
- * Takes the lock of the key with this hash, shared, for the rest of the transaction: a write
- * made with the key (API or portal), which then reads the key again.
- */
-export async function lockKeyShared(db: Db, keyHash: Uint8Array): Promise<void> {
-  await db`select pg_advisory_xact_lock_shared(${keyLock(db, db`${keyHash}::bytea`)})`;
-}
-
-/** The advisory lock of the key with this hash (an SQL expression of type bytea). */
-function keyLock(db: Db, keyHash: ReturnType<Db>) {
-  return db`hashtextextended('fleet:api_key:' || encode(${keyHash}, 'hex'), 0)`;
 }
 
 /** Moves `last_used_at`, at most once a minute per key whichever process asks. */

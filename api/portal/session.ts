@@ -9,8 +9,8 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Caller } from '../access/middleware.ts';
 import type { AppDeps } from '../app_env.ts';
-import { lockKeyShared } from '../api_keys/repo.ts';
 import type { Db, Sql } from '../db/client.ts';
+import { lockSecret } from '../db/secret_locks.ts';
 import { hashSecret, randomToken, secretsEqual } from '../http/crypto.ts';
 import { constantTimeEqual } from '@oslojs/crypto/subtle';
 
@@ -77,7 +77,7 @@ export async function currentSession(c: Ctx, db: Db, lock = false): Promise<Port
   const token = getCookie(c, SESSION_COOKIE);
   if (token === undefined || token.length > 100) return null;
   const tokenHash = hashSecret(token);
-  if (lock) await lockSession(db, tokenHash, 'shared');
+  if (lock) await lockSecret(db, 'portal_session', tokenHash, 'shared');
   const [row] = await db<SessionRow[]>`
     select s.csrf_token, s.organization_id, s.api_key_id, s.operator_token_hash, k.name as key_name, k.role as key_role,
            k.key_hash
@@ -93,7 +93,7 @@ export async function currentSession(c: Ctx, db: Db, lock = false): Promise<Port
   }
   if (lock) {
     // As the API's key check: a revoke that has returned is seen, one under way waits for this write.
-    await lockKeyShared(db, row.key_hash!);
+    await lockSecret(db, 'api_key', row.key_hash!, 'shared');
     const usable = await db`
       select 1 from api_keys
       where id = ${row.api_key_id} and revoked_at is null and (expires_at is null or expires_at > now())`;
@@ -117,24 +117,11 @@ export async function currentSession(c: Ctx, db: Db, lock = false): Promise<Port
 export async function endSession(c: Ctx, sql: Sql, session: PortalSession | null): Promise<void> {
   if (session) {
     await sql.begin(async (tx) => {
-      await lockSession(tx, session.tokenHash, 'exclusive');
+      await lockSecret(tx, 'portal_session', session.tokenHash, 'exclusive');
       await tx`delete from portal_sessions where token_hash = ${session.tokenHash}`;
     });
   }
   deleteCookie(c, SESSION_COOKIE, cookieOptions(c));
-}
-
-/**
- * The session's lock for the rest of the transaction, named by its token's hash. Not a row
- * share lock: PostgreSQL lets a new row share lock past a delete waiting for the old ones,
- * so a session in constant use could never be signed out; its lock manager queues a shared
- * request behind a waiting exclusive one.
- */
-async function lockSession(db: Db, tokenHash: Uint8Array, mode: 'shared' | 'exclusive'): Promise<void> {
-  const name = db`hashtextextended('fleet:portal_session:' || encode(${tokenHash}::bytea, 'hex'), 0)`;
-  await (mode === 'shared'
-    ? db`select pg_advisory_xact_lock_shared(${name})`
-    : db`select pg_advisory_xact_lock(${name})`);
 }
 
 /** An operator session picks the organization it works in. */
