@@ -11,6 +11,7 @@
  */
 import type { Actor } from '../audit/repo.ts';
 import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
+import { effectiveTemplateOf } from '../devices/repo.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { lockOrganization } from '../org_units/lock.ts';
 import type { CatalogOverrideType } from './schemas.ts';
@@ -33,7 +34,7 @@ interface Owner {
 async function requireOwner(db: Db, scope: Scope, id: string): Promise<Owner> {
   if (scope === 'devices') {
     const [row] = await db<{ organization_id: string; backend: string }[]>`
-      select d.organization_id, dt.backend from devices d join device_templates dt on dt.device_id = d.id
+      select d.organization_id, dt.backend from devices d ${effectiveTemplateOf(db)}
       where d.id = ${id}`;
     if (!row) throw notFound('device', id);
     return { organizationId: row.organization_id, backend: row.backend };
@@ -247,7 +248,7 @@ async function loadAffected(
               from group_members gm join group_merkmale o on o.group_id = gm.group_id and o.merkmal = ${merkmal}
               where gm.device_id = d.id) as group_overrides
     from devices d
-    join device_templates dt on dt.device_id = d.id
+    ${effectiveTemplateOf(db)}
     where ${filter}`;
   const devices = new Map<string, DeviceInputs>();
   for (const r of rows) {

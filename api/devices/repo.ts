@@ -22,14 +22,7 @@ export interface DeviceRow {
 
 /**
  * The select list of a Device, over `devices d`. Template and backend follow the
- * default-template rule (`effective_template_id`, as the device_templates view does).
- *
- * A lateral lookup by the template's key, not a join with the view: the view reads
- * `devices` a second time, and PostgreSQL cannot estimate a join on a function's result,
- * so it underestimates the rows and a list with a LIMIT reads and sorts the whole
- * organization instead of stopping early. The join is a left one so the planner knows it
- * keeps every device; it drops none anyway, since templates are seed data with a default
- * for the preferred backend.
+ * default-template rule (`effectiveTemplateOf`).
  */
 export function deviceSelect(db: Db) {
   return db`
@@ -38,8 +31,25 @@ export function deviceSelect(db: Db) {
            dt.template_id, dt.backend, d.enrollment_session_id, d.deprovisioned_at, d.archived_at,
            d.agent_secret_issued_at, d.agent_last_checkin, d.created_at
     from devices d
+    ${effectiveTemplateOf(db)}`;
+}
+
+/**
+ * Joins the effective template of the device `d` as `dt` (template_id, backend,
+ * workspace), by the default-template rule of `effective_template_id`.
+ *
+ * A lateral lookup by the template's key, not a join with the device_templates view: the
+ * view reads `devices` a second time, and PostgreSQL cannot estimate a join on a
+ * function's result, so it underestimates the rows and a list with a LIMIT reads and sorts
+ * the whole organization instead of stopping early. The join is a left one so the planner
+ * knows it keeps every device; it drops none anyway, since templates are seed data with a
+ * default for the preferred backend.
+ */
+export function effectiveTemplateOf(db: Db) {
+  return db`
     left join lateral (
-      select t.id as template_id, t.backend from templates t where t.id = effective_template_id(d.template_id)
+      select t.id as template_id, t.backend, t.workspace from templates t
+      where t.id = effective_template_id(d.template_id)
     ) dt on true`;
 }
 
