@@ -1,26 +1,16 @@
 /**
  * Request bodies on the hot path without a web stream per request.
  *
- * On Node, @hono/node-server builds the web `Request` lazily: the first touch of its body
- * wraps Node's IncomingMessage in a ReadableStream (Readable.toWeb, an AbortController, an
- * undici Request). For the agent's small check-in body that machinery costs more than the
- * rest of the request's parsing (test/bench/README.md). So the body limit is checked
- * against Content-Length, and the check-in reads its body straight from the
- * IncomingMessage when Node serves it. Every other runtime (Deno, in-process
- * `app.request`) and every body without a Content-Length takes the standard web path,
- * with the same limit and the same result.
+ * On Node, @hono/node-server builds the web `Request` lazily, and its first touch of
+ * `body` wraps Node's IncomingMessage in a ReadableStream (an AbortController, an undici
+ * Request). Hono's bodyLimit touches `body` on every request that has one, so the limit here
+ * checks a declared Content-Length without it (the HTTP server cuts the body at that length),
+ * and only a body without one is counted as it streams. Reading the text (`c.req.text()`)
+ * needs no stream: the adapter (v2) reads it from the IncomingMessage itself.
  */
-import { Buffer } from 'node:buffer';
-import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from './errors.ts';
-
-/** Node's request, when @hono/node-server serves this one (`c.env.incoming`). */
-function nodeIncoming(c: Context): IncomingMessage | undefined {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  return incoming && typeof incoming.on === 'function' && typeof incoming.headers === 'object' ? incoming : undefined;
-}
 
 /** A Content-Length that alone decides the body's size (none with Transfer-Encoding). */
 function declaredLength(c: Context): number | undefined {
@@ -45,26 +35,13 @@ export function limitBodySize(maxBytes: number, onTooLarge: () => never): Middle
   };
 }
 
-/** The request body as UTF-8 text (the limit middleware has already checked its size). */
-export async function readBodyText(c: Context): Promise<string> {
-  const incoming = nodeIncoming(c);
-  if (!incoming || declaredLength(c) === undefined || incoming.readableEnded) return c.req.text();
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    incoming.once('error', reject);
-  });
-}
-
 /**
- * Route middleware for a small, optional JSON body: reads it through `readBodyText` (Node's
- * IncomingMessage when Node serves the request) and leaves the text in Hono's body cache, so
- * the route's standard validator parses and validates it without a web stream. An empty
- * body is `{}`; a non-empty one needs `Content-Type: application/json` (400 otherwise).
+ * Route middleware for a small, optional JSON body: reads its text and leaves it in Hono's
+ * body cache, so the route's standard validator parses and validates it. An empty body is
+ * `{}`; a non-empty one needs `Content-Type: application/json` (400 otherwise).
  */
 export const smallJsonBody: MiddlewareHandler = async (c, next) => {
-  const text = await readBodyText(c);
+  const text = await c.req.text();
   const typed = c.req.header('content-type') !== undefined;
   if (!typed && text.trim() !== '') {
     throw new ApiError('invalid_request', 'a request body must come with Content-Type: application/json');

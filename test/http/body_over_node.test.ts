@@ -1,6 +1,6 @@
 /**
- * Request bodies over a real Node HTTP server (@hono/node-server), where the check-in reads
- * its body from Node's IncomingMessage and the body limit trusts Content-Length
+ * Request bodies over a real Node HTTP server (@hono/node-server), where the adapter reads
+ * the check-in's body from Node's IncomingMessage and the body limit trusts Content-Length
  * (api/http/body.ts). In-process requests take the web path; these take the Node one, with
  * and without a Content-Length.
  */
