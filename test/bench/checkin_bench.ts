@@ -16,8 +16,10 @@
  *    server-side transactions per check-in (pg_stat_database, read after the server has
  *    closed its connections so every backend has flushed its counters).
  *
- * Settings: flags `--devices=N --agents=N --seconds=N --orgs=N --hardware-every=N` or the
- * environment BENCH_DEVICES, BENCH_AGENTS, BENCH_SECONDS (per phase), BENCH_ORGS,
+ * Settings: flags `--devices=N --agents=N --seconds=N --slices=N --orgs=N --hardware-every=N`
+ * or the environment BENCH_DEVICES, BENCH_AGENTS, BENCH_SECONDS (per phase), BENCH_SLICES
+ * (the three closed-loop phases take turns in this many slices each, default 5, so a
+ * host that slows down for a few seconds slows all three alike), BENCH_ORGS,
  * BENCH_HARDWARE_EVERY (every Nth check-in also sends a hardware object; 0 = never), and
  * `--runtime=node|deno` or BENCH_RUNTIME (default node). `--replica` (BENCH_REPLICA=1): the
  * API reads its check-ins from a real streaming standby of the seeded primary
@@ -78,6 +80,8 @@ const settings = {
   devices: Math.max(1, setting('devices', 'BENCH_DEVICES', 100_000)),
   agents: Math.max(1, setting('agents', 'BENCH_AGENTS', 64)),
   seconds: Math.max(1, setting('seconds', 'BENCH_SECONDS', 15)),
+  /** Slices per closed-loop phase: health, check-in and unchanged take turns, a slice each. */
+  slices: Math.max(1, setting('slices', 'BENCH_SLICES', 5)),
   orgs: Math.max(1, setting('orgs', 'BENCH_ORGS', 8)),
   hardwareEvery: setting('hardware-every', 'BENCH_HARDWARE_EVERY', 100),
   primaryDelayMs: setting('primary-delay-ms', 'BENCH_PRIMARY_DELAY_MS', 0),
@@ -170,6 +174,9 @@ interface PhaseResult {
   p50: number;
   p99: number;
   firstError: string | null;
+  /** The phase's length in seconds and its answers' latencies, sorted: for merging slices. */
+  seconds: number;
+  latencies: number[];
 }
 
 const hardwareBody = JSON.stringify({
@@ -407,6 +414,61 @@ async function runPhase(
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
     firstError,
+    seconds: elapsed,
+    latencies,
+  };
+}
+
+/** One closed-loop phase of the bench: what its agents send and what they accept. */
+interface PhaseSpec {
+  next: NextRequest;
+  options?: { ok?: readonly number[]; onResponse?: (agent: number, res: RawResponse) => void };
+}
+
+/**
+ * The closed-loop phases in turns of `seconds / slices` each (A B C A B C …), each phase's
+ * slices merged into one result. A shared host's speed drifts over seconds; phases run one
+ * after the other would carry that drift into their ratio, while in turns they share it.
+ */
+async function runInTurns(port: number, seconds: number, slices: number, phases: PhaseSpec[]): Promise<PhaseResult[]> {
+  const results: PhaseResult[][] = phases.map(() => []);
+  for (let slice = 0; slice < slices; slice++) {
+    for (const [i, phase] of phases.entries()) {
+      results[i]!.push(await runPhase(port, seconds / slices, phase.next, phase.options));
+    }
+  }
+  return results.map(mergeSlices);
+}
+
+/** One phase's result from its slices: sums, averages weighted by time, and the quantiles of all answers. */
+function mergeSlices(slices: PhaseResult[]): PhaseResult {
+  const seconds = slices.reduce((sum, r) => sum + r.seconds, 0);
+  const weighted = (value: (r: PhaseResult) => number) =>
+    slices.reduce((sum, r) => sum + value(r) * r.seconds, 0) / seconds;
+  const latencies = slices.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const requests = slices.reduce((sum, r) => sum + r.requests, 0);
+  return {
+    cpu: {
+      server: weighted((r) => r.cpu.server),
+      postgres: weighted((r) => r.cpu.postgres),
+      primary: weighted((r) => r.cpu.primary),
+      replica: weighted((r) => r.cpu.replica),
+      bench: weighted((r) => r.cpu.bench),
+    },
+    primaryWritesPerSecond: weighted((r) => r.primaryWritesPerSecond),
+    primaryWalBytes: slices.reduce((sum, r) => sum + r.primaryWalBytes, 0),
+    readsPerSecond: {
+      replica: weighted((r) => r.readsPerSecond.replica),
+      primary: weighted((r) => r.readsPerSecond.primary),
+    },
+    requests,
+    errors: slices.reduce((sum, r) => sum + r.errors, 0),
+    perSecond: requests / seconds,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    firstError: slices.find((r) => r.firstError)?.firstError ?? null,
+    seconds,
+    latencies,
   };
 }
 
@@ -430,6 +492,9 @@ interface OpenLoopResult {
   /** p99 from the moment a request was written to its answer (the server's share, without the wait for a connection). */
   p99FromSend: number;
   cpu: Cpu;
+  /** For merging slices: the loop's length in seconds and its latencies, sorted. */
+  seconds: number;
+  samples: { all: number[]; served: number[]; reading: number[]; fromSend: number[] };
 }
 
 /**
@@ -563,6 +628,66 @@ async function runOpenLoop(
     retryAfter: retryMax > 0 ? { min: retryMin, max: retryMax } : null,
     p99FromSend: quantile(fromSend, 0.99),
     cpu,
+    seconds: elapsed,
+    samples: { all: latencies, served: servedLatencies, reading: readingLatencies, fromSend },
+  };
+}
+
+/**
+ * Open loops at the same rate in turns of `seconds / slices` each (check-in, health,
+ * check-in, …), each merged into one result: as with the closed loops, a drift of the
+ * host's speed falls on both, not on whichever ran second.
+ */
+async function runOpenLoopsInTurns(
+  port: number,
+  seconds: number,
+  slices: number,
+  ratePerSecond: number,
+  loops: NextRequest[],
+): Promise<OpenLoopResult[]> {
+  const results: OpenLoopResult[][] = loops.map(() => []);
+  for (let slice = 0; slice < slices; slice++) {
+    for (const [i, next] of loops.entries()) {
+      results[i]!.push(await runOpenLoop(port, seconds / slices, ratePerSecond, next));
+    }
+  }
+  return results.map(mergeOpenLoops);
+}
+
+function mergeOpenLoops(slices: OpenLoopResult[]): OpenLoopResult {
+  const seconds = slices.reduce((sum, r) => sum + r.seconds, 0);
+  const weighted = (value: (r: OpenLoopResult) => number) =>
+    slices.reduce((sum, r) => sum + value(r) * r.seconds, 0) / seconds;
+  const merged = (pick: (r: OpenLoopResult) => number[]) => slices.flatMap(pick).sort((a, b) => a - b);
+  const all = merged((r) => r.samples.all);
+  const served = merged((r) => r.samples.served);
+  const reading = merged((r) => r.samples.reading);
+  const fromSend = merged((r) => r.samples.fromSend);
+  const statuses: Record<number, number> = {};
+  for (const r of slices)
+    for (const [code, n] of Object.entries(r.statuses)) statuses[Number(code)] = (statuses[Number(code)] ?? 0) + n;
+  const retries = slices.flatMap((r) => (r.retryAfter ? [r.retryAfter] : []));
+  return {
+    offeredPerSecond: weighted((r) => r.offeredPerSecond),
+    statuses,
+    servedPerSecond: served.length / seconds,
+    p50: quantile(all, 0.5),
+    p99: quantile(all, 0.99),
+    p99Served: quantile(served, 0.99),
+    p99Reading: quantile(reading, 0.99),
+    retryAfter: retries.length
+      ? { min: Math.min(...retries.map((r) => r.min)), max: Math.max(...retries.map((r) => r.max)) }
+      : null,
+    p99FromSend: quantile(fromSend, 0.99),
+    cpu: {
+      server: weighted((r) => r.cpu.server),
+      postgres: weighted((r) => r.cpu.postgres),
+      primary: weighted((r) => r.cpu.primary),
+      replica: weighted((r) => r.cpu.replica),
+      bench: weighted((r) => r.cpu.bench),
+    },
+    seconds,
+    samples: { all, served, reading, fromSend },
   };
 }
 
@@ -895,21 +1020,11 @@ async function main(): Promise<void> {
   checkinOk += warmCheckin.requests;
   if (warmCheckin.errors > 0) throw new Error(`check-ins failed during warm-up: ${warmCheckin.firstError}`);
 
-  log(`ceiling: ${settings.agents} clients against GET /api/v1/health for ${settings.seconds} s`);
-  const ceiling = await runPhase(port, settings.seconds, health);
-  healthOk += ceiling.requests;
-  log(`check-in: ${settings.agents} agents against POST /api/v1/agent/checkin for ${settings.seconds} s`);
-  const result = await runPhase(port, settings.seconds, checkin);
-  checkinOk += result.requests;
-
   // Unchanged: every agent is one device that sends back the ETag of its last answer.
-  log(`unchanged: ${settings.agents} agents sending their last ETag for ${settings.seconds} s`);
   const etags: Array<string | null> = Array.from({ length: settings.agents }, () => null);
   let notModified = 0;
-  const unchanged = await runPhase(
-    port,
-    settings.seconds,
-    (_i, agent) => {
+  const unchangedCheckin: PhaseSpec = {
+    next: (_i, agent) => {
       const etag = etags[agent];
       return {
         method: 'POST',
@@ -922,25 +1037,39 @@ async function main(): Promise<void> {
         body: plainBody,
       };
     },
-    {
+    options: {
       ok: [200, 304],
       onResponse: (agent, res) => {
         if (res.etag) etags[agent] = res.etag;
         if (res.status === 304) notModified++;
       },
     },
+  };
+  const slices = Math.min(settings.slices, settings.seconds);
+  log(
+    `ceiling (${settings.agents} clients against GET /api/v1/health), check-in (${settings.agents} agents against ` +
+      `POST /api/v1/agent/checkin) and unchanged (the agents send their last ETag): ${settings.seconds} s each, ` +
+      `in ${slices} turns of ${(settings.seconds / slices).toFixed(1)} s`,
   );
-  checkinOk += unchanged.requests;
+  const [ceiling, result, unchanged] = (await runInTurns(port, settings.seconds, slices, [
+    { next: health },
+    { next: checkin },
+    unchangedCheckin,
+  ])) as [PhaseResult, PhaseResult, PhaseResult];
+  healthOk += ceiling.requests;
+  checkinOk += result.requests + unchanged.requests;
 
   const capacity = result.perSecond;
   const openLoop: Array<{ fraction: number; checkin: OpenLoopResult; health: OpenLoopResult }> = [];
   for (const fraction of [0.25, 0.5]) {
     const rate = capacity * fraction;
     log(
-      `open loop at ${Math.round(rate)}/s (${fraction * 100} % of capacity) for ${OPEN_LOOP_SECONDS} s: check-in, then health`,
+      `open loop at ${Math.round(rate)}/s (${fraction * 100} % of capacity) for ${OPEN_LOOP_SECONDS} s each: check-in and health in ${slices} turns`,
     );
-    const c = await runOpenLoop(port, OPEN_LOOP_SECONDS, rate, checkin);
-    const h = await runOpenLoop(port, OPEN_LOOP_SECONDS, rate, health);
+    const [c, h] = (await runOpenLoopsInTurns(port, OPEN_LOOP_SECONDS, slices, rate, [checkin, health])) as [
+      OpenLoopResult,
+      OpenLoopResult,
+    ];
     checkinOk += c.statuses[200] ?? 0;
     healthOk += h.statuses[200] ?? 0;
     openLoop.push({ fraction, checkin: c, health: h });
@@ -966,7 +1095,7 @@ async function main(): Promise<void> {
     `fleet:          ${counts.devices} devices, ${counts.organizations} organizations, ${counts.org_units} org units (depth ${counts.org_unit_depth}), ` +
       `${counts.groups} groups, ${counts.group_members} memberships, overrides: ${counts.org_unit_overrides} org unit / ${counts.group_overrides} group / ${counts.device_overrides} device`,
     `server:         ${runtime === 'deno' ? 'Deno (deno task api)' : 'Node (npm run api)'}, the same app`,
-    `load:           ${settings.agents} concurrent agents, ${settings.seconds} s per phase, keep-alive HTTP/1.1 over loopback` +
+    `load:           ${settings.agents} concurrent agents, ${settings.seconds} s per phase (health, check-in and unchanged in ${slices} turns), keep-alive HTTP/1.1 over loopback` +
       (settings.hardwareEvery > 0 ? `, every ${settings.hardwareEvery}th check-in with hardware` : ''),
     `ceiling:        GET /api/v1/health    ${fmt(ceiling.perSecond, 0).padStart(7)} req/s   p50 ${fmt(ceiling.p50, 2)} ms   p99 ${fmt(ceiling.p99, 2)} ms   (${ceiling.errors} errors)`,
     `check-in:       POST /api/v1/agent/checkin ${fmt(result.perSecond, 0).padStart(7)} req/s   p50 ${fmt(result.p50, 2)} ms   p99 ${fmt(result.p99, 2)} ms   (${result.errors} errors)`,
