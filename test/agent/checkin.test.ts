@@ -135,6 +135,56 @@ describe('POST /api/v1/agent/checkin', () => {
     expect(await storedHardware(agent.device_id)).toBeNull();
   });
 
+  // The answers of the body's checks, pinned (a body without any Content-Type needs raw HTTP:
+  // a web Request calls a string body text/plain, test/http/body_over_node.test.ts).
+  it.each([
+    [
+      'a JSON body sent as text/plain',
+      { rawBody: '{}', headers: { 'content-type': 'text/plain' } },
+      'the request body must be application/json',
+    ],
+    [
+      'a media type that only starts like JSON',
+      { rawBody: '{}', headers: { 'content-type': 'application/jsonx' } },
+      'the request body must be application/json',
+    ],
+    [
+      'an empty Content-Type',
+      { rawBody: '', headers: { 'content-type': '' } },
+      'the request body must be application/json',
+    ],
+    [
+      'malformed JSON',
+      { rawBody: '{"hardware":', headers: { 'content-type': 'application/json' } },
+      'the request body is not valid JSON',
+    ],
+    [
+      'malformed JSON with a charset',
+      { rawBody: 'nope', headers: { 'content-type': 'application/json; charset=utf-8' } },
+      'the request body is not valid JSON',
+    ],
+  ])('answers %s with 400 invalid_request and its message', async (_case, options, message) => {
+    const agent = await enrollAgent(ctx);
+    const res = await ctx.request('POST', '/api/v1/agent/checkin', { token: agent.secret, ...options });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'invalid_request', message });
+    expect(await lastCheckin(agent.device_id)).toBeNull();
+  });
+
+  it.each([
+    ['application/json; charset=utf-8', '{"agent_version":"1.0"}'],
+    ['application/merge-patch+json', '{}'],
+    ['APPLICATION/JSON', '{}'],
+  ])('accepts a body sent as %s', async (contentType, rawBody) => {
+    const agent = await enrollAgent(ctx);
+    const res = await ctx.request('POST', '/api/v1/agent/checkin', {
+      token: agent.secret,
+      rawBody,
+      headers: { 'content-type': contentType },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  });
+
   it('rejects an If-None-Match longer than 1,000 characters with 400 naming the header, and writes nothing', async () => {
     const agent = await enrollAgent(ctx);
     const tooLong = `"${'a'.repeat(999)}"`; // 1,001 characters

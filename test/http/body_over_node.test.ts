@@ -27,10 +27,20 @@ afterAll(async () => {
   await new Promise((done) => server?.close(done));
 });
 
-/** A raw HTTP/1.1 POST: `chunked` sends the body without a Content-Length. */
-function post(path: string, token: string, body: string, options: { chunked?: boolean } = {}) {
+/**
+ * A raw HTTP/1.1 POST: `chunked` sends the body without a Content-Length; `contentType`
+ * null sends none (default application/json).
+ */
+function post(
+  path: string,
+  token: string,
+  body: string,
+  options: { chunked?: boolean; contentType?: string | null } = {},
+) {
   return new Promise<{ status: number; body: any }>((resolve, reject) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    const contentType = options.contentType === undefined ? 'application/json' : options.contentType;
+    if (contentType !== null) headers['content-type'] = contentType;
     if (!options.chunked) headers['content-length'] = String(Buffer.byteLength(body));
     const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -100,6 +110,32 @@ describe('the check-in body over Node', () => {
     const [after] = await ctx.sql<{ agent_last_checkin: Date | null }[]>`
       select agent_last_checkin from devices where id = ${agent.device_id}`;
     expect(after!.agent_last_checkin).toEqual(before!.agent_last_checkin);
+  });
+});
+
+describe('the check-in body without a JSON Content-Type over Node', () => {
+  it.each([
+    ['no Content-Type', null, 'a request body must come with Content-Type: application/json'],
+    ['an empty Content-Type', '', 'the request body must be application/json'],
+    ['text/plain', 'text/plain', 'the request body must be application/json'],
+  ])('answers a JSON body with %s with 400 invalid_request and writes nothing', async (_case, contentType, message) => {
+    const agent = await enrollAgent(ctx);
+    const res = await post('/api/v1/agent/checkin', agent.secret, '{"agent_version":"1"}', { contentType });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'invalid_request', message });
+    const [row] = await ctx.sql<{ agent_last_checkin: Date | null }[]>`
+      select agent_last_checkin from devices where id = ${agent.device_id}`;
+    expect(row!.agent_last_checkin).toBeNull();
+  });
+
+  it.each([
+    ['no body', ''],
+    ['whitespace', ' \n'],
+  ])('takes %s without a Content-Type as {}', async (_case, body) => {
+    const agent = await enrollAgent(ctx);
+    const res = await post('/api/v1/agent/checkin', agent.secret, body, { contentType: null });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.device_id).toBe(agent.device_id);
   });
 });
 
