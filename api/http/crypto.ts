@@ -11,8 +11,10 @@ export function randomToken(bytes = 32): string {
   return encodeBase64urlNoPadding(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
+const utf8 = new TextEncoder();
+
 export function hashSecret(secret: string): Uint8Array {
-  return sha256(new TextEncoder().encode(secret));
+  return sha256(utf8.encode(secret));
 }
 
 /** Compares two strings in time independent of where they differ. */
