@@ -10,8 +10,9 @@
  *    hook on an app over the same database.
  * 3. Starts the API as `npm run api` does (`node --import tsx api/main_node.ts --api-only`),
  *    or with `--runtime=deno` as `deno task api` does (the Deno entry, same app).
- * 4. Drives concurrent agents over loopback for a fixed time: first against
- *    GET /api/v1/health (one `select 1`: the ceiling), then against check-in (random devices).
+ * 4. Drives concurrent agents over loopback for a fixed time: against GET /api/v1/health
+ *    (one `select 1`: the ceiling), against check-in (random devices) and with the agents'
+ *    last ETags (304s), the three in turns; then open loops and a herd.
  * 5. Prints requests/s, p50/p99 latency, the ratio, the server's peak RSS (VmHWM), and the
  *    server-side transactions per check-in (pg_stat_database, read after the server has
  *    closed its connections so every backend has flushed its counters).
