@@ -427,35 +427,50 @@ interface PhaseSpec {
 }
 
 /**
- * The closed-loop phases in turns of `seconds / slices` each (A B C A B C …), each phase's
- * slices merged into one result. A shared host's speed drifts over seconds; phases run one
- * after the other would carry that drift into their ratio, while in turns they share it.
+ * Phases in turns (A B C A B C …), `slices` turns each: `run(i)` runs one slice of phase
+ * `i`; returns each phase's slices. A shared host's speed drifts over seconds; phases run
+ * one after the other would carry that drift into their ratio, while in turns they share it.
  */
-async function runInTurns(port: number, seconds: number, slices: number, phases: PhaseSpec[]): Promise<PhaseResult[]> {
-  const results: PhaseResult[][] = phases.map(() => []);
+async function inTurns<R>(phases: number, slices: number, run: (phase: number) => Promise<R>): Promise<R[][]> {
+  const results: R[][] = Array.from({ length: phases }, () => []);
   for (let slice = 0; slice < slices; slice++) {
-    for (const [i, phase] of phases.entries()) {
-      results[i]!.push(await runPhase(port, seconds / slices, phase.next, phase.options));
-    }
+    for (let i = 0; i < phases; i++) results[i]!.push(await run(i));
   }
+  return results;
+}
+
+/** The closed-loop phases in turns of `seconds / slices` each, each merged into one result. */
+async function runInTurns(port: number, seconds: number, slices: number, phases: PhaseSpec[]): Promise<PhaseResult[]> {
+  const results = await inTurns(phases.length, slices, (i) =>
+    runPhase(port, seconds / slices, phases[i]!.next, phases[i]!.options),
+  );
   return results.map(mergeSlices);
+}
+
+/** The time-weighted mean of a figure of some slices. */
+function timeWeighted<T extends { seconds: number }>(slices: T[], value: (r: T) => number): number {
+  return slices.reduce((sum, r) => sum + value(r) * r.seconds, 0) / slices.reduce((sum, r) => sum + r.seconds, 0);
+}
+
+/** The CPU of some slices, each figure time-weighted. */
+function mergedCpu(slices: Array<{ seconds: number; cpu: Cpu }>): Cpu {
+  return {
+    server: timeWeighted(slices, (r) => r.cpu.server),
+    postgres: timeWeighted(slices, (r) => r.cpu.postgres),
+    primary: timeWeighted(slices, (r) => r.cpu.primary),
+    replica: timeWeighted(slices, (r) => r.cpu.replica),
+    bench: timeWeighted(slices, (r) => r.cpu.bench),
+  };
 }
 
 /** One phase's result from its slices: sums, averages weighted by time, and the quantiles of all answers. */
 function mergeSlices(slices: PhaseResult[]): PhaseResult {
   const seconds = slices.reduce((sum, r) => sum + r.seconds, 0);
-  const weighted = (value: (r: PhaseResult) => number) =>
-    slices.reduce((sum, r) => sum + value(r) * r.seconds, 0) / seconds;
+  const weighted = (value: (r: PhaseResult) => number) => timeWeighted(slices, value);
   const latencies = slices.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const requests = slices.reduce((sum, r) => sum + r.requests, 0);
   return {
-    cpu: {
-      server: weighted((r) => r.cpu.server),
-      postgres: weighted((r) => r.cpu.postgres),
-      primary: weighted((r) => r.cpu.primary),
-      replica: weighted((r) => r.cpu.replica),
-      bench: weighted((r) => r.cpu.bench),
-    },
+    cpu: mergedCpu(slices),
     primaryWritesPerSecond: weighted((r) => r.primaryWritesPerSecond),
     primaryWalBytes: slices.reduce((sum, r) => sum + r.primaryWalBytes, 0),
     readsPerSecond: {
@@ -646,19 +661,14 @@ async function runOpenLoopsInTurns(
   ratePerSecond: number,
   loops: NextRequest[],
 ): Promise<OpenLoopResult[]> {
-  const results: OpenLoopResult[][] = loops.map(() => []);
-  for (let slice = 0; slice < slices; slice++) {
-    for (const [i, next] of loops.entries()) {
-      results[i]!.push(await runOpenLoop(port, seconds / slices, ratePerSecond, next));
-    }
-  }
+  const results = await inTurns(loops.length, slices, (i) =>
+    runOpenLoop(port, seconds / slices, ratePerSecond, loops[i]!),
+  );
   return results.map(mergeOpenLoops);
 }
 
 function mergeOpenLoops(slices: OpenLoopResult[]): OpenLoopResult {
   const seconds = slices.reduce((sum, r) => sum + r.seconds, 0);
-  const weighted = (value: (r: OpenLoopResult) => number) =>
-    slices.reduce((sum, r) => sum + value(r) * r.seconds, 0) / seconds;
   const merged = (pick: (r: OpenLoopResult) => number[]) => slices.flatMap(pick).sort((a, b) => a - b);
   const all = merged((r) => r.samples.all);
   const served = merged((r) => r.samples.served);
@@ -669,7 +679,7 @@ function mergeOpenLoops(slices: OpenLoopResult[]): OpenLoopResult {
     for (const [code, n] of Object.entries(r.statuses)) statuses[Number(code)] = (statuses[Number(code)] ?? 0) + n;
   const retries = slices.flatMap((r) => (r.retryAfter ? [r.retryAfter] : []));
   return {
-    offeredPerSecond: weighted((r) => r.offeredPerSecond),
+    offeredPerSecond: timeWeighted(slices, (r) => r.offeredPerSecond),
     statuses,
     servedPerSecond: served.length / seconds,
     p50: quantile(all, 0.5),
@@ -680,13 +690,7 @@ function mergeOpenLoops(slices: OpenLoopResult[]): OpenLoopResult {
       ? { min: Math.min(...retries.map((r) => r.min)), max: Math.max(...retries.map((r) => r.max)) }
       : null,
     p99FromSend: quantile(fromSend, 0.99),
-    cpu: {
-      server: weighted((r) => r.cpu.server),
-      postgres: weighted((r) => r.cpu.postgres),
-      primary: weighted((r) => r.cpu.primary),
-      replica: weighted((r) => r.cpu.replica),
-      bench: weighted((r) => r.cpu.bench),
-    },
+    cpu: mergedCpu(slices),
     seconds,
     samples: { all, served, reading, fromSend },
   };
