@@ -32,25 +32,42 @@ const TICK_MS = 20;
  * The event loop's delay, by a timer's drift: a tick due every 20 ms that runs late ran
  * behind a long turn of the loop. The lesser of the last two drifts: an overloaded loop is
  * late tick after tick, while a process that the OS left waiting once (a busy host) is late
- * for one tick and should not refuse anyone for it. Runtime neutral: the same on Node and
- * Deno. One timer per process, started on first use, never keeping the process alive.
+ * for one tick and should not refuse anyone for it.
  */
-class LoopDelay {
-  private last = performance.now();
+export class TickDrift {
   private drifts: [number, number] = [0, 0];
 
-  constructor() {
-    const timer = setInterval(() => {
-      const now = performance.now();
-      this.drifts = [this.drifts[1], Math.max(0, now - this.last - TICK_MS)];
-      this.last = now;
-    }, TICK_MS);
-    (timer as { unref?: () => void }).unref?.();
+  constructor(
+    private last: number,
+    private readonly tickMs = TICK_MS,
+  ) {}
+
+  /** A tick of the timer at `now` (ms). */
+  tick(now: number): void {
+    this.drifts = [this.drifts[1], Math.max(0, now - this.last - this.tickMs)];
+    this.last = now;
   }
 
   /** Milliseconds the loop has been running late. */
   get ms(): number {
     return Math.min(this.drifts[0], this.drifts[1]);
+  }
+}
+
+/**
+ * `TickDrift` on a real timer. Runtime neutral: the same on Node and Deno. One timer per
+ * process, started on first use, never keeping the process alive.
+ */
+class LoopDelay {
+  private readonly drift = new TickDrift(performance.now());
+
+  constructor() {
+    const timer = setInterval(() => this.drift.tick(performance.now()), TICK_MS);
+    (timer as { unref?: () => void }).unref?.();
+  }
+
+  get ms(): number {
+    return this.drift.ms;
   }
 }
 
