@@ -9,7 +9,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { parseSmallJsonBody, smallJsonBodyText } from '../http/body.ts';
+import { parseSmallJsonBody, readSmallJsonBody } from '../http/body.ts';
 import type { AppEnv } from '../app_env.ts';
 import { hashSecret } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
@@ -51,10 +51,10 @@ const CheckinHeaders = z.object({
  * validator alone copied every request header into an object), on the fleet's hottest route.
  */
 async function checkinRequest(c: Context<AppEnv>) {
-  const text = await smallJsonBodyText(c);
+  const body = await readSmallJsonBody(c);
   const headers = CheckinHeaders.safeParse({ 'if-none-match': c.req.header('if-none-match') });
   if (!headers.success) validationHook({ ...headers, target: 'header' }, c);
-  return { body: parseSmallJsonBody(c, text, CheckinRequest), ifNoneMatch: headers.data!['if-none-match'] };
+  return { body: parseSmallJsonBody(c, body, CheckinRequest), ifNoneMatch: headers.data!['if-none-match'] };
 }
 
 const bootstrap = defineRoute({

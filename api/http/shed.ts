@@ -54,28 +54,20 @@ export class TickDrift {
   }
 }
 
+let loopDelay: TickDrift | undefined;
+
 /**
- * `TickDrift` on a real timer. Runtime neutral: the same on Node and Deno. One timer per
- * process, started on first use, never keeping the process alive.
+ * The process's event-loop delay in ms (0 until something asks for it the first time).
+ * Runtime neutral: the same on Node and Deno. One timer per process, started on first use,
+ * never keeping the process alive.
  */
-class LoopDelay {
-  private readonly drift = new TickDrift(performance.now());
-
-  constructor() {
-    const timer = setInterval(() => this.drift.tick(performance.now()), TICK_MS);
-    (timer as { unref?: () => void }).unref?.();
-  }
-
-  get ms(): number {
-    return this.drift.ms;
-  }
-}
-
-let loopDelay: LoopDelay | undefined;
-
-/** The process's event-loop delay in ms (0 until something asks for it the first time). */
 export function eventLoopDelayMs(): number {
-  loopDelay ??= new LoopDelay();
+  if (!loopDelay) {
+    const drift = new TickDrift(performance.now());
+    const timer = setInterval(() => drift.tick(performance.now()), TICK_MS);
+    (timer as { unref?: () => void }).unref?.();
+    loopDelay = drift;
+  }
   return loopDelay.ms;
 }
 

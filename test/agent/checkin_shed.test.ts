@@ -43,7 +43,7 @@ describe('shedding on the event loop delay', () => {
   });
 
   // The rule on a clock of its own: on real timers a busy test machine can make the tick
-  // before the late one late as well (it read 86 ms once in CI).
+  // before the late one late as well.
   it('counts a single late tick (a host that paused the process once) as no delay, two in a row as the delay', () => {
     const drift = new TickDrift(0, 20);
     for (const now of [20, 40, 60]) drift.tick(now);
