@@ -58,6 +58,14 @@ export function defineRoute<const R extends RouteConfig>(config: R & RouteDeclar
   } as unknown as R);
 }
 
+/**
+ * A route's middleware without the body's well-formedness layer, for a handler that parses
+ * its body itself and applies the same rule (`readSmallJsonBody`).
+ */
+export function withoutBodyLayer<M>(middleware: M): M {
+  return (Array.isArray(middleware) ? middleware.filter((m) => m !== wellFormedJsonBody) : middleware) as M;
+}
+
 function asArray<T>(value: T | readonly T[] | undefined): T[] {
   return value === undefined ? [] : Array.isArray(value) ? [...value] : [value as T];
 }

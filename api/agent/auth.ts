@@ -1,9 +1,9 @@
 /**
- * The agent's credential: issuing agent secrets, and the bearer middleware of check-in and
+ * The agent's credential: issuing agent secrets, and the bearer checks of check-in and
  * report.
  *
- * The middleware only checks the shape of `Authorization: Bearer <secret>` and hands the
- * SHA-256 of the secret to the handler; it does not query the database. Each handler folds
+ * The check-in's (`agentSecretHash`) only checks the shape of `Authorization: Bearer
+ * <secret>` and hands the SHA-256 of the secret to the handler; it does not query the database. Each handler folds
  * the lookup (one probe of the unique index on `devices.agent_secret_hash`) into its first
  * statement, so a check-in stays at one SQL round trip. An unknown secret and a secret of
  * a device that never existed are the same case to the database (no row), so the answer and
@@ -25,14 +25,6 @@ export function issueAgentSecret(): { secret: string; hash: Uint8Array } {
   return { secret, hash: hashSecret(secret) };
 }
 
-/** What the middleware adds to the handler's context. */
-export interface AgentSecretEnv {
-  Variables: {
-    /** SHA-256 of the presented agent secret (the secret itself is not kept). */
-    agentSecretHash: Uint8Array;
-  };
-}
-
 export function invalidAgentSecret(): ApiError {
   return new ApiError(
     'invalid_agent_secret',
@@ -43,13 +35,12 @@ export function invalidAgentSecret(): ApiError {
   );
 }
 
-/** Missing or malformed bearer: 401 before the body is even read. */
-export const agentSecret: MiddlewareHandler<AgentSecretEnv> = async (c, next) => {
-  const secret = bearerToken(c.req.header('authorization'));
+/** The SHA-256 of the bearer agent secret; a missing or malformed one is 401 before the body is even read. */
+export function agentSecretHash(authorization: string | undefined): Uint8Array {
+  const secret = bearerToken(authorization);
   if (secret === null || !agentSecretShape.test(secret)) throw invalidAgentSecret();
-  c.set('agentSecretHash', hashSecret(secret));
-  await next();
-};
+  return hashSecret(secret);
+}
 
 /**
  * For calls that look the device up anyway (the report): the secret is checked against the
@@ -60,9 +51,8 @@ export function liveAgentDevice(find: (db: Db, hash: Uint8Array) => Promise<Agen
     c,
     next,
   ) => {
-    const secret = bearerToken(c.req.header('authorization'));
-    if (secret === null || !agentSecretShape.test(secret)) throw invalidAgentSecret();
-    c.set('agentDevice', requireLiveDevice(await find(c.get('deps').sql, hashSecret(secret))));
+    const hash = agentSecretHash(c.req.header('authorization'));
+    c.set('agentDevice', requireLiveDevice(await find(c.get('deps').sql, hash)));
     await next();
   };
   return middleware;

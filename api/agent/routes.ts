@@ -8,14 +8,14 @@
  * unless every step passes.
  */
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { parseSmallJsonBody, readSmallJsonBody } from '../http/body.ts';
 import type { AppEnv } from '../app_env.ts';
 import { hashSecret } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
 import { json, jsonBody, validationHook } from '../http/openapi.ts';
-import { defineRoute, newRouter } from '../access/route.ts';
-import { agentSecret, issueAgentSecret, liveAgentDevice } from './auth.ts';
+import { defineRoute, newRouter, withoutBodyLayer } from '../access/route.ts';
+import { agentSecretHash, issueAgentSecret, liveAgentDevice } from './auth.ts';
 import { checkIn } from './checkin.ts';
 import * as repo from './repo.ts';
 import {
@@ -31,8 +31,16 @@ import {
 
 const tags = ['Agent'];
 
-/** Load shedding comes first (CONTRACT §14): the app's gate, which the runtime's front asks too. */
-const shedCheckins = (c: Context<AppEnv>, next: () => Promise<void>) => c.get('deps').checkinGate!.admit(next);
+/**
+ * Load shedding comes first (CONTRACT §14): the app's gate, which the runtime's front asks
+ * too; then the bearer's shape. One layer of middleware for both: the route is the fleet's
+ * hottest, and each layer costs a turn of promises.
+ */
+const shedThenAgentSecret: MiddlewareHandler<AppEnv> = (c, next) =>
+  c.get('deps').checkinGate!.admit(() => {
+    c.set('agentSecretHash', agentSecretHash(c.req.header('authorization')));
+    return next();
+  });
 
 /** The check-in's one header: documented with the route, checked by `checkinRequest`. */
 const CheckinHeaders = z.object({
@@ -45,10 +53,12 @@ const CheckinHeaders = z.object({
 
 /**
  * The check-in's body and header, checked by the handler with the schemas the OpenAPI
- * document shows and the same 400s as the validators @hono/zod-openapi derives from them,
- * in the order they ran: a body without a Content-Type, the header, then the body's media
- * type, JSON and schema. Those validators cost a layer of middleware each (Hono's header
- * validator alone copied every request header into an object), on the fleet's hottest route.
+ * document shows and the same 400s as the layers a route with a body gets (the body's
+ * well-formedness, the validators @hono/zod-openapi derives from the schemas), in the order
+ * they ran: a body without a Content-Type or with a lone surrogate, the header, then the
+ * body's media type, JSON and schema. Those layers cost a turn of middleware each (Hono's
+ * header validator alone copied every request header into an object), and the body was
+ * parsed twice, on the fleet's hottest route.
  */
 async function checkinRequest(c: Context<AppEnv>) {
   const body = await readSmallJsonBody(c);
@@ -88,7 +98,7 @@ const checkin = defineRoute({
     'the answer is 304 without a body (the check-in still counts). Under overload a check-in is refused at once ' +
     'with 503 `service_unavailable` and a `Retry-After` (seconds, with jitter): come back then.',
   access: 'agent',
-  middleware: [shedCheckins, agentSecret] as const,
+  middleware: [shedThenAgentSecret] as const,
   errors: ['invalid_agent_secret', 'device_deprovisioned', 'device_archived', 'service_unavailable'],
   request: {
     headers: CheckinHeaders,
@@ -142,10 +152,12 @@ export function agentRoutes() {
     return c.json({ device_id: body.device_id, agent_secret: secret }, 201);
   });
 
-  // Documented with its header and body; served without the validators (checkinRequest).
-  const { middleware: _, ...documented } = checkin;
+  // Documented with its header and body; served without the validators and the body's
+  // well-formedness layer, which checkinRequest does in their place.
+  const { middleware, ...documented } = checkin;
   router.openAPIRegistry.registerPath(documented);
-  router.openapi({ ...checkin, hide: true, request: undefined }, async (c) => {
+  const served = { ...checkin, hide: true, request: undefined, middleware: withoutBodyLayer(middleware) };
+  router.openapi(served, async (c) => {
     const { body, ifNoneMatch } = await checkinRequest(c);
     const deps = c.get('deps');
     const answer = await checkIn(

@@ -13,6 +13,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { ApiError } from './errors.ts';
+import { requireWellFormedJson } from './json_value.ts';
 import { validationHook } from './openapi.ts';
 
 /** A Content-Length that alone decides the body's size (none with Transfer-Encoding). */
@@ -38,23 +39,38 @@ export function limitBodySize(maxBytes: number, onTooLarge: () => never): Middle
   };
 }
 
-/** A small, optional JSON body as sent: its text and its Content-Type. */
+/** A small, optional JSON body: its Content-Type and its value, parsed once. */
 export interface SmallJsonBody {
-  text: string;
   contentType: string | undefined;
+  /** `{}` for a blank body; `MALFORMED` for text that is not JSON. */
+  value: unknown;
 }
+
+const MALFORMED = Symbol('malformed JSON');
 
 /**
  * Reads a small, optional JSON body: blank is no body; a non-blank one needs a
- * Content-Type (400 otherwise). Checked further by `parseSmallJsonBody`.
+ * Content-Type (400 otherwise). A JSON body is held to `wellFormedJsonBody`'s rule here,
+ * where that middleware would have run, so the text is parsed once. Checked further by
+ * `parseSmallJsonBody`.
  */
 export async function readSmallJsonBody(c: Context): Promise<SmallJsonBody> {
   const text = await c.req.text();
   const contentType = c.req.header('content-type');
-  if (contentType === undefined && text.trim() !== '') {
+  const blank = text.trim() === '';
+  if (contentType === undefined && !blank) {
     throw new ApiError('invalid_request', 'a request body must come with Content-Type: application/json');
   }
-  return { text, contentType };
+  let value: unknown = {};
+  if (!blank) {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = MALFORMED;
+    }
+  }
+  if (value !== MALFORMED && contentType?.toLowerCase().includes('json')) requireWellFormedJson(value);
+  return { contentType, value };
 }
 
 /** @hono/zod-openapi's test of a Content-Type against a body declared as `application/json`. */
@@ -70,15 +86,8 @@ export function parseSmallJsonBody<T>(c: Context, body: SmallJsonBody, schema: z
   if (body.contentType !== undefined && !JSON_MEDIA_TYPE.test(body.contentType)) {
     throw new HTTPException(415, { message: 'Unsupported Media Type' });
   }
-  let value: unknown = {};
-  if (body.text.trim() !== '') {
-    try {
-      value = JSON.parse(body.text);
-    } catch {
-      throw new HTTPException(400, { message: 'Malformed JSON in request body' });
-    }
-  }
-  const result = schema.safeParse(value);
+  if (body.value === MALFORMED) throw new HTTPException(400, { message: 'Malformed JSON in request body' });
+  const result = schema.safeParse(body.value);
   if (!result.success) validationHook({ ...result, target: 'json' }, c);
   return result.data as T;
 }

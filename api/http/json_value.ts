@@ -134,6 +134,12 @@ export const wellFormedJsonBody: MiddlewareHandler = async (c, next) => {
   } catch {
     return next();
   }
+  requireWellFormedJson(body);
+  return next();
+};
+
+/** The rule of `wellFormedJsonBody` for a body its handler parses itself (the check-in). */
+export function requireWellFormedJson(body: unknown): void {
   // Only well-formedness here: the depth of free-form values is their schemas' to limit.
   const problem = findJsonProblem(body, Number.POSITIVE_INFINITY);
   if (problem !== null) {
@@ -143,5 +149,4 @@ export const wellFormedJsonBody: MiddlewareHandler = async (c, next) => {
       details: [{ path, message: problem.message }],
     });
   }
-  return next();
-};
+}
