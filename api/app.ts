@@ -28,6 +28,7 @@ import type { AppDeps, AppEnv } from './app_env.ts';
 import { ApiError, errorBody } from './http/errors.ts';
 import { validationHook } from './http/openapi.ts';
 import { CHECKIN, observeRequests, RefusedCheckins } from './metrics/observe.ts';
+import { Deadlines } from './http/deadlines.ts';
 import { methodNotAllowed, routeTemplate } from './http/routes_table.ts';
 import { isoBuildRoutes } from './iso_builds/routes.ts';
 import { orgUnitRoutes } from './org_units/routes.ts';
@@ -221,23 +222,10 @@ function errorCodeOf(err: unknown): string {
  * bodies (ISO downloads) are past this point once their headers are out.
  */
 function requestDeadline(ms: number) {
-  return async (_c: Context<AppEnv>, next: () => Promise<void>) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new ApiError('service_unavailable', `no answer from the database in time; retry later`, {
-              headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-            }),
-          ),
-        ms,
-      );
+  const deadlines = new Deadlines(ms);
+  const late = () =>
+    new ApiError('service_unavailable', `no answer from the database in time; retry later`, {
+      headers: { 'Retry-After': RETRY_AFTER_SECONDS },
     });
-    try {
-      await Promise.race([next(), late]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  return (_c: Context<AppEnv>, next: () => Promise<void>) => deadlines.within(next(), late);
 }

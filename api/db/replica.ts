@@ -10,6 +10,7 @@
  * `maxLagSeconds` is bypassed until a sample finds it healthy again. A read that fails or
  * hangs on the replica is answered from the primary at once and marks it unhealthy.
  */
+import { Deadlines } from '../http/deadlines.ts';
 import type { Db, Sql } from './client.ts';
 
 export type ReadSource = 'replica' | 'primary';
@@ -28,14 +29,6 @@ export const REPLICA_SAMPLE_MS = 1000;
 
 class Timeout extends Error {}
 
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Timeout(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
-}
-
 export class CheckinReads {
   /** Reads answered, by where they came from (fleet_checkin_reads_total). */
   readonly counts: Record<ReadSource, number> = { replica: 0, primary: 0 };
@@ -44,12 +37,22 @@ export class CheckinReads {
   private healthy = false;
   private probing = false;
   private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly deadlines: Deadlines;
 
   constructor(
     readonly primary: Sql,
     readonly replica: Sql | null,
     private readonly options: ReplicaOptions = { maxLagSeconds: 5, timeoutMs: 2000 },
-  ) {}
+  ) {
+    this.deadlines = new Deadlines(options.timeoutMs);
+  }
+
+  /** `promise`, or a `Timeout` once it took longer than the replica may. */
+  private within<T>(promise: Promise<T>): Promise<T> {
+    return this.deadlines.within(promise, this.timedOut);
+  }
+
+  private readonly timedOut = () => new Timeout(`no answer within ${this.options.timeoutMs} ms`);
 
   /** Whether reads go to the replica now. */
   get usingReplica(): boolean {
@@ -76,7 +79,7 @@ export class CheckinReads {
   async read<T>(db: Db, run: (db: Db) => Promise<T>): Promise<T> {
     if (this.replica && this.healthy) {
       try {
-        const value = await within(run(this.replica), this.options.timeoutMs);
+        const value = await this.within(run(this.replica));
         this.counts.replica++;
         return value;
       } catch (err) {
@@ -111,7 +114,7 @@ export class CheckinReads {
                else extract(epoch from now() - pg_last_xact_replay_timestamp())::float8
              end as lag`;
     try {
-      const [row] = await within(probe, this.options.timeoutMs);
+      const [row] = await this.within(probe);
       const lag = row?.lag ?? null;
       this.lagSeconds = lag;
       if (lag === null) this.setHealthy(false, 'not a replica in recovery, or nothing replayed yet');
