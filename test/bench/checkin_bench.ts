@@ -511,6 +511,8 @@ interface OpenLoopResult {
   /** For merging slices: the loop's length in seconds and its latencies, sorted. */
   seconds: number;
   samples: { all: number[]; served: number[]; reading: number[]; fromSend: number[] };
+  /** Latencies by request path, sorted (a mixed loop: each kind's share of the same moments). */
+  byPath: Record<string, number[]>;
 }
 
 /**
@@ -537,6 +539,7 @@ async function runOpenLoop(
   let served = 0;
   let counter = 0;
   const fromSend: number[] = [];
+  const byPath: Record<string, number[]> = {};
   const slow: Array<{ due: number; ms: number }> = []; // BENCH_TRACE: when the slow ones were due
   const stalls = process.env.BENCH_TRACE ? await stallMeter() : null;
   const cpuMeter = startCpuMeter();
@@ -575,6 +578,7 @@ async function runOpenLoop(
       })
       .finally(() => {
         latencies.push(performance.now() - due);
+        (byPath[r.path] ??= []).push(performance.now() - due);
         if (stalls && performance.now() - due > 10) slow.push({ due: due - started, ms: performance.now() - due });
         if (!r.writes) readingLatencies.push(performance.now() - due);
         inFlight--;
@@ -633,6 +637,7 @@ async function runOpenLoop(
   latencies.sort((a, b) => a - b);
   servedLatencies.sort((a, b) => a - b);
   readingLatencies.sort((a, b) => a - b);
+  for (const samples of Object.values(byPath)) samples.sort((a, b) => a - b);
   return {
     offeredPerSecond: total / seconds,
     p99Served: quantile(servedLatencies, 0.99),
@@ -646,6 +651,7 @@ async function runOpenLoop(
     cpu,
     seconds: elapsed,
     samples: { all: latencies, served: servedLatencies, reading: readingLatencies, fromSend },
+    byPath,
   };
 }
 
@@ -678,6 +684,8 @@ function mergeOpenLoops(slices: OpenLoopResult[]): OpenLoopResult {
   for (const r of slices)
     for (const [code, n] of Object.entries(r.statuses)) statuses[Number(code)] = (statuses[Number(code)] ?? 0) + n;
   const retries = slices.flatMap((r) => (r.retryAfter ? [r.retryAfter] : []));
+  const paths = new Set(slices.flatMap((r) => Object.keys(r.byPath)));
+  const byPath = Object.fromEntries([...paths].map((path) => [path, merged((r) => r.byPath[path] ?? [])]));
   return {
     offeredPerSecond: timeWeighted(slices, (r) => r.offeredPerSecond),
     statuses,
@@ -693,6 +701,7 @@ function mergeOpenLoops(slices: OpenLoopResult[]): OpenLoopResult {
     cpu: mergedCpu(slices),
     seconds,
     samples: { all, served, reading, fromSend },
+    byPath,
   };
 }
 
@@ -1079,6 +1088,18 @@ async function main(): Promise<void> {
     healthOk += h.statuses[200] ?? 0;
     openLoop.push({ fraction, checkin: c, health: h });
   }
+  // The loops in turns leave each phase's p99 to whichever turns a pause of the host fell
+  // in (a pause of 300 ms is 5 % of a phase's answers). Mixed, both kinds see the same pauses.
+  // A quarter of what the closed loop would serve of a half-and-half mix.
+  const mixedRate = (0.25 * 2) / (1 / capacity + 1 / ceiling.perSecond);
+  log(
+    `open loop at ${Math.round(mixedRate)}/s (25 % of capacity for the mix), check-in and health alternating, for ${OPEN_LOOP_SECONDS} s`,
+  );
+  const mixed = await runOpenLoop(port, OPEN_LOOP_SECONDS, mixedRate, (i) => (i % 2 === 0 ? checkin(i / 2) : health()));
+  const mixedCheckins = mixed.byPath['/api/v1/agent/checkin'] ?? [];
+  const mixedHealth = mixed.byPath['/api/v1/health'] ?? [];
+  checkinOk += mixedCheckins.length;
+  healthOk += mixedHealth.length;
   log(`herd: check-ins at ${Math.round(capacity * 2)}/s (2 × capacity) for ${OPEN_LOOP_SECONDS} s`);
   const herd = await runOpenLoop(port, OPEN_LOOP_SECONDS, capacity * 2, checkin);
   checkinOk += herd.statuses[200] ?? 0;
@@ -1125,6 +1146,8 @@ async function main(): Promise<void> {
         `health p50 ${fmt(h.p50, 2)} / p99 ${fmt(h.p99, 2)} ms   p99 ratio ${fmt(c.p99 / h.p99, 2)}   codes ${JSON.stringify(c.statuses)}\n` +
         `                 check-ins without hardware: p99 ${fmt(c.p99Reading, 2)} ms, ratio ${fmt(c.p99Reading / h.p99, 2)}`,
     ),
+    `open loop mixed: ${fmt(mixed.offeredPerSecond, 0)}/s due, every other one a check-in   check-in p50 ${fmt(quantile(mixedCheckins, 0.5), 2)} / p99 ${fmt(quantile(mixedCheckins, 0.99), 2)} ms   ` +
+      `health p50 ${fmt(quantile(mixedHealth, 0.5), 2)} / p99 ${fmt(quantile(mixedHealth, 0.99), 2)} ms   p99 ratio ${fmt(quantile(mixedCheckins, 0.99) / quantile(mixedHealth, 0.99), 2)}   codes ${JSON.stringify(mixed.statuses)}`,
     `herd (2 ×):     ${fmt(herd.offeredPerSecond, 0)}/s due   ${fmt(herd.servedPerSecond, 0)}/s served with 200 (${fmt(herd.servedPerSecond / capacity, 2)} × capacity)   ` +
       `p99 of all answers ${fmt(herd.p99, 1)} ms, of the 200s ${fmt(herd.p99Served, 1)} ms   codes ${JSON.stringify(herd.statuses)}` +
       (herd.retryAfter ? `   Retry-After ${herd.retryAfter.min}–${herd.retryAfter.max} s` : ''),
