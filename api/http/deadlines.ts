@@ -12,7 +12,9 @@ interface Entry {
   at: number;
   prev: Entry | null;
   next: Entry | null;
-  expire: () => void;
+  // Fields, not a closure: under tsx a closure given a name (a property's) is named on every call.
+  reject: (err: unknown) => void;
+  expired: () => unknown;
 }
 
 export class Deadlines {
@@ -25,12 +27,7 @@ export class Deadlines {
   /** `promise`'s outcome, or a rejection with `expired()` once the deadline passes first. */
   within<T>(promise: Promise<T>, expired: () => unknown): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const entry: Entry = {
-        at: performance.now() + this.ms,
-        prev: this.newest,
-        next: null,
-        expire: () => reject(expired()),
-      };
+      const entry: Entry = { at: performance.now() + this.ms, prev: this.newest, next: null, reject, expired };
       if (this.newest) this.newest.next = entry;
       else this.oldest = entry;
       this.newest = entry;
@@ -68,7 +65,7 @@ export class Deadlines {
     while (this.oldest && this.oldest.at <= now) {
       const entry = this.oldest;
       this.remove(entry);
-      entry.expire();
+      entry.reject(entry.expired());
     }
     if (this.oldest) this.arm(Math.max(1, Math.ceil(this.oldest.at - now)));
   }
