@@ -20,7 +20,8 @@
  * Settings: flags `--devices=N --agents=N --seconds=N --slices=N --orgs=N --hardware-every=N`
  * or the environment BENCH_DEVICES, BENCH_AGENTS, BENCH_SECONDS (per phase), BENCH_SLICES
  * (the three closed-loop phases take turns in this many slices each, default 5, so a
- * host that slows down for a few seconds slows all three alike), BENCH_ORGS,
+ * host that slows down for a few seconds slows all three alike; the open loops of check-ins
+ * and health take turns too, and one more alternates the two within one loop), BENCH_ORGS,
  * BENCH_HARDWARE_EVERY (every Nth check-in also sends a hardware object; 0 = never), and
  * `--runtime=node|deno` or BENCH_RUNTIME (default node). `--replica` (BENCH_REPLICA=1): the
  * API reads its check-ins from a real streaming standby of the seeded primary
