@@ -3,11 +3,12 @@
  * report.
  *
  * The check-in's (`agentSecretHash`) only checks the shape of `Authorization: Bearer
- * <secret>` and hands the SHA-256 of the secret to the handler; it does not query the database. Each handler folds
- * the lookup (one probe of the unique index on `devices.agent_secret_hash`) into its first
- * statement, so a check-in stays at one SQL round trip. An unknown secret and a secret of
- * a device that never existed are the same case to the database (no row), so the answer and
- * the work done are the same; no per-device comparison happens in TypeScript.
+ * <secret>` and hands the SHA-256 of the secret to the handler; it does not query the
+ * database. The handler folds the lookup (one probe of the unique index on
+ * `devices.agent_secret_hash`) into its first statement, so a check-in stays at one SQL
+ * round trip. An unknown secret and a secret of a device that never existed are the same
+ * case to the database (no row), so the answer and the work done are the same; no
+ * per-device comparison happens in TypeScript.
  */
 import type { MiddlewareHandler } from 'hono';
 import type { Db } from '../db/client.ts';
