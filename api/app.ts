@@ -56,7 +56,7 @@ export function createApp(appDeps: AppDeps) {
     await next();
   });
   const metrics = new Metrics(deps);
-  const refused = new RefusedCheckins(deps.log);
+  const refused = new RefusedCheckins(deps.log, () => deps.checkinGate!.takeRefused());
   app.use('*', observeRequests(metrics, refused));
   app.use('*', methodNotAllowed(app));
   // Half a second under the budget, so the 503 itself is out within it.

@@ -71,9 +71,13 @@ export function eventLoopDelayMs(): number {
   return loopDelay.ms;
 }
 
+/** The bound that refused a check-in. */
+export type RefusalCause = 'in_flight' | 'event_loop_delay';
+
 /** The check-ins of one app: admitted while the process keeps up, refused at once otherwise. */
 export class CheckinGate {
   private inFlight = 0;
+  private refused: Record<RefusalCause, number> = { in_flight: 0, event_loop_delay: 0 };
 
   constructor(private readonly options: ShedOptions) {}
 
@@ -82,7 +86,15 @@ export class CheckinGate {
     const { maxInFlight, retryAfterSeconds, maxEventLoopDelayMs } = this.options;
     const late = maxEventLoopDelayMs !== undefined && eventLoopDelayMs() > maxEventLoopDelayMs;
     if (this.inFlight < maxInFlight && !late) return null;
+    this.refused[this.inFlight >= maxInFlight ? 'in_flight' : 'event_loop_delay']++;
     return retryAfterSeconds + Math.floor(Math.random() * (retryAfterSeconds + 1));
+  }
+
+  /** The check-ins refused since the last call, by the bound that refused them (for the log). */
+  takeRefused(): Record<RefusalCause, number> {
+    const taken = this.refused;
+    this.refused = { in_flight: 0, event_loop_delay: 0 };
+    return taken;
   }
 
   /** Runs an admitted check-in (counted in flight), or throws the contract's 503 at once. */

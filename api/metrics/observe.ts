@@ -9,6 +9,7 @@ import { UNMATCHED_ROUTE } from './metrics.ts';
 import type { AppEnv } from '../app_env.ts';
 import type { Logger } from '../log.ts';
 import { routeTemplate } from '../http/routes_table.ts';
+import type { RefusalCause } from '../http/shed.ts';
 
 /** Probes, docs and scrapes: polled by machines, logged at debug only. */
 const quietRoutes = new Set([
@@ -26,13 +27,17 @@ export const CHECKIN = '/api/v1/agent/checkin';
 /**
  * Check-ins refused with 503 (shed, or the database out of time) in one `info` line per
  * second with their count: a returning herd is thousands of refusals a second, and a line
- * for each would cost more than the refusal itself.
+ * for each would cost more than the refusal itself. The shed ones are also counted by the
+ * bound that refused them (`in_flight`, `event_loop_delay`): which one to raise, if any.
  */
 export class RefusedCheckins {
   private count = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly shedByCause: () => Record<RefusalCause, number>,
+  ) {}
 
   add(): void {
     this.count++;
@@ -44,6 +49,7 @@ export class RefusedCheckins {
         status: 503,
         count: this.count,
         seconds: 1,
+        ...this.shedByCause(),
       });
       this.count = 0;
       this.timer = null;

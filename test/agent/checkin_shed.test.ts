@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.ts';
 import { eventLoopDelayMs, TickDrift } from '../../api/http/shed.ts';
-import { silentLogger } from '../../api/log.ts';
+import { createLogger } from '../../api/log.ts';
 import { enrollAgent, expectShed } from '../support/agent.ts';
 import { request, testConfig, useTestApp } from '../support/app.ts';
 
@@ -21,7 +21,8 @@ function busy(ms: number): void {
 describe('shedding on the event loop delay', () => {
   it('refuses check-ins while the loop runs late, liveness still served, and serves them again after', async () => {
     const config = testConfig({ checkin: { maxInFlight: 1000, retryAfterSeconds: 30, maxEventLoopDelayMs: 50 } });
-    const app = createApp({ sql: ctx.sql, config, log: silentLogger });
+    const lines: string[] = [];
+    const app = createApp({ sql: ctx.sql, config, log: createLogger('info', (line) => lines.push(line)) });
     const agent = await enrollAgent(ctx);
     expect((await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret })).status).toBe(200);
     eventLoopDelayMs();
@@ -40,6 +41,12 @@ describe('shedding on the event loop delay', () => {
     const deadline = Date.now() + 5000;
     while (eventLoopDelayMs() > 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect((await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret })).status).toBe(200);
+
+    // The refusal is logged within a second, counted by the bound that refused it.
+    while (!lines.some((l) => l.includes('"check-ins refused"')) && Date.now() < deadline + 2000)
+      await new Promise((r) => setTimeout(r, 50));
+    const logged = JSON.parse(lines.find((l) => l.includes('"check-ins refused"'))!);
+    expect(logged).toMatchObject({ count: 1, in_flight: 0, event_loop_delay: 1 });
   });
 
   // The rule on a clock of its own: on real timers a busy test machine can make the tick

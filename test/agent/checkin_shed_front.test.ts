@@ -135,8 +135,14 @@ describe('check-ins refused at the front', () => {
         .split('\n')
         .filter((l) => l.includes('"check-ins refused"'));
     while (refusedLines().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    const counted = refusedLines().reduce((sum, l) => sum + (JSON.parse(l) as { count: number }).count, 0);
+    const lines = refusedLines().map(
+      (l) => JSON.parse(l) as { count: number; in_flight: number; event_loop_delay: number },
+    );
+    const counted = lines.reduce((sum, l) => sum + l.count, 0);
     expect(counted).toBeGreaterThanOrEqual(5);
+    // By the bound that refused them: the in-flight one, full with the held check-in.
+    expect(lines.reduce((sum, l) => sum + l.in_flight, 0)).toBe(counted);
+    expect(lines.reduce((sum, l) => sum + l.event_loop_delay, 0)).toBe(0);
     expect(refusedLines().length).toBeLessThan(counted);
     expect(service.output()).not.toMatch(/"msg":"request".*"status":503/);
   }, 60_000);
