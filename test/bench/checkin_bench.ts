@@ -822,6 +822,19 @@ async function inProcessCheckin(app: App, secret: string, body: string): Promise
 }
 
 /** The server's replica switches, from its log: how often it was bypassed and why. */
+/** The server's "check-ins refused" lines in some of its output, summed: by which bound, and the rest (the database's deadline). */
+function refusals(output: string): string {
+  const sum = { count: 0, in_flight: 0, event_loop_delay: 0 };
+  for (const line of output.split('\n')) {
+    if (!line.includes('"check-ins refused"')) continue;
+    const l = JSON.parse(line) as typeof sum;
+    for (const key of Object.keys(sum) as Array<keyof typeof sum>) sum[key] += l[key] ?? 0;
+  }
+  if (sum.count === 0) return 'none';
+  const other = sum.count - sum.in_flight - sum.event_loop_delay;
+  return `${sum.count}: ${sum.in_flight} by the in-flight bound, ${sum.event_loop_delay} by the loop delay${other > 0 ? `, ${other} by the database's deadline` : ''}`;
+}
+
 function replicaChanges(output: string): string {
   const reasons = new Map<string, number>();
   for (const line of output.split('\n')) {
@@ -1075,8 +1088,9 @@ async function main(): Promise<void> {
   checkinOk += result.requests + unchanged.requests;
 
   const capacity = result.perSecond;
-  const openLoop: Array<{ fraction: number; checkin: OpenLoopResult; health: OpenLoopResult }> = [];
+  const openLoop: Array<{ fraction: number; checkin: OpenLoopResult; health: OpenLoopResult; refused: string }> = [];
   for (const fraction of [0.25, 0.5]) {
+    const outputBefore = server.output().length;
     const rate = capacity * fraction;
     log(
       `open loop at ${Math.round(rate)}/s (${fraction * 100} % of capacity) for ${OPEN_LOOP_SECONDS} s each: check-in and health in ${slices} turns`,
@@ -1087,7 +1101,9 @@ async function main(): Promise<void> {
     ];
     checkinOk += c.statuses[200] ?? 0;
     healthOk += h.statuses[200] ?? 0;
-    openLoop.push({ fraction, checkin: c, health: h });
+    // The server logs its refusals once a second.
+    await new Promise((r) => setTimeout(r, 1100));
+    openLoop.push({ fraction, checkin: c, health: h, refused: refusals(server.output().slice(outputBefore)) });
   }
   // The loops in turns leave each phase's p99 to whichever turns a pause of the host fell
   // in (a pause of 300 ms is 5 % of a phase's answers). Mixed, both kinds see the same pauses.
@@ -1102,7 +1118,10 @@ async function main(): Promise<void> {
   checkinOk += mixedCheckins.length;
   healthOk += mixedHealth.length;
   log(`herd: check-ins at ${Math.round(capacity * 2)}/s (2 × capacity) for ${OPEN_LOOP_SECONDS} s`);
+  const herdOutputBefore = server.output().length;
   const herd = await runOpenLoop(port, OPEN_LOOP_SECONDS, capacity * 2, checkin);
+  await new Promise((r) => setTimeout(r, 1100));
+  const herdRefused = refusals(server.output().slice(herdOutputBefore));
   checkinOk += herd.statuses[200] ?? 0;
 
   const rss = peakRssMiB(pid);
@@ -1142,17 +1161,17 @@ async function main(): Promise<void> {
     `ratio:          ${fmt(ratio, 2)} (target ≥ 0.5)`,
     `unchanged:      ${fmt(unchanged.perSecond, 0).padStart(7)} req/s (${notModified} × 304)   p50 ${fmt(unchanged.p50, 2)} ms   p99 ${fmt(unchanged.p99, 2)} ms   ratio ${fmt(unchanged.perSecond / ceiling.perSecond, 2)} (target ≥ 0.7)`,
     ...openLoop.map(
-      ({ fraction, checkin: c, health: h }) =>
+      ({ fraction, checkin: c, health: h, refused }) =>
         `open loop ${String(fraction * 100).padStart(2)} %:  ${fmt(c.offeredPerSecond, 0)}/s due   check-in p50 ${fmt(c.p50, 2)} / p99 ${fmt(c.p99, 2)} ms   ` +
         `health p50 ${fmt(h.p50, 2)} / p99 ${fmt(h.p99, 2)} ms   p99 ratio ${fmt(c.p99 / h.p99, 2)}   codes ${JSON.stringify(c.statuses)}\n` +
-        `                 check-ins without hardware: p99 ${fmt(c.p99Reading, 2)} ms, ratio ${fmt(c.p99Reading / h.p99, 2)}`,
+        `                 check-ins without hardware: p99 ${fmt(c.p99Reading, 2)} ms, ratio ${fmt(c.p99Reading / h.p99, 2)}; refused: ${refused}`,
     ),
     `open loop mixed: ${fmt(mixed.offeredPerSecond, 0)}/s due, every other one a check-in   check-in p50 ${fmt(quantile(mixedCheckins, 0.5), 2)} / p99 ${fmt(quantile(mixedCheckins, 0.99), 2)} ms   ` +
       `health p50 ${fmt(quantile(mixedHealth, 0.5), 2)} / p99 ${fmt(quantile(mixedHealth, 0.99), 2)} ms   p99 ratio ${fmt(quantile(mixedCheckins, 0.99) / quantile(mixedHealth, 0.99), 2)}   codes ${JSON.stringify(mixed.statuses)}`,
     `herd (2 ×):     ${fmt(herd.offeredPerSecond, 0)}/s due   ${fmt(herd.servedPerSecond, 0)}/s served with 200 (${fmt(herd.servedPerSecond / capacity, 2)} × capacity)   ` +
       `p99 of all answers ${fmt(herd.p99, 1)} ms, of the 200s ${fmt(herd.p99Served, 1)} ms   codes ${JSON.stringify(herd.statuses)}` +
       (herd.retryAfter ? `   Retry-After ${herd.retryAfter.min}–${herd.retryAfter.max} s` : ''),
-    `herd detail:    p99 from the request's write ${fmt(herd.p99FromSend, 1)} ms; CPU (cores): server ${fmt(herd.cpu.server, 2)}, ` +
+    `herd detail:    refused ${herdRefused}; p99 from the request's write ${fmt(herd.p99FromSend, 1)} ms; CPU (cores): server ${fmt(herd.cpu.server, 2)}, ` +
       `PostgreSQL ${fmt(herd.cpu.postgres, 2)}, load generator ${fmt(herd.cpu.bench, 2)}`,
     `server peak RSS (VmHWM): ${fmt(rss, 0)} MiB`,
     `SQL per check-in: ${fmt(statementsPerCheckin, 2)} statements (in-process postgres.js debug count over ${ROUND_TRIP_SAMPLES} check-ins), ` +
