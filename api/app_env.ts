@@ -19,6 +19,12 @@ export interface AppDeps {
   heartbeats?: Heartbeats;
   /** Where check-ins read: the replica while healthy; absent: the primary (`sql`). */
   checkinReads?: CheckinReads;
+  /**
+   * The primary's connections for check-ins that write at once (hardware), apart from the
+   * reads' pool: a connection carries its queries in order, so a read queued behind a commit
+   * that waits (a slow WAL flush) would wait with it. Absent: `sql`.
+   */
+  checkinWrites?: Sql;
   /** Admits or sheds check-ins (CONTRACT §14); absent: one per app, from `config.checkin`. */
   checkinGate?: CheckinGate;
 }

@@ -25,11 +25,13 @@ export type CheckinAnswer =
   | { etag: string; notModified: true }
   | { etag: string; notModified: false; body: z.infer<typeof CheckinResponse> };
 
-/** Where a check-in reads and where its heartbeat goes. */
+/** Where a check-in reads and where its writes go. */
 export interface CheckinPath {
   reads: CheckinReads;
   /** Absent: the heartbeat is written in the check-in's own statement. */
   heartbeats?: Heartbeats;
+  /** The primary's connections for a check-in with hardware; absent: `db`. */
+  writes?: Db;
 }
 
 /**
@@ -50,7 +52,8 @@ export async function checkIn(
   // defineProperty on every check-in.
   const read = readCheckin.bind(null, config, input);
   // Hardware is a write: the primary. Everything else may come from the replica.
-  let { row, answer } = input.hardware === undefined ? await reads.read(db, read) : await reads.onPrimary(db, read);
+  let { row, answer } =
+    input.hardware === undefined ? await reads.read(db, read) : await reads.onPrimary(path.writes ?? db, read);
   // A secret the replica does not know may be one the primary issued a moment ago (a device
   // that just bootstrapped or was reprovisioned): only the primary may call it unknown.
   if (!row && input.hardware === undefined && reads.usingReplica) ({ row, answer } = await reads.onPrimary(db, read));

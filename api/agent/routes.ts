@@ -168,7 +168,7 @@ export function agentRoutes() {
         hardware: body.hardware,
         ifNoneMatch,
       },
-      { reads: deps.checkinReads!, heartbeats: deps.heartbeats },
+      { reads: deps.checkinReads!, heartbeats: deps.heartbeats, writes: deps.checkinWrites },
     );
     c.header('ETag', answer.etag);
     return answer.notModified ? c.body(null, 304) : c.json(answer.body, 200);

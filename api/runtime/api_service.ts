@@ -30,7 +30,9 @@ export interface ApiDatabase {
   replica: Sql | null;
   heartbeats: Heartbeats;
   checkinReads: CheckinReads;
-  /** Ends the lag sampling and closes both pools (after `heartbeats.stop()`). */
+  /** The primary's connections for check-ins with hardware (`AppDeps.checkinWrites`). */
+  checkinWrites: Sql;
+  /** Ends the lag sampling and closes every pool (after `heartbeats.stop()`). */
   close(): Promise<void>;
   /** In order: heartbeats written, then the pools closed. */
   stopSteps: StopStep[];
@@ -56,6 +58,13 @@ export async function openApiDatabase(env: Env, log: Logger, url: string): Promi
     timeoutSeconds: pool.timeoutSeconds,
     applicationName: 'fleet-api-heartbeats',
   });
+  // Check-ins with hardware commit on connections of their own: a read pipelined behind a
+  // commit that waits for its WAL flush would wait with it.
+  const checkinWrites = createSql(url, {
+    max: 2,
+    timeoutSeconds: pool.timeoutSeconds,
+    applicationName: 'fleet-api-checkin-writes',
+  });
   const heartbeats = new Heartbeats(heartbeatSql, (err, devices) =>
     log.warn('heartbeats: the batched write failed; the next one retries it', { devices, error: String(err) }),
   );
@@ -74,13 +83,19 @@ export async function openApiDatabase(env: Env, log: Logger, url: string): Promi
   // request that outlasted the drain is still open).
   const close = async () => {
     checkinReads.stop();
-    await Promise.all([sql.end({ timeout: 2 }), heartbeatSql.end({ timeout: 2 }), replica?.end({ timeout: 2 })]);
+    await Promise.all([
+      sql.end({ timeout: 2 }),
+      heartbeatSql.end({ timeout: 2 }),
+      checkinWrites.end({ timeout: 2 }),
+      replica?.end({ timeout: 2 }),
+    ]);
   };
   return {
     sql,
     replica,
     heartbeats,
     checkinReads,
+    checkinWrites,
     close,
     stopSteps: [
       { name: 'heartbeats written', run: () => heartbeats.stop() },
@@ -103,6 +118,7 @@ export function apiHandler(db: ApiDatabase, config: AppConfig, log: Logger): Api
     log,
     heartbeats: db.heartbeats,
     checkinReads: db.checkinReads,
+    checkinWrites: db.checkinWrites,
   });
   return { fetch: app.fetch, refuseEarly: app.refuseEarly };
 }

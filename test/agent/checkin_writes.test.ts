@@ -1,0 +1,85 @@
+/**
+ * A check-in that writes at once (hardware) commits on connections of its own: the pool's
+ * connections take queries one after the other, so a read queued behind a
+ * commit that waits (a lock here; a slow WAL flush on a busy primary) would wait with it,
+ * and with it every check-in of the fleet.
+ */
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Heartbeats } from '../../api/agent/heartbeats.ts';
+import { type App, createApp } from '../../api/app.ts';
+import type { Sql } from '../../api/db/client.ts';
+import { CheckinReads } from '../../api/db/replica.ts';
+import { silentLogger } from '../../api/log.ts';
+import { enrollAgent } from '../support/agent.ts';
+import { request, useTestApp } from '../support/app.ts';
+
+const ctx = useTestApp();
+
+let reads: Sql;
+let writes: Sql;
+let app: App;
+
+beforeAll(async () => {
+  // One connection for the reads: whatever it carries, it carries in order.
+  reads = postgres(ctx.db.url, { max: 1, onnotice: () => {} });
+  writes = postgres(ctx.db.url, { max: 2, onnotice: () => {} });
+  app = createApp({
+    sql: reads,
+    config: ctx.config,
+    log: silentLogger,
+    heartbeats: new Heartbeats(reads),
+    checkinReads: new CheckinReads(reads, null),
+    checkinWrites: writes,
+  });
+});
+
+afterAll(async () => {
+  await Promise.all([reads?.end({ timeout: 1 }), writes?.end({ timeout: 1 })]);
+});
+
+/** Until the hardware write waits for the row lock. */
+async function waitForLockWaiter(): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const [row] = await ctx.sql<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query like '%device_hardware%'`;
+    if (row!.n > 0) return;
+    if (Date.now() > deadline) throw new Error('the hardware write never came to wait for the lock');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const checkin = (secret: string, body?: Record<string, unknown>) =>
+  request(app, 'POST', '/api/v1/agent/checkin', { token: secret, ...(body ? { body } : {}) });
+
+describe('a check-in that writes hardware', () => {
+  it('does not hold up the check-ins behind it while its commit waits', async () => {
+    const [writer, reader] = await Promise.all([enrollAgent(ctx), enrollAgent(ctx)]);
+    expect((await checkin(writer.secret, { hardware: { cpu: 'a' } })).status).toBe(200);
+
+    // Another transaction holds the writer's hardware row: its next hardware write waits.
+    const lock = await ctx.sql.reserve();
+    await lock`begin`;
+    await lock`select 1 from device_hardware where device_id = ${writer.device_id} for update`;
+    let waiting: Promise<unknown> | undefined;
+    try {
+      waiting = checkin(writer.secret, { hardware: { cpu: 'b' } });
+      await waitForLockWaiter();
+      const read = await Promise.race([
+        checkin(reader.secret),
+        new Promise<null>((r) => setTimeout(() => r(null), 5000)),
+      ]);
+      expect(read?.status, 'the read waited behind the write').toBe(200);
+    } finally {
+      await lock`rollback`;
+      lock.release();
+    }
+    const written = (await waiting) as { status: number };
+    expect(written.status).toBe(200);
+    const [stored] = await ctx.sql<{ hardware: { cpu: string } }[]>`
+      select hardware from device_hardware where device_id = ${writer.device_id}`;
+    expect(stored!.hardware.cpu).toBe('b');
+  });
+});
