@@ -821,7 +821,6 @@ async function inProcessCheckin(app: App, secret: string, body: string): Promise
   await res.arrayBuffer();
 }
 
-/** The server's replica switches, from its log: how often it was bypassed and why. */
 /** The server's "check-ins refused" lines in some of its output, summed: by which bound, and the rest (the database's deadline). */
 function refusals(output: string): string {
   const sum = { count: 0, in_flight: 0, event_loop_delay: 0 };
@@ -835,6 +834,7 @@ function refusals(output: string): string {
   return `${sum.count}: ${sum.in_flight} by the in-flight bound, ${sum.event_loop_delay} by the loop delay${other > 0 ? `, ${other} by the database's deadline` : ''}`;
 }
 
+/** The server's replica switches, from its log: how often it was bypassed and why. */
 function replicaChanges(output: string): string {
   const reasons = new Map<string, number>();
   for (const line of output.split('\n')) {
