@@ -11,7 +11,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enrollAgent } from '../support/agent.ts';
+import { enrollAgent, waitForLockWaiter } from '../support/agent.ts';
 import { useTestApp } from '../support/app.ts';
 import { startService, type ServiceProcess } from '../support/service_process.ts';
 
@@ -70,18 +70,6 @@ async function metric(line: string): Promise<number> {
   return found ? Number(found.slice(line.length + 1)) : 0;
 }
 
-async function waitForLockWaiter(): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const [row] = await ctx.sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock' and query like '%agent_secret_hash%'`;
-    if (row!.n > 0) return;
-    if (Date.now() > deadline) throw new Error('no check-in came to wait for the lock');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('check-ins refused at the front', () => {
   it('answer 503 before the app while the bound is full, keep the connection, and are counted and logged once a second', async () => {
     const agent = await enrollAgent(ctx);
@@ -99,7 +87,7 @@ describe('check-ins refused at the front', () => {
     try {
       held = send(other, 'POST', '/api/v1/agent/checkin', headers, body);
       // Admitted and waiting for the lock: the bound of 1 is full, every other check-in is refused.
-      await waitForLockWaiter();
+      await waitForLockWaiter(ctx.sql, 'agent_secret_hash');
       const refusals: Answer[] = [];
       for (let i = 0; i < 5; i++) refusals.push(await send(keepAlive, 'POST', '/api/v1/agent/checkin', headers, body));
       expect(refusals.map((r) => r.status)).toEqual([503, 503, 503, 503, 503]);

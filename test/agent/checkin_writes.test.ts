@@ -11,7 +11,7 @@ import { type App, createApp } from '../../api/app.ts';
 import type { Sql } from '../../api/db/client.ts';
 import { CheckinReads } from '../../api/db/replica.ts';
 import { silentLogger } from '../../api/log.ts';
-import { enrollAgent } from '../support/agent.ts';
+import { enrollAgent, waitForLockWaiter } from '../support/agent.ts';
 import { request, useTestApp } from '../support/app.ts';
 
 const ctx = useTestApp();
@@ -38,19 +38,6 @@ afterAll(async () => {
   await Promise.all([reads?.end({ timeout: 1 }), writes?.end({ timeout: 1 })]);
 });
 
-/** Until the hardware write waits for the row lock. */
-async function waitForLockWaiter(): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const [row] = await ctx.sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock' and query like '%device_hardware%'`;
-    if (row!.n > 0) return;
-    if (Date.now() > deadline) throw new Error('the hardware write never came to wait for the lock');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const checkin = (secret: string, body?: Record<string, unknown>) =>
   request(app, 'POST', '/api/v1/agent/checkin', { token: secret, ...(body ? { body } : {}) });
 
@@ -66,7 +53,7 @@ describe('a check-in that writes hardware', () => {
     let waiting: Promise<unknown> | undefined;
     try {
       waiting = checkin(writer.secret, { hardware: { cpu: 'b' } });
-      await waitForLockWaiter();
+      await waitForLockWaiter(ctx.sql, 'device_hardware');
       const read = await Promise.race([
         checkin(reader.secret),
         new Promise<null>((r) => setTimeout(() => r(null), 5000)),

@@ -4,6 +4,7 @@
  * bootstrap token written directly (for expired tokens, which the API cannot produce).
  */
 import { expect } from 'vitest';
+import type { Sql } from '../../api/db/client.ts';
 import { hashSecret, randomToken } from '../../api/http/crypto.ts';
 import type { TestContext, TestResponse } from './app.ts';
 import { activateDevice, resolveDevice, type RuntimeBlueprintBody } from './activation.ts';
@@ -82,4 +83,17 @@ export function expectShed(res: TestResponse): void {
   const retryAfter = Number(res.headers.get('retry-after'));
   expect(retryAfter).toBeGreaterThanOrEqual(30);
   expect(retryAfter).toBeLessThanOrEqual(60);
+}
+
+/** Until a statement containing `statementPart` waits for a lock (another test session holds it). */
+export async function waitForLockWaiter(sql: Sql, statementPart: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query like ${`%${statementPart}%`}`;
+    if (row!.n > 0) return;
+    if (Date.now() > deadline) throw new Error(`no statement with ${statementPart} came to wait for the lock`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
