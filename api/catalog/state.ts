@@ -85,8 +85,8 @@ export interface StateRow {
 
 /**
  * The select-list columns of `StateRow` for the device row `d` (columns of `devices`):
- * index probes of `override_versions`, `group_members_device` and `device_merkmale`'s
- * primary key.
+ * index probes of `override_versions`, `group_members_device_group` (index-only) and
+ * `device_merkmale`'s primary key.
  */
 export function deviceStateColumns(db: Db) {
   return db`

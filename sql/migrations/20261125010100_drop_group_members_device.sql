@@ -1,0 +1,6 @@
+-- migrate:up transaction:false
+-- Covered by group_members_device_group (the previous migration).
+drop index concurrently if exists group_members_device;
+
+-- migrate:down transaction:false
+create index concurrently if not exists group_members_device on group_members (device_id);
