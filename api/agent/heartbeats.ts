@@ -4,6 +4,9 @@
  * the primary, and the ordered stop writes the rest before the pool closes. A check-in then
  * reads without writing, so an unchanged one costs the database a single read.
  *
+ * The time of a check-in answered while the device was live is written even when the
+ * device was deprovisioned or archived before the write: it did check in then.
+ *
  * `greatest(...)` keeps the later time when two API processes write the same device, and a
  * flush that fails puts its heartbeats back (the later time wins) for the next one, so
  * nothing is lost while the process lives. A crash loses at most the unwritten last second;
@@ -85,10 +88,11 @@ export class Heartbeats {
     const started = performance.now();
     let error: unknown;
     try {
+      // A plain update: bootstrap made the device's row. A device deleted meanwhile has none.
       await this.sql`
-        update devices d set agent_last_checkin = greatest(d.agent_last_checkin, b.at)
+        update device_heartbeats h set at = greatest(h.at, b.at)
         from unnest(${ids}::uuid[], ${times}::timestamptz[]) as b (id, at)
-        where d.id = b.id and d.deprovisioned_at is null and d.archived_at is null`;
+        where h.device_id = b.id`;
     } catch (err) {
       error = err;
       for (const [id, at] of batch) this.record(id, at);

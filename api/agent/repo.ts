@@ -59,6 +59,8 @@ export async function bootstrap(
     await tx`
       update devices set agent_secret_hash = ${input.secretHash}, agent_secret_issued_at = now()
       where id = ${input.deviceId}`;
+    // The row the batched heartbeats update (heartbeats.ts); a reprovisioned device keeps its own.
+    await tx`insert into device_heartbeats (device_id) values (${input.deviceId}) on conflict do nothing`;
     if (input.hardware !== undefined) await storeHardware(tx, input.deviceId, input.hardware);
   });
 }
@@ -67,8 +69,8 @@ export async function bootstrap(
 export interface CheckinRow extends AgentDeviceState, StateRow {}
 
 /**
- * The check-in of a live device in one statement, one round trip: the heartbeat UPDATE
- * finds the device by the secret's hash (one probe of the unique index), stores the
+ * The check-in of a live device in one statement, one round trip: it finds the device by
+ * the secret's hash (one probe of the unique index), upserts its heartbeat, stores the
  * hardware when sent, and returns the device's own resolution inputs with the very columns
  * the catalog listing uses (api/catalog/state.ts; the organization's overrides come from
  * its versioned cache), so `auftraege` and the listing cannot disagree.
@@ -89,14 +91,17 @@ export async function checkin(
 ): Promise<CheckinRow | undefined> {
   // Two prepared statements: the hardware CTE costs PostgreSQL work on every execution, but
   // agents send hardware only now and then.
-  const hardwareCte = hardware === undefined ? db`` : storingHardware(db, secretHash, hardware);
+  const ctes = hardware === undefined ? db`with` : db`${storingHardware(db, secretHash, hardware)},`;
   const [row] = await db<Array<CheckinRow & { async_commit: string }>>`
-    ${hardwareCte}
-    update devices d set agent_last_checkin = now()
-    where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
-    returning d.id, d.deprovisioned_at, d.archived_at,
-              set_config('synchronous_commit', 'off', true) as async_commit,
-              ${deviceStateColumns(db)}`;
+    ${ctes} live as (
+      select d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
+      from devices d
+      where d.agent_secret_hash = ${secretHash} and d.deprovisioned_at is null and d.archived_at is null
+    ), heartbeat as (
+      insert into device_heartbeats (device_id, at) select id, now() from live
+      on conflict (device_id) do update set at = greatest(device_heartbeats.at, excluded.at)
+    )
+    select live.*, set_config('synchronous_commit', 'off', true) as async_commit from live`;
   return row;
 }
 

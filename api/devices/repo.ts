@@ -29,7 +29,7 @@ export function deviceSelect(db: Db) {
     select d.id, d.organization_id, d.serial, d.hostname, d.oe_id,
            array(select gm.group_id from group_members gm where gm.device_id = d.id order by gm.group_id) as group_ids,
            dt.template_id, dt.backend, d.enrollment_session_id, d.deprovisioned_at, d.archived_at,
-           d.agent_secret_issued_at, d.agent_last_checkin, d.created_at
+           d.agent_secret_issued_at, ${lastCheckin(db)} as agent_last_checkin, d.created_at
     from devices d
     ${effectiveTemplateOf(db)}`;
 }
@@ -54,15 +54,25 @@ export function effectiveTemplateOf(db: Db) {
 }
 
 /**
+ * A device's latest answered check-in, over `devices d`: the time its heartbeat holds
+ * (`device_heartbeats`, written in batches: CONTRACT §19), null before its first.
+ */
+export function lastCheckin(db: Db) {
+  return db`(select h.at from device_heartbeats h where h.device_id = d.id)`;
+}
+
+/**
  * The one definition of a stale device (the device list's `?stale=`, the portal's mark and
  * the fleet gauge): not archived or deprovisioned (those are expected to be silent), its
  * agent bootstrapped (holds a secret), and no check-in for three poll intervals. A device
  * that never checked in counts from the moment its secret was issued; one that never
- * bootstrapped is not stale (it has no agent to report yet). Over `devices d`.
+ * bootstrapped is not stale (it has no agent to report yet). Over `devices d`; a query over
+ * the whole fleet passes the time of a join with `device_heartbeats` as `checkin`, so it
+ * does not probe the heartbeats once per device.
  */
-export function staleDevice(db: Db, pollIntervalSeconds: number) {
+export function staleDevice(db: Db, pollIntervalSeconds: number, checkin = lastCheckin(db)) {
   return db`(d.archived_at is null and d.deprovisioned_at is null and d.agent_secret_issued_at is not null
-    and coalesce(d.agent_last_checkin, d.agent_secret_issued_at)
+    and coalesce(${checkin}, d.agent_secret_issued_at)
       < now() - make_interval(secs => ${3 * pollIntervalSeconds}::int))`;
 }
 

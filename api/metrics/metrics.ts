@@ -207,12 +207,12 @@ export async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Pr
       count(*) filter (where archived_at is null and deprovisioned_at is null)::int as active,
       count(*) filter (where archived_at is null and deprovisioned_at is not null)::int as deprovisioned,
       count(*) filter (where archived_at is not null)::int as archived,
-      count(*) filter (where ${staleDevice(sql, pollIntervalSeconds)})::int as stale,
+      count(*) filter (where ${staleDevice(sql, pollIntervalSeconds, sql`h.at`)})::int as stale,
       (select coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
          from (select status, count(*)::int as n from iso_builds group by status) s) as iso,
       (select count(*)::int from graphile_worker.jobs where locked_at is null) as queued,
       (select count(*)::int from webhook_deliveries where status = 'pending') as webhooks_pending
-    from devices d`;
+    from devices d left join device_heartbeats h on h.device_id = d.id`;
   if (!row) throw new Error('the fleet counts query returned no row');
   return {
     devices: { active: row.active, deprovisioned: row.deprovisioned, archived: row.archived },

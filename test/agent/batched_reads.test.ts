@@ -50,7 +50,7 @@ function checkin(secret: string, headers: Record<string, string> = {}) {
 async function lastCheckin(deviceId: string): Promise<Date | null> {
   const [row] = await ctx.sql<
     { at: Date | null }[]
-  >`select agent_last_checkin as at from devices where id = ${deviceId}`;
+  >`select (select at from device_heartbeats where device_id = ${deviceId}) as at`;
   return row!.at;
 }
 

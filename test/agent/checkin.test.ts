@@ -24,7 +24,8 @@ const defaultAuftraege = [
 ];
 
 async function lastCheckin(deviceId: string): Promise<Date | null> {
-  const [row] = await ctx.sql`select agent_last_checkin from devices where id = ${deviceId}`;
+  const [row] =
+    await ctx.sql`select (select at from device_heartbeats where device_id = ${deviceId}) as agent_last_checkin`;
   return row!.agent_last_checkin as Date | null;
 }
 

@@ -25,7 +25,9 @@ async function etagOf(secret: string): Promise<string> {
 }
 
 async function lastCheckin(deviceId: string): Promise<number> {
-  const [row] = await ctx.sql<{ t: Date }[]>`select agent_last_checkin as t from devices where id = ${deviceId}`;
+  const [row] = await ctx.sql<
+    { t: Date }[]
+  >`select (select at from device_heartbeats where device_id = ${deviceId}) as t`;
   return row!.t.getTime();
 }
 
@@ -228,13 +230,14 @@ describe('load shedding', () => {
     const config = testConfig({ checkin: { maxInFlight: 1, retryAfterSeconds: 30 } });
     const app = createApp({ sql: ctx.sql, config, log: silentLogger });
     const agent = await enrollAgent(ctx);
-    // Hold the devices table so the first check-in waits inside its statement.
+    // Hold the heartbeats' table so the first check-in waits inside its statement (the
+    // heartbeat's write of this app's in-process path).
     const blocker = postgres(ctx.db.url, { max: 1, onnotice: () => {} });
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     const locked = new Promise<void>((ready) => {
       void blocker.begin(async (tx) => {
-        await tx`lock table devices in exclusive mode`;
+        await tx`lock table device_heartbeats in exclusive mode`;
         ready();
         await released;
       });

@@ -93,8 +93,8 @@ describe('check-ins read from a streaming replica', () => {
     const t1 = Date.now();
     expect(reads.counts.replica - replicaBefore).toBe(2);
     expect(heartbeats.size).toBe(1);
-    const [before] = await primary`select agent_last_checkin from devices where id = ${agent.device_id}`;
-    expect(before!.agent_last_checkin).toBeNull();
+    const [before] = await primary`select at from device_heartbeats where device_id = ${agent.device_id}`;
+    expect(before!.at).toBeNull();
 
     await heartbeats.flush();
     // The log arrives through the postmaster's stderr: wait for the batch to show in it.
@@ -103,9 +103,9 @@ describe('check-ins read from a streaming replica', () => {
       return found.length > 0 ? found : undefined;
     });
     expect(writes).toHaveLength(1);
-    expect(writes[0]).toMatch(/^update devices d set agent_last_checkin = greatest/);
-    const [after] = await primary`select agent_last_checkin from devices where id = ${agent.device_id}`;
-    const at = (after!.agent_last_checkin as Date).getTime();
+    expect(writes[0]).toMatch(/^update device_heartbeats h set at = greatest/);
+    const [after] = await primary`select at from device_heartbeats where device_id = ${agent.device_id}`;
+    const at = (after!.at as Date).getTime();
     expect(at).toBeGreaterThanOrEqual(t0);
     expect(at).toBeLessThanOrEqual(t1);
   });

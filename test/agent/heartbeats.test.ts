@@ -19,7 +19,9 @@ import { startService } from '../support/service_process.ts';
 const ctx = useTestApp();
 
 async function lastCheckin(deviceId: string): Promise<number | null> {
-  const [row] = await ctx.sql<{ t: Date | null }[]>`select agent_last_checkin as t from devices where id = ${deviceId}`;
+  const [row] = await ctx.sql<
+    { t: Date | null }[]
+  >`select (select at from device_heartbeats where device_id = ${deviceId}) as t`;
   return row!.t?.getTime() ?? null;
 }
 
@@ -96,7 +98,7 @@ describe('batched heartbeats', () => {
       const at = Date.now();
       batch.record(agent.device_id, at);
       await locker.begin(async (tx) => {
-        await tx`lock table devices in exclusive mode`;
+        await tx`lock table device_heartbeats in exclusive mode`;
         await batch.flush();
       });
       expect(failures).toHaveLength(1);
@@ -111,13 +113,27 @@ describe('batched heartbeats', () => {
     }
   });
 
-  it('do not touch a device deprovisioned before the write', async () => {
+  it('write the check-in of a device deprovisioned before the write: it checked in while live', async () => {
     const agent = await enrollAgent(ctx);
     const batch = new Heartbeats(ctx.sql);
-    batch.record(agent.device_id, Date.now());
+    const at = Date.now();
+    batch.record(agent.device_id, at);
     expect((await ctx.request('POST', `/api/v1/devices/${agent.device_id}/deprovision`)).status).toBe(200);
     await batch.flush();
-    expect(await lastCheckin(agent.device_id)).toBeNull();
+    expect(await lastCheckin(agent.device_id)).toBe(at);
+  });
+
+  it('skip a device deleted before the write, and still write the others of the batch', async () => {
+    const gone = await enrollAgent(ctx);
+    const kept = await enrollAgent(ctx);
+    const batch = new Heartbeats(ctx.sql);
+    const at = Date.now();
+    batch.record(gone.device_id, at);
+    batch.record(kept.device_id, at);
+    await ctx.sql`delete from devices where id = ${gone.device_id}`;
+    await batch.flush();
+    expect(batch.size).toBe(0);
+    expect(await lastCheckin(kept.device_id)).toBe(at);
   });
 });
 

@@ -105,7 +105,7 @@ async function snapshot() {
            (select count(*)::int from device_merkmal_events) as events,
            (select count(*)::int from bootstrap_tokens) as bootstrap_tokens,
            (select count(*)::int from devices where agent_secret_hash is not null) as agent_secrets,
-           (select max(agent_last_checkin) from devices) as last_checkin`;
+           (select max(at) from device_heartbeats) as last_checkin`;
   return row;
 }
 

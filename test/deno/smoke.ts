@@ -101,7 +101,9 @@ let output = '';
 deno.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
 const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
 const lastCheckin = async (id: string): Promise<number | null> => {
-  const [row] = await db<Array<{ t: Date | null }>>`select agent_last_checkin as t from devices where id = ${id}`;
+  const [row] = await db<
+    Array<{ t: Date | null }>
+  >`select (select at from device_heartbeats where device_id = ${id}) as t`;
   return row?.t?.getTime() ?? null;
 };
 try {

@@ -22,9 +22,11 @@ async function device(
   const d = await insertDevice(ctx.sql, { organizationId: orgId, serial, hostname: fields.hostname ?? null });
   await ctx.sql`update devices set
     agent_secret_issued_at = ${fields.issued ? ctx.sql`now() - ${fields.issued}::interval` : null},
-    agent_secret_hash = ${fields.issued ? ctx.sql`sha256(${d.id}::text::bytea)` : null},
-    agent_last_checkin = ${fields.checkin ? ctx.sql`now() - ${fields.checkin}::interval` : null}
+    agent_secret_hash = ${fields.issued ? ctx.sql`sha256(${d.id}::text::bytea)` : null}
     where id = ${d.id}`;
+  if (fields.checkin) {
+    await ctx.sql`insert into device_heartbeats (device_id, at) values (${d.id}, now() - ${fields.checkin}::interval)`;
+  }
   return d;
 }
 

@@ -103,12 +103,12 @@ describe('the check-in body over Node', () => {
   ])('answers 400 invalid_request to malformed JSON %s and writes nothing', async (_case, chunked) => {
     const agent = await enrollAgent(ctx);
     const [before] = await ctx.sql<{ agent_last_checkin: Date | null }[]>`
-      select agent_last_checkin from devices where id = ${agent.device_id}`;
+      select (select at from device_heartbeats where device_id = ${agent.device_id}) as agent_last_checkin`;
     const res = await post('/api/v1/agent/checkin', agent.secret, '{"hardware": {', { chunked });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
     const [after] = await ctx.sql<{ agent_last_checkin: Date | null }[]>`
-      select agent_last_checkin from devices where id = ${agent.device_id}`;
+      select (select at from device_heartbeats where device_id = ${agent.device_id}) as agent_last_checkin`;
     expect(after!.agent_last_checkin).toEqual(before!.agent_last_checkin);
   });
 });
@@ -124,7 +124,7 @@ describe('the check-in body without a JSON Content-Type over Node', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'invalid_request', message });
     const [row] = await ctx.sql<{ agent_last_checkin: Date | null }[]>`
-      select agent_last_checkin from devices where id = ${agent.device_id}`;
+      select (select at from device_heartbeats where device_id = ${agent.device_id}) as agent_last_checkin`;
     expect(row!.agent_last_checkin).toBeNull();
   });
 

@@ -110,15 +110,17 @@ describe('GET /metrics', () => {
     const archived = await activateDevice(ctx, org.id);
     expect((await ctx.request('POST', `/api/v1/devices/${gone.device_id}/deprovision`)).status).toBe(200);
     expect((await ctx.request('POST', `/api/v1/devices/${archived.device_id}/archive`)).status).toBe(200);
-    await ctx.sql`update devices set agent_last_checkin = now() - interval '181 seconds' where id = ${stale.device_id}`;
-    await ctx.sql`update devices set agent_last_checkin = now() where id = ${active.device_id}`;
+    await ctx.sql`
+      insert into device_heartbeats (device_id, at)
+      values (${stale.device_id}, now() - interval '181 seconds'), (${active.device_id}, now())
+      on conflict (device_id) do update set at = excluded.at`;
     const [expected] = await ctx.sql<Array<{ active: number; deprovisioned: number; archived: number; stale: number }>>`
       select count(*) filter (where archived_at is null and deprovisioned_at is null)::int as active,
              count(*) filter (where archived_at is null and deprovisioned_at is not null)::int as deprovisioned,
              count(*) filter (where archived_at is not null)::int as archived,
              count(*) filter (where archived_at is null and deprovisioned_at is null
-                                and agent_last_checkin < now() - interval '180 seconds')::int as stale
-      from devices`;
+                                and h.at < now() - interval '180 seconds')::int as stale
+      from devices d left join device_heartbeats h on h.device_id = d.id`;
     const text = (await (await request(app, 'GET', '/metrics', { token: METRICS_TOKEN })).body) as string;
     expect(sample(text, 'fleet_devices', { state: 'active' })).toBe(expected!.active);
     expect(sample(text, 'fleet_devices', { state: 'deprovisioned' })).toBe(expected!.deprovisioned);

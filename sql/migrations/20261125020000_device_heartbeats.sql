@@ -1,0 +1,25 @@
+-- migrate:up
+-- The agents' heartbeats in a table of their own (CONTRACT §19): the batched heartbeat
+-- writes one row version per device that checked in, and in `devices` that version was a
+-- whole device row, about 30 to a page. After every checkpoint the first write of a page
+-- logs a full image of it, so at a large fleet nearly every heartbeat cost a page of WAL
+-- (and its replay on every replica), and every heartbeat dirtied a page the check-in's
+-- read needs. Here about 200 heartbeats share a page, and `devices` changes only with the
+-- device itself. The API still answers `agent_last_checkin` on the device.
+-- A device's row is made when its agent bootstraps, so the batch is a plain update.
+create table device_heartbeats (
+  device_id uuid primary key references devices on delete cascade,
+  -- The time of the device's latest answered check-in (not of the write); null before the first.
+  at        timestamptz
+) with (fillfactor = 80); -- room on each page for the next version: the update stays HOT
+insert into device_heartbeats (device_id, at)
+select id, agent_last_checkin from devices where agent_secret_hash is not null or agent_last_checkin is not null;
+alter table devices drop column agent_last_checkin;
+-- The free fifth of each page was for the heartbeat's row versions (20261124060000).
+alter table devices reset (fillfactor);
+
+-- migrate:down
+alter table devices set (fillfactor = 80);
+alter table devices add column agent_last_checkin timestamptz;
+update devices d set agent_last_checkin = h.at from device_heartbeats h where h.device_id = d.id;
+drop table device_heartbeats;
