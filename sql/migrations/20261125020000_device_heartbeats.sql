@@ -1,10 +1,10 @@
 -- migrate:up
 -- The agents' heartbeats in a table of their own (CONTRACT §19): the batched heartbeat
--- writes one row version per device that checked in, and in `devices` that version was a
--- whole device row, about 30 to a page. After every checkpoint the first write of a page
--- logs a full image of it, so at a large fleet nearly every heartbeat cost a page of WAL
--- (and its replay on every replica), and every heartbeat dirtied a page the check-in's
--- read needs. Here about 200 heartbeats share a page, and `devices` changes only with the
+-- writes one row version per device that checked in. In `devices` that version was a whole
+-- device row, about 37 to a page: after a checkpoint about half the heartbeats logged a full
+-- image of their page (and every replica replayed it), and each one dirtied a page the
+-- check-in's read needs. Here about 125 share a page: a fifth log an image, WAL and CPU per
+-- heartbeat are lower (test/bench/heartbeat_write.ts), and `devices` changes only with the
 -- device itself. The API still answers `agent_last_checkin` on the device.
 -- A device's row is made when its agent bootstraps, so the batch is a plain update.
 create table device_heartbeats (
