@@ -124,7 +124,7 @@ export async function seedFleet(
       select id, jsonb_build_object('cpu', 'Intel Core i5-8365U', 'memory_mb', 16384, 'serial', serial,
                                     'disks', jsonb_build_array(jsonb_build_object('model', 'SAMSUNG MZVLB512', 'size_gb', 512)))
       from devices`;
-    // A fleet that has checked in before: a heartbeat row per device, as its first check-in made it.
+    // A fleet that has checked in before: the heartbeat row bootstrap makes, with a time in it.
     await tx`insert into device_heartbeats (device_id, at) select id, now() from devices order by serial`;
   });
   // Vacuumed and analyzed now, so autovacuum does not work through the fresh rows (and its
