@@ -53,11 +53,14 @@ export async function listApiKeys(db: Db, organizationId: string, cursor: Cursor
  * Sets `revoked_at` once; a second revoke keeps the first time. Null: no such key. It first
  * takes the key's lock exclusively (see `findUsableKey`): it waits for the writes under way
  * with the key, and the writes that come after it wait for it, however many there are.
+ * `revoked_at` is the moment the lock was taken (`clock_timestamp()`), not the start of the
+ * transaction (`now()`): a write that began while the revoke waited for it began before
+ * the key was revoked.
  */
 export async function revokeApiKey(db: Db, id: string): Promise<ApiKeyRow | null> {
   await db`select pg_advisory_xact_lock(${secretLockName(db, 'api_key', db`key_hash`)}) from api_keys where id = ${id}`;
   const [row] = await db<ApiKeyRow[]>`
-    update api_keys set revoked_at = coalesce(revoked_at, now())
+    update api_keys set revoked_at = coalesce(revoked_at, clock_timestamp())
     where id = ${id}
     returning id, organization_id, name, role, prefix, created_at, expires_at, last_used_at, revoked_at`;
   return row ?? null;

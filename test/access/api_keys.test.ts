@@ -1,11 +1,14 @@
 /** Organization API keys (CONTRACT §12): lifecycle, roles, storage, throttled last use, the revoke race. */
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.ts';
+import { createSql } from '../../api/db/client.ts';
+import { lockSecret } from '../../api/db/secret_locks.ts';
 import { hashSecret } from '../../api/http/crypto.ts';
 import { request, useTestApp } from '../support/app.ts';
 import { createApiKey } from '../support/access.ts';
 import { createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
+import { waitForLockWaiter } from '../support/agent.ts';
 import { capturingLogger } from '../support/iso_builds.ts';
 
 const ctx = useTestApp();
@@ -205,6 +208,37 @@ describe('using keys', () => {
       select count(*)::int as late from audit_events a join api_keys k on k.id = ${key.id}
       where a.actor->>'api_key_id' = ${key.id} and a.created_at > k.revoked_at`;
     expect(row!.late).toBe(0);
+  });
+
+  it('records revoked_at when the revoke took effect, after the write it waited for', async () => {
+    const org = await createOrganization(ctx);
+    const key = await createApiKey(ctx, org.id, 'admin');
+    // A write under way: its transaction holds the key's lock shared, as findUsableKey takes it.
+    const writer = createSql(ctx.db.url, { max: 1, timeoutSeconds: 30 });
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    const write = writer.begin(async (tx) => {
+      await lockSecret(tx, 'api_key', hashSecret(key.key), 'shared');
+      held();
+      await finished;
+    });
+    try {
+      await holding;
+      const revoke = ctx.request('POST', `/api/v1/api-keys/${key.id}/revoke`);
+      await waitForLockWaiter(ctx.sql, 'pg_advisory_xact_lock');
+      await new Promise((r) => setTimeout(r, 50));
+      const [before] = await ctx.sql<{ t: Date }[]>`select clock_timestamp() as t`;
+      finish();
+      await write;
+      const res = await revoke;
+      expect(res.status).toBe(200);
+      expect(new Date(res.body.revoked_at).getTime()).toBeGreaterThanOrEqual(before!.t.getTime());
+    } finally {
+      finish();
+      await writer.end();
+    }
   });
 
   it('revokes a key that writes without pause: the revoke waits for the writes under way, not for every later one', async () => {
