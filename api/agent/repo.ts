@@ -70,10 +70,11 @@ export interface CheckinRow extends AgentDeviceState, StateRow {}
 
 /**
  * The check-in of a live device in one statement, one round trip: it finds the device by
- * the secret's hash (one probe of the unique index), upserts its heartbeat, stores the
- * hardware when sent, and returns the device's own resolution inputs with the very columns
- * the catalog listing uses (api/catalog/state.ts; the organization's overrides come from
- * its versioned cache), so `auftraege` and the listing cannot disagree.
+ * the secret's hash (one probe of the unique index), updates its heartbeat (the row
+ * bootstrap made, as the batched path does), stores the hardware when sent, and returns the
+ * device's own resolution inputs with the very columns the catalog listing uses
+ * (api/catalog/state.ts; the organization's overrides come from its versioned cache), so
+ * `auftraege` and the listing cannot disagree.
  *
  * Undefined when no live device holds the secret: nothing was written, and the caller
  * probes with `findAgentDevice` which answer to give (401 or 403).
@@ -98,8 +99,7 @@ export async function checkin(
       from devices d
       where d.agent_secret_hash = ${secretHash} and d.deprovisioned_at is null and d.archived_at is null
     ), heartbeat as (
-      insert into device_heartbeats (device_id, at) select id, now() from live
-      on conflict (device_id) do update set at = greatest(device_heartbeats.at, excluded.at)
+      update device_heartbeats h set at = greatest(h.at, now()) from live where h.device_id = live.id
     )
     select live.*, set_config('synchronous_commit', 'off', true) as async_commit from live`;
   return row;

@@ -1,10 +1,9 @@
 -- migrate:up
 -- The agents' heartbeats in a table of their own (CONTRACT §19): the batched heartbeat
--- writes one row version per device that checked in. In `devices` that version was a whole
--- device row, about 37 to a page: after a checkpoint about half the heartbeats logged a full
--- image of their page (and every replica replayed it), and each one dirtied a page the
--- check-in's read needs. Here about 125 share a page: a fifth log an image, WAL and CPU per
--- heartbeat are lower (test/bench/heartbeat_write.ts), and `devices` changes only with the
+-- writes one row version per device that checked in. In `devices` that version is a whole
+-- device row: few share a page, so after a checkpoint many heartbeats log a full image of
+-- their page (which every replica replays), and each dirties a page the check-in's read
+-- needs. Narrow rows share a page by the hundred, and `devices` changes only with the
 -- device itself. The API still answers `agent_last_checkin` on the device.
 -- A device's row is made when its agent bootstraps, so the batch is a plain update.
 create table device_heartbeats (
@@ -15,7 +14,7 @@ create table device_heartbeats (
 insert into device_heartbeats (device_id, at)
 select id, agent_last_checkin from devices where agent_secret_hash is not null or agent_last_checkin is not null;
 alter table devices drop column agent_last_checkin;
--- The free fifth of each page was for the heartbeat's row versions (20261124060000).
+-- No more heartbeat versions to keep room for on each page.
 alter table devices reset (fillfactor);
 
 -- migrate:down
