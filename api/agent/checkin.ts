@@ -97,7 +97,7 @@ async function answerFor(
   row: repo.CheckinRow,
   input: { ifNoneMatch: string | undefined },
 ): Promise<CheckinAnswer> {
-  const etag = `"${stamp(`${ANSWER_FORMAT}|${await seedVersion(db, '')}|${configStamp(config)}|${stateInputs(row)}`)}"`;
+  const etag = `"${stamp(`${answerStamp(config, await seedVersion(db, ''))}|${stateInputs(row)}`)}"`;
   if (input.ifNoneMatch !== undefined && matchesIfNoneMatch(input.ifNoneMatch, etag)) {
     return { etag, notModified: true };
   }
@@ -129,24 +129,30 @@ const ANSWER_FORMAT = 2;
 
 /**
  * Everything of the device's own that decides its desired state: its template, its org
- * unit, its groups, its own overrides, and the version of its organization's org-unit tree
- * and unit and group overrides (moved by triggers on every change of them).
+ * unit, its groups, its own overrides (both in the order the database gives them), and the
+ * version of its organization's org-unit tree and unit and group overrides (moved by
+ * triggers on every change of them).
  */
 function stateInputs(row: repo.CheckinRow): string {
-  const groups = [...row.group_ids].sort().join(',');
-  const own = [...row.device].sort((a, b) => (a.merkmal < b.merkmal ? -1 : 1));
-  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${groups}|${JSON.stringify(own)}`;
+  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${row.group_ids}|${row.device}`;
 }
 
-/** The configuration in the answer; computed once per configuration object. */
-const configStamps = new WeakMap<AppConfig, string>();
-function configStamp(config: AppConfig): string {
-  let value = configStamps.get(config);
-  if (value === undefined) {
-    value = `${config.roleRepositoryUrl}|${config.agentPollIntervalSeconds}`;
-    configStamps.set(config, value);
+/**
+ * The stamp of what every device's answer shares (its shape, the seed data, the
+ * configuration), computed once per configuration and seed version: the ETag is a stamp
+ * of it and the device's own inputs.
+ */
+const answerStamps = new WeakMap<AppConfig, { seedVersion: string; stamp: string }>();
+function answerStamp(config: AppConfig, version: string): string {
+  let known = answerStamps.get(config);
+  if (known?.seedVersion !== version) {
+    known = {
+      seedVersion: version,
+      stamp: stamp(`${ANSWER_FORMAT}|${version}|${config.roleRepositoryUrl}|${config.agentPollIntervalSeconds}`),
+    };
+    answerStamps.set(config, known);
   }
-  return value;
+  return known.stamp;
 }
 
 /** The seed catalog, templates and blueprints change only with a migration: its version stands for them. */

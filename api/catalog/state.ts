@@ -71,7 +71,12 @@ const effectiveTemplate = seedDataCache(async (db, assigned): Promise<EffectiveT
   return row;
 });
 
-/** The row `deviceStateColumns` produce; `resolveStateRow` turns it into the resolved catalog. */
+/**
+ * The row `deviceStateColumns` produce; `resolveStateRow` turns it into the resolved catalog.
+ * The groups and the device's own overrides stay the texts the database wrote, in a fixed
+ * order: the check-in's ETag is a stamp of them, and an unchanged check-in (304) never
+ * needs them parsed (`ownInputs` does that for the resolution).
+ */
 export interface StateRow {
   /** The device's assigned template, null when none was resolved yet. */
   template_id: string | null;
@@ -79,22 +84,29 @@ export interface StateRow {
   organization_id: string;
   /** The organization's `override_versions` counter, read in the same snapshot. */
   override_version: number | string;
-  group_ids: string[];
-  device: Override[];
+  /** The ids of the device's groups, ordered and joined by commas ('' for none). */
+  group_ids: string;
+  /** The device's own overrides as a JSON array, ordered by Merkmal. */
+  device: string;
 }
 
 /**
  * The select-list columns of `StateRow` for the device row `d` (columns of `devices`):
  * index probes of `override_versions`, `group_members_device_group` (index-only) and
- * `device_merkmale`'s primary key.
+ * `device_merkmale`'s primary key, which give the rows in the order asked for.
  */
 export function deviceStateColumns(db: Db) {
   return db`
     d.template_id, d.oe_id, d.organization_id,
     coalesce((select v.version from override_versions v where v.organization_id = d.organization_id), 0) as override_version,
-    array(select gm.group_id from group_members gm where gm.device_id = d.id) as group_ids,
-    (select coalesce(json_agg(json_build_object('merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen)), '[]')
-       from device_merkmale o where o.device_id = d.id) as device`;
+    array_to_string(array(select gm.group_id from group_members gm where gm.device_id = d.id order by gm.group_id), ',') as group_ids,
+    (select coalesce(json_agg(json_build_object('merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen) order by o.merkmal), '[]')
+       from device_merkmale o where o.device_id = d.id)::text as device`;
+}
+
+/** The device's groups and own overrides, parsed from the row. */
+export function ownInputs(row: StateRow): { groupIds: string[]; overrides: Override[] } {
+  return { groupIds: row.group_ids === '' ? [] : row.group_ids.split(','), overrides: JSON.parse(row.device) };
 }
 
 /**
@@ -109,11 +121,12 @@ export async function resolveStateRow(
   const template = await effectiveTemplate(db, row.template_id ?? '');
   const catalog = await catalogOf(db, `${template.backend}/${template.workspace}`);
   const org = await orgOverrides(db, row.organization_id, row.override_version);
+  const own = ownInputs(row);
   const resolved = resolveCatalog({
     catalog,
     orgUnitOverrides: chainOverrides(org, row.oe_id),
-    groupOverrides: groupOverrides(org, row.group_ids),
-    deviceOverrides: row.device,
+    groupOverrides: groupOverrides(org, own.groupIds),
+    deviceOverrides: own.overrides,
   });
   return { template, catalog, resolved };
 }
@@ -148,8 +161,9 @@ export async function loadExplanation(
   const entry = (await catalogOf(db, `${template.backend}/${template.workspace}`)).find((m) => m.merkmal === merkmal);
   if (entry === undefined) return 'not_in_catalog';
   const org = await orgOverrides(db, row.organization_id, row.override_version);
+  const own = ownInputs(row);
   const chain = [...upTheTree(org.units, row.oe_id)];
-  const voting = groupOverrides(org, row.group_ids).filter((o) => o.merkmal === merkmal);
+  const voting = groupOverrides(org, own.groupIds).filter((o) => o.merkmal === merkmal);
   const names = new Map(
     (
       await db<{ id: string; name: string }[]>`
@@ -168,6 +182,6 @@ export async function loadExplanation(
     voting
       .map((o) => ({ name: names.get(o.groupId) ?? '', override: o }))
       .sort((a, b) => a.name.localeCompare(b.name) || a.override.groupId.localeCompare(b.override.groupId)),
-    row.device.find((o) => o.merkmal === merkmal),
+    own.overrides.find((o) => o.merkmal === merkmal),
   );
 }
