@@ -84,14 +84,15 @@ export class Heartbeats {
   private async write(batch: Map<string, number>): Promise<void> {
     // Sorted ids: two processes lock overlapping rows in the same order, so they do not deadlock.
     const ids = [...batch.keys()].sort();
-    const times = ids.map((id) => new Date(batch.get(id)!).toISOString());
+    // Milliseconds, not dates: a number costs less than half of what a date's text does to make and send.
+    const ms = ids.map((id) => batch.get(id)!);
     const started = performance.now();
     let error: unknown;
     try {
       // A plain update: bootstrap made the device's row. A device deleted meanwhile has none.
       await this.sql`
-        update device_heartbeats h set at = greatest(h.at, b.at)
-        from unnest(${ids}::uuid[], ${times}::timestamptz[]) as b (id, at)
+        update device_heartbeats h set at = greatest(h.at, to_timestamp(b.ms / 1000))
+        from unnest(${ids}::uuid[], ${ms}::float8[]) as b (id, ms)
         where h.device_id = b.id`;
     } catch (err) {
       error = err;
