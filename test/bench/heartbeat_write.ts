@@ -42,10 +42,10 @@ const COLD_BATCHES = 10;
 
 /** The statement of api/agent/heartbeats.ts, and the earlier one into the copy of `devices`. */
 const writes = {
-  device_heartbeats: `update device_heartbeats h set at = greatest(h.at, b.at)
-    from unnest($1::uuid[], $2::timestamptz[]) as b (id, at) where h.device_id = b.id`,
-  bench_devices: `update bench_devices d set agent_last_checkin = greatest(d.agent_last_checkin, b.at)
-    from unnest($1::uuid[], $2::timestamptz[]) as b (id, at)
+  device_heartbeats: `update device_heartbeats h set at = greatest(h.at, to_timestamp(b.ms / 1000))
+    from unnest($1::uuid[], $2::float8[]) as b (id, ms) where h.device_id = b.id`,
+  bench_devices: `update bench_devices d set agent_last_checkin = greatest(d.agent_last_checkin, to_timestamp(b.ms / 1000))
+    from unnest($1::uuid[], $2::float8[]) as b (id, ms)
     where d.id = b.id and d.deprovisioned_at is null and d.archived_at is null`,
 };
 
@@ -91,7 +91,7 @@ async function measure(sql: Sql, statement: string, ids: string[]): Promise<Pass
   let batches = 0;
   for (let i = 0; i < order.length; i += batch) {
     const slice = order.slice(i, i + batch).sort();
-    const at = new Date().toISOString();
+    const at = Date.now();
     await sql.unsafe(statement, [slice, slice.map(() => at)], { prepare: true });
     batches++;
     if (batches === COLD_BATCHES || (cold === null && i + batch >= order.length)) {
