@@ -10,7 +10,7 @@ import { type App, createApp } from '../../api/app.ts';
 import type { Sql } from '../../api/db/client.ts';
 import { CheckinReads } from '../../api/db/replica.ts';
 import { silentLogger } from '../../api/log.ts';
-import { enrollAgent, unknownSecret } from '../support/agent.ts';
+import { enrollAgent, lastCheckinOf, unknownSecret } from '../support/agent.ts';
 import { request, useTestApp } from '../support/app.ts';
 
 const ctx = useTestApp();
@@ -48,10 +48,7 @@ function checkin(secret: string, headers: Record<string, string> = {}) {
 }
 
 async function lastCheckin(deviceId: string): Promise<Date | null> {
-  const [row] = await ctx.sql<
-    { at: Date | null }[]
-  >`select (select at from device_heartbeats where device_id = ${deviceId}) as at`;
-  return row!.at;
+  return lastCheckinOf(ctx.sql, deviceId);
 }
 
 describe('check-ins read in one statement', () => {

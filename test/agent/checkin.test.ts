@@ -4,7 +4,7 @@ import { createApp } from '../../api/app.ts';
 import { silentLogger } from '../../api/log.ts';
 import { TEMPLATES } from '../support/activation.ts';
 import { ADMIN_TOKEN, request, useTestApp } from '../support/app.ts';
-import { checkin, enrollAgent, unknownSecret } from '../support/agent.ts';
+import { checkin, enrollAgent, lastCheckinOf, unknownSecret } from '../support/agent.ts';
 
 const ctx = useTestApp({ roleRepositoryUrl: 'https://roles.test/fleet.git', agentPollIntervalSeconds: 120 });
 
@@ -24,9 +24,7 @@ const defaultAuftraege = [
 ];
 
 async function lastCheckin(deviceId: string): Promise<Date | null> {
-  const [row] =
-    await ctx.sql`select (select at from device_heartbeats where device_id = ${deviceId}) as agent_last_checkin`;
-  return row!.agent_last_checkin as Date | null;
+  return lastCheckinOf(ctx.sql, deviceId);
 }
 
 async function storedHardware(deviceId: string) {

@@ -8,7 +8,14 @@ import { createApp } from '../../api/app.ts';
 import { silentLogger } from '../../api/log.ts';
 import { resolveDevice, TEMPLATES } from '../support/activation.ts';
 import { request, testConfig, useTestApp } from '../support/app.ts';
-import { bootstrapAgent, type EnrolledAgent, enrollAgent, unknownSecret, expectShed } from '../support/agent.ts';
+import {
+  bootstrapAgent,
+  type EnrolledAgent,
+  enrollAgent,
+  expectShed,
+  lastCheckinOf,
+  unknownSecret,
+} from '../support/agent.ts';
 
 const ctx = useTestApp();
 
@@ -25,10 +32,7 @@ async function etagOf(secret: string): Promise<string> {
 }
 
 async function lastCheckin(deviceId: string): Promise<number> {
-  const [row] = await ctx.sql<
-    { t: Date }[]
-  >`select (select at from device_heartbeats where device_id = ${deviceId}) as t`;
-  return row!.t.getTime();
+  return (await lastCheckinOf(ctx.sql, deviceId))!.getTime();
 }
 
 const ok = <T extends { status: number; body: any }>(res: T, status = 200): T => {

@@ -13,7 +13,7 @@ import { createSql, type Sql } from '../../api/db/client.ts';
 import { CheckinReads } from '../../api/db/replica.ts';
 import { randomToken } from '../../api/http/crypto.ts';
 import { silentLogger } from '../../api/log.ts';
-import { enrollAgent } from '../support/agent.ts';
+import { enrollAgent, lastCheckinOf } from '../support/agent.ts';
 import { ADMIN_TOKEN, request, type TestContext, testConfig } from '../support/app.ts';
 import { type PrimaryAndStandby, startPrimaryAndStandby } from '../support/standby.ts';
 
@@ -93,8 +93,7 @@ describe('check-ins read from a streaming replica', () => {
     const t1 = Date.now();
     expect(reads.counts.replica - replicaBefore).toBe(2);
     expect(heartbeats.size).toBe(1);
-    const [before] = await primary`select at from device_heartbeats where device_id = ${agent.device_id}`;
-    expect(before!.at).toBeNull();
+    expect(await lastCheckinOf(primary, agent.device_id)).toBeNull();
 
     await heartbeats.flush();
     // The log arrives through the postmaster's stderr: wait for the batch to show in it.
@@ -104,8 +103,7 @@ describe('check-ins read from a streaming replica', () => {
     });
     expect(writes).toHaveLength(1);
     expect(writes[0]).toMatch(/^update device_heartbeats h set at = greatest/);
-    const [after] = await primary`select at from device_heartbeats where device_id = ${agent.device_id}`;
-    const at = (after!.at as Date).getTime();
+    const at = (await lastCheckinOf(primary, agent.device_id))!.getTime();
     expect(at).toBeGreaterThanOrEqual(t0);
     expect(at).toBeLessThanOrEqual(t1);
   });

@@ -12,17 +12,14 @@ import { Heartbeats } from '../../api/agent/heartbeats.ts';
 import { createApp } from '../../api/app.ts';
 import { createSql } from '../../api/db/client.ts';
 import { silentLogger } from '../../api/log.ts';
-import { enrollAgent } from '../support/agent.ts';
+import { enrollAgent, lastCheckinOf } from '../support/agent.ts';
 import { request, useTestApp } from '../support/app.ts';
 import { startService } from '../support/service_process.ts';
 
 const ctx = useTestApp();
 
 async function lastCheckin(deviceId: string): Promise<number | null> {
-  const [row] = await ctx.sql<
-    { t: Date | null }[]
-  >`select (select at from device_heartbeats where device_id = ${deviceId}) as t`;
-  return row!.t?.getTime() ?? null;
+  return (await lastCheckinOf(ctx.sql, deviceId))?.getTime() ?? null;
 }
 
 describe('batched heartbeats', () => {

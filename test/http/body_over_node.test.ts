@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../api/app.ts';
-import { enrollAgent } from '../support/agent.ts';
+import { enrollAgent, lastCheckinOf } from '../support/agent.ts';
 import { ADMIN_TOKEN, useTestApp } from '../support/app.ts';
 import { countRows } from '../support/db.ts';
 
@@ -102,14 +102,11 @@ describe('the check-in body over Node', () => {
     ['chunked, without a Content-Length', true],
   ])('answers 400 invalid_request to malformed JSON %s and writes nothing', async (_case, chunked) => {
     const agent = await enrollAgent(ctx);
-    const [before] = await ctx.sql<{ agent_last_checkin: Date | null }[]>`
-      select (select at from device_heartbeats where device_id = ${agent.device_id}) as agent_last_checkin`;
+    const before = await lastCheckinOf(ctx.sql, agent.device_id);
     const res = await post('/api/v1/agent/checkin', agent.secret, '{"hardware": {', { chunked });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
-    const [after] = await ctx.sql<{ agent_last_checkin: Date | null }[]>`
-      select (select at from device_heartbeats where device_id = ${agent.device_id}) as agent_last_checkin`;
-    expect(after!.agent_last_checkin).toEqual(before!.agent_last_checkin);
+    expect(await lastCheckinOf(ctx.sql, agent.device_id)).toEqual(before);
   });
 });
 
@@ -123,9 +120,7 @@ describe('the check-in body without a JSON Content-Type over Node', () => {
     const res = await post('/api/v1/agent/checkin', agent.secret, '{"agent_version":"1"}', { contentType });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'invalid_request', message });
-    const [row] = await ctx.sql<{ agent_last_checkin: Date | null }[]>`
-      select (select at from device_heartbeats where device_id = ${agent.device_id}) as agent_last_checkin`;
-    expect(row!.agent_last_checkin).toBeNull();
+    expect(await lastCheckinOf(ctx.sql, agent.device_id)).toBeNull();
   });
 
   it.each([

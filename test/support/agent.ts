@@ -5,6 +5,7 @@
  */
 import { expect } from 'vitest';
 import type { Sql } from '../../api/db/client.ts';
+import { lastCheckin } from '../../api/devices/repo.ts';
 import { hashSecret, randomToken } from '../../api/http/crypto.ts';
 import type { TestContext, TestResponse } from './app.ts';
 import { activateDevice, resolveDevice, type RuntimeBlueprintBody } from './activation.ts';
@@ -96,4 +97,12 @@ export async function waitForLockWaiter(sql: Sql, statementPart: string): Promis
     if (Date.now() > deadline) throw new Error(`no statement with ${statementPart} came to wait for the lock`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** The device's `agent_last_checkin` as the API reads it (its heartbeat's row); null before the first. */
+export async function lastCheckinOf(sql: Sql, deviceId: string): Promise<Date | null> {
+  const [row] = await sql<
+    { at: Date | null }[]
+  >`select ${lastCheckin(sql)} as at from devices d where d.id = ${deviceId}`;
+  return row?.at ?? null;
 }
