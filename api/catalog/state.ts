@@ -73,9 +73,9 @@ const effectiveTemplate = seedDataCache(async (db, assigned): Promise<EffectiveT
 
 /**
  * The row `deviceStateColumns` produce; `resolveStateRow` turns it into the resolved catalog.
- * The groups and the device's own overrides stay the texts the database wrote, in a fixed
- * order: the check-in's ETag is a stamp of them, and an unchanged check-in (304) never
- * needs them parsed (`ownInputs` does that for the resolution).
+ * The groups and the device's own overrides stay the texts the database keeps on the
+ * device's row, in a fixed order: the check-in's ETag is a stamp of them, and an unchanged
+ * check-in (304) never needs them parsed (`ownInputs` does that for the resolution).
  */
 export interface StateRow {
   /** The device's assigned template, null when none was resolved yet. */
@@ -91,17 +91,16 @@ export interface StateRow {
 }
 
 /**
- * The select-list columns of `StateRow` for the device row `d` (columns of `devices`):
- * index probes of `override_versions`, `group_members_device_group` (index-only) and
- * `device_merkmale`'s primary key, which give the rows in the order asked for.
+ * The select-list columns of `StateRow` for the device row `d` (columns of `devices`): the
+ * device's own columns, its groups and overrides among them (triggers keep those texts from
+ * `group_members` and `device_merkmale`: migration `20261125100000`), and one probe of the
+ * small `override_versions`.
  */
 export function deviceStateColumns(db: Db) {
   return db`
     d.template_id, d.oe_id, d.organization_id,
     coalesce((select v.version from override_versions v where v.organization_id = d.organization_id), 0) as override_version,
-    array_to_string(array(select gm.group_id from group_members gm where gm.device_id = d.id order by gm.group_id), ',') as group_ids,
-    (select coalesce(json_agg(json_build_object('merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen) order by o.merkmal), '[]')
-       from device_merkmale o where o.device_id = d.id)::text as device`;
+    d.group_ids_text as group_ids, d.own_overrides_text as device`;
 }
 
 /** The device's groups and own overrides, parsed from the row. */

@@ -874,8 +874,8 @@ async function settledTransactions(stats: Sql, database: string): Promise<number
   return last;
 }
 
-/** The tables a check-in reads: prewarmed in this order, so `devices` stays when not all fit. */
-const CHECKIN_TABLES = ['device_merkmale', 'group_members', 'devices'];
+/** The tables a check-in reads (its groups and overrides are texts on the device's row). */
+const CHECKIN_TABLES = ['devices'];
 
 /** Loads the check-in's tables and their indexes into shared buffers (pg_prewarm); says how much. */
 async function prewarm(url: string): Promise<string> {
