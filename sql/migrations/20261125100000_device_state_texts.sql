@@ -2,9 +2,9 @@
 -- A device's groups and its own overrides, also kept on its row as the texts the check-in
 -- stamps its ETag with (CONTRACT §19, api/catalog/state.ts): ids ordered and joined by
 -- commas, and a JSON array ordered by Merkmal. The check-in then reads one row per device
--- instead of probing the membership and override indexes for each; at a million devices
--- that halves the database's cost of its read (test/bench/README.md). group_members and
--- device_merkmale stay the truth; triggers keep the texts, so no write path can forget.
+-- instead of probing the membership and override indexes for each: at a large fleet each
+-- probe is a random page outside the buffers. group_members and device_merkmale stay the
+-- truth; triggers keep the texts, so no write path can forget.
 alter table devices
   add column group_ids_text     text not null default '',
   add column own_overrides_text text not null default '[]';
