@@ -17,6 +17,8 @@ const ctx = useTestApp();
 
 /** The batched read's statements, with how many secrets each carried. */
 const batchReads: number[] = [];
+/** The text of the batched read, as sent. */
+let readText = '';
 let counted: Sql;
 let heartbeats: Heartbeats;
 let app: App;
@@ -26,7 +28,9 @@ beforeAll(async () => {
     max: 4,
     onnotice: () => {},
     debug: (_connection, query, parameters) => {
-      if (/with ordinality/.test(query)) batchReads.push((parameters[0] as unknown[]).length);
+      if (!/with ordinality/.test(query)) return;
+      batchReads.push((parameters[0] as unknown[]).length);
+      readText = query;
     },
   });
   heartbeats = new Heartbeats(counted);
@@ -117,5 +121,32 @@ describe('check-ins read in one statement', () => {
       expect(res.status).toBe(alone.status);
       expect(res.body.error).toBe(alone.body.error);
     }
+  });
+});
+
+describe("the secret's hash: one index finds the device and keeps the hashes unique", () => {
+  it('reads each device by a probe of the hash index', async () => {
+    const agent = await enrollAgent(ctx);
+    expect((await checkin(agent.secret)).status).toBe(200);
+    await ctx.sql.begin(async (tx) => {
+      // Make the planner act as on big tables: with a handful of rows it would rightly prefer scans.
+      await tx`set local enable_seqscan = off`;
+      const plan = await tx.unsafe(`explain (generic_plan) ${readText}`);
+      const lines = plan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(lines, lines).toMatch(/Index Scan using devices_agent_secret_hash_excl on devices/);
+    });
+  });
+
+  it('refuses a second device with the same hash, and leaves both as they were', async () => {
+    const [a, b] = await Promise.all([enrollAgent(ctx), enrollAgent(ctx)]);
+    const hashes = () =>
+      ctx.sql`select id, agent_secret_hash from devices where id in (${a.device_id}, ${b.device_id}) order by id`;
+    const before = await hashes();
+    await expect(
+      ctx.sql`update devices set agent_secret_hash = (select agent_secret_hash from devices where id = ${a.device_id})
+              where id = ${b.device_id}`,
+    ).rejects.toMatchObject({ code: '23P01', constraint_name: 'devices_agent_secret_hash_excl' });
+    expect(await hashes()).toEqual(before);
+    expect((await checkin(b.secret)).body.device_id).toBe(b.device_id);
   });
 });
