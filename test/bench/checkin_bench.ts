@@ -526,10 +526,11 @@ async function runOpenLoop(
   seconds: number,
   ratePerSecond: number,
   next: NextRequest,
+  shared?: RawConnection[],
 ): Promise<OpenLoopResult> {
-  const pool = await Promise.all(Array.from({ length: OPEN_LOOP_CONNECTIONS }, () => RawConnection.open(port)));
+  const pool = shared ?? (await openPool(port, []));
   collectOwnGarbage();
-  const free = [...pool];
+  const free = pool.filter((c) => c.usable);
   const waiting: number[] = []; // due instants of requests that found no free connection
   const latencies: number[] = [];
   const readingLatencies: number[] = [];
@@ -633,7 +634,7 @@ async function runOpenLoop(
     for (const [at, b] of bursts)
       if (b.n >= 5) console.log(`    ${at} ms: ${cpuTimeline!.busiest(at - 100, at + 200)}`);
   }
-  for (const c of pool) c.close();
+  if (!shared) for (const c of pool) c.close();
   fromSend.sort((a, b) => a - b);
   latencies.sort((a, b) => a - b);
   servedLatencies.sort((a, b) => a - b);
@@ -668,10 +669,29 @@ async function runOpenLoopsInTurns(
   ratePerSecond: number,
   loops: NextRequest[],
 ): Promise<OpenLoopResult[]> {
-  const results = await inTurns(loops.length, slices, (i) =>
-    runOpenLoop(port, seconds / slices, ratePerSecond, loops[i]!),
+  // One pool for all turns: opening a thousand connections before each turn made the server
+  // keep a burst of socket state alive through the turn, and the collection of the old
+  // generation that followed fell in whichever turn came next.
+  const pool: RawConnection[] = [];
+  try {
+    const results = await inTurns(loops.length, slices, async (i) =>
+      runOpenLoop(port, seconds / slices, ratePerSecond, loops[i]!, await openPool(port, pool)),
+    );
+    return results.map(mergeOpenLoops);
+  } finally {
+    for (const c of pool) c.close();
+  }
+}
+
+/** `pool` topped up to OPEN_LOOP_CONNECTIONS usable connections (those the server closed are replaced). */
+async function openPool(port: number, pool: RawConnection[]): Promise<RawConnection[]> {
+  const usable = pool.filter((c) => c.usable);
+  const opened = await Promise.all(
+    Array.from({ length: OPEN_LOOP_CONNECTIONS - usable.length }, () => RawConnection.open(port)),
   );
-  return results.map(mergeOpenLoops);
+  for (const c of pool) if (!c.usable) c.close();
+  pool.splice(0, pool.length, ...usable, ...opened);
+  return pool;
 }
 
 function mergeOpenLoops(slices: OpenLoopResult[]): OpenLoopResult {

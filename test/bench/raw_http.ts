@@ -62,6 +62,11 @@ export class RawConnection {
     });
   }
 
+  /** False once the connection failed or the server closed it. */
+  get usable(): boolean {
+    return this.failure === null;
+  }
+
   close(): void {
     this.socket.destroy();
   }
