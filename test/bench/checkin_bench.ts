@@ -671,7 +671,8 @@ async function runOpenLoopsInTurns(
 ): Promise<OpenLoopResult[]> {
   // One pool for all turns: opening a thousand connections before each turn made the server
   // keep a burst of socket state alive through the turn, and the collection of the old
-  // generation that followed fell in whichever turn came next.
+  // generation that followed fell in whichever turn came next. (The idle ones are still
+  // replaced every few seconds, see openPool.)
   const pool: RawConnection[] = [];
   try {
     const results = await inTurns(loops.length, slices, async (i) =>
@@ -683,14 +684,26 @@ async function runOpenLoopsInTurns(
   }
 }
 
-/** `pool` topped up to OPEN_LOOP_CONNECTIONS usable connections (those the server closed are replaced). */
+/**
+ * The server closes a connection idle for 5 s (Node's keep-alive timeout); one idle for
+ * this long is replaced before a turn, so no request is written into a closing connection.
+ */
+const POOL_IDLE_LIMIT_MS = 3000;
+
+/**
+ * `pool` topped up to OPEN_LOOP_CONNECTIONS usable connections, failed and long-idle ones
+ * replaced. The loop takes the last free connection first, so the pool is ordered by when
+ * each was last answered, the most recent last.
+ */
 async function openPool(port: number, pool: RawConnection[]): Promise<RawConnection[]> {
-  const usable = pool.filter((c) => c.usable);
+  const now = performance.now();
+  const kept = pool.filter((c) => c.usable && now - c.idleSince < POOL_IDLE_LIMIT_MS);
+  for (const c of pool) if (!kept.includes(c)) c.close();
+  kept.sort((a, b) => a.idleSince - b.idleSince);
   const opened = await Promise.all(
-    Array.from({ length: OPEN_LOOP_CONNECTIONS - usable.length }, () => RawConnection.open(port)),
+    Array.from({ length: OPEN_LOOP_CONNECTIONS - kept.length }, () => RawConnection.open(port)),
   );
-  for (const c of pool) if (!c.usable) c.close();
-  pool.splice(0, pool.length, ...usable, ...opened);
+  pool.splice(0, pool.length, ...opened, ...kept);
   return pool;
 }
 

@@ -34,6 +34,8 @@ export class RawConnection {
   private buffered: Buffer = Buffer.alloc(0);
   private waiting: { resolve: (r: RawResponse) => void; reject: (e: Error) => void } | null = null;
   private failure: Error | null = null;
+  /** When the last answer came (or the connection opened), on `performance.now()`'s clock. */
+  idleSince = performance.now();
 
   private constructor(socket: Socket) {
     this.socket = socket;
@@ -90,6 +92,7 @@ export class RawConnection {
     this.buffered = this.buffered.subarray(end);
     const waiting = this.waiting;
     this.waiting = null;
+    this.idleSince = performance.now();
     waiting?.resolve({ status, body, etag });
   }
 
