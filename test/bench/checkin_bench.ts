@@ -698,7 +698,8 @@ const POOL_IDLE_LIMIT_MS = 3000;
 async function openPool(port: number, pool: RawConnection[]): Promise<RawConnection[]> {
   const now = performance.now();
   const kept = pool.filter((c) => c.usable && now - c.idleSince < POOL_IDLE_LIMIT_MS);
-  for (const c of pool) if (!kept.includes(c)) c.close();
+  const keep = new Set(kept);
+  for (const c of pool) if (!keep.has(c)) c.close();
   kept.sort((a, b) => a.idleSince - b.idleSince);
   const opened = await Promise.all(
     Array.from({ length: OPEN_LOOP_CONNECTIONS - kept.length }, () => RawConnection.open(port)),
