@@ -11,6 +11,7 @@ import type { Sql } from '../../api/db/client.ts';
 import { CheckinReads } from '../../api/db/replica.ts';
 import { silentLogger } from '../../api/log.ts';
 import { enrollAgent, lastCheckinOf, unknownSecret } from '../support/agent.ts';
+import { planOnBigTables } from '../support/db.ts';
 import { request, useTestApp } from '../support/app.ts';
 
 const ctx = useTestApp();
@@ -128,13 +129,8 @@ describe("the secret's hash: one index finds the device and keeps the hashes uni
   it('reads each device by a probe of the hash index', async () => {
     const agent = await enrollAgent(ctx);
     expect((await checkin(agent.secret)).status).toBe(200);
-    await ctx.sql.begin(async (tx) => {
-      // Make the planner act as on big tables: with a handful of rows it would rightly prefer scans.
-      await tx`set local enable_seqscan = off`;
-      const plan = await tx.unsafe(`explain (generic_plan) ${readText}`);
-      const lines = plan.map((r) => r['QUERY PLAN']).join('\n');
-      expect(lines, lines).toMatch(/Index Scan using devices_agent_secret_hash_excl on devices/);
-    });
+    const lines = await planOnBigTables(ctx.sql, readText);
+    expect(lines, lines).toMatch(/Index Scan using devices_agent_secret_hash_excl on devices/);
   });
 
   it('refuses a second device with the same hash, and leaves both as they were', async () => {

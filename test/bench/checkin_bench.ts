@@ -669,10 +669,10 @@ async function runOpenLoopsInTurns(
   ratePerSecond: number,
   loops: NextRequest[],
 ): Promise<OpenLoopResult[]> {
-  // One pool for all turns: opening a thousand connections before each turn made the server
-  // keep a burst of socket state alive through the turn, and the collection of the old
-  // generation that followed fell in whichever turn came next. (The idle ones are still
-  // replaced every few seconds, see openPool.)
+  // One pool for all turns: a thousand connections opened before each turn would keep a
+  // burst of socket state alive in the server through the turn, and the collection of its
+  // old generation would fall in whichever turn came next. (Idle ones are still replaced
+  // every few seconds, see openPool.)
   const pool: RawConnection[] = [];
   try {
     const results = await inTurns(loops.length, slices, async (i) =>

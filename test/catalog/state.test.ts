@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCatalogStates } from '../../api/catalog/state.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
+import { planOnBigTables } from '../support/db.ts';
 import { addToGroup, insertDevice, insertGroup, insertOrgUnitChain, TEMPLATE_IDS } from '../support/devices.ts';
 
 const ctx = useTestApp();
@@ -141,23 +142,18 @@ describe('loadCatalogStates', () => {
     await loadCatalogStates(counted, device.id);
     const text = queries[0]!;
     const parameters = lastParameters;
-    await counted.begin(async (tx) => {
-      // Make the planner act as on big tables: with a handful of rows it would rightly prefer scans.
-      await tx`set local enable_seqscan = off`;
-      const plan = await tx.unsafe(`explain ${text}`, parameters as postgres.ParameterOrJSON<never>[]);
-      const lines = plan.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
-      for (const table of [
-        'org_unit_merkmale',
-        'group_merkmale',
-        'device_merkmale',
-        'group_members',
-        'org_units',
-        'devices',
-      ]) {
-        expect(lines, lines).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));
-      }
-      // The device's groups and own overrides are texts on its row (state_texts.test.ts).
-      expect(lines, lines).not.toMatch(/\b(group_members|device_merkmale)\b/);
-    });
+    const lines = await planOnBigTables(counted, text, parameters as unknown[]);
+    for (const table of [
+      'org_unit_merkmale',
+      'group_merkmale',
+      'device_merkmale',
+      'group_members',
+      'org_units',
+      'devices',
+    ]) {
+      expect(lines, lines).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));
+    }
+    // The device's groups and own overrides are texts on its row (state_texts.test.ts).
+    expect(lines, lines).not.toMatch(/\b(group_members|device_merkmale)\b/);
   });
 });

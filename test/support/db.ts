@@ -48,3 +48,18 @@ export async function countRows(sql: Sql, table: string): Promise<number> {
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(table)}`;
   return row!.n;
 }
+
+/**
+ * The plan of a statement as the planner would make it on big tables (sequential scans
+ * off: with a handful of rows it would rightly prefer them). Without `parameters`, the
+ * generic plan, so a statement captured from postgres.js needs none.
+ */
+export async function planOnBigTables(sql: Sql, text: string, parameters?: unknown[]): Promise<string> {
+  return sql.begin(async (tx) => {
+    await tx`set local enable_seqscan = off`;
+    const plan = parameters
+      ? await tx.unsafe(`explain ${text}`, parameters as postgres.ParameterOrJSON<never>[])
+      : await tx.unsafe(`explain (generic_plan) ${text}`);
+    return plan.map((r) => r['QUERY PLAN'] as string).join('\n');
+  });
+}
