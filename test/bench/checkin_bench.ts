@@ -1232,6 +1232,8 @@ async function main(): Promise<void> {
       (herd.retryAfter ? `   Retry-After ${herd.retryAfter.min}–${herd.retryAfter.max} s` : ''),
     `herd detail:    refused ${herdRefused}; p99 from the request's write ${fmt(herd.p99FromSend, 1)} ms; CPU (cores): server ${fmt(herd.cpu.server, 2)}, ` +
       `PostgreSQL ${fmt(herd.cpu.postgres, 2)}, load generator ${fmt(herd.cpu.bench, 2)}`,
+    // Past what the machine answers, the load generator's queue grows and so does the 200s' p99.
+    `herd rate:      due at ${fmt(herd.offeredPerSecond / ceiling.perSecond, 2)} × health's ceiling; answered ${fmt(herd.samples.all.length / herd.seconds, 0)}/s (every answer, in ${fmt(herd.seconds, 1)} s)`,
     `server peak RSS (VmHWM): ${fmt(rss, 0)} MiB`,
     `SQL per check-in: ${fmt(statementsPerCheckin, 2)} statements (in-process postgres.js debug count over ${ROUND_TRIP_SAMPLES} check-ins), ` +
       `${fmt(transactionsPerCheckin, 2)} transactions on the server (pg_stat_database over ${checkinOk} check-ins); each is one round trip, and under load the check-ins of one turn of the server's event loop share their read`,
