@@ -82,7 +82,11 @@ export class Heartbeats {
   }
 
   private async write(batch: Map<string, number>): Promise<void> {
-    // Sorted ids: two processes lock overlapping rows in the same order, so they do not deadlock.
+    // Sorted ids: a plan that walks the ids (a nested loop, or the probe side of a hash join
+    // once the batch is large) locks their rows in this order in every process. A small batch
+    // may be hashed and the table walked in its own order instead; two processes whose plans
+    // differ could then deadlock, and PostgreSQL ends one batch, which the next flush writes
+    // again: heartbeats a second late, never lost.
     const ids = [...batch.keys()].sort();
     // Milliseconds, not dates: cheaper to make and send than a date's text, for every device of every batch.
     const ms = ids.map((id) => batch.get(id)!);
