@@ -146,22 +146,29 @@ const utf8 = new TextEncoder();
  * same metrics as the route's own refusal. Anything but the plain check-in URL goes on.
  */
 function earlyRefusal(gate: CheckinGate, metrics: Metrics, refused: RefusedCheckins) {
+  // The body and its length per Retry-After (the base to twice the base), made once each.
+  const bodies = new Map<number, { body: string; length: string }>();
   return (method: string, url: string): EarlyAnswer | null => {
     if (method !== 'POST' || url !== CHECKIN) return null;
     const retryAfter = gate.refusal();
     if (retryAfter === null) return null;
     metrics.observe(method, CHECKIN, 503, 0);
     refused.add();
-    const body = JSON.stringify(errorBody('service_unavailable', busyMessage(retryAfter)));
+    let prepared = bodies.get(retryAfter);
+    if (!prepared) {
+      const body = JSON.stringify(errorBody('service_unavailable', busyMessage(retryAfter)));
+      prepared = { body, length: String(utf8.encode(body).byteLength) };
+      bodies.set(retryAfter, prepared);
+    }
     return {
       status: 503,
       headers: {
         'content-type': 'application/json',
-        'content-length': String(utf8.encode(body).byteLength),
+        'content-length': prepared.length,
         'retry-after': String(retryAfter),
         'x-request-id': crypto.randomUUID(),
       },
-      body,
+      body: prepared.body,
     };
   };
 }

@@ -75,7 +75,12 @@ describe('check-ins refused at the front', () => {
     const agent = await enrollAgent(ctx);
     const body = JSON.stringify({ agent_version: '1.4.2' });
     const headers = { authorization: `Bearer ${agent.secret}`, 'content-type': 'application/json' };
-    const shedBefore = await metric('fleet_agent_checkins_total{result="shed"}');
+    const series = [
+      'fleet_agent_checkins_total{result="shed"}',
+      'fleet_http_requests_total{method="POST",route="/api/v1/agent/checkin",status="503"}',
+      'fleet_http_request_duration_seconds_count{method="POST",route="/api/v1/agent/checkin"}',
+    ];
+    const before = await Promise.all(series.map(metric));
 
     // Hold one check-in in flight: its read waits for the lock.
     const lock = await ctx.sql.reserve();
@@ -114,7 +119,9 @@ describe('check-ins refused at the front', () => {
     keepAlive.destroy();
     other.destroy();
 
-    expect((await metric('fleet_agent_checkins_total{result="shed"}')) - shedBefore).toBeGreaterThanOrEqual(5);
+    // Counted in each series a scrape shows, as a refusal inside the app would be.
+    const after = await Promise.all(series.map(metric));
+    for (const [i, name] of series.entries()) expect(after[i]! - before[i]!, name).toBeGreaterThanOrEqual(5);
     // One line per second with the count, not one per refusal.
     const deadline = Date.now() + 5_000;
     const refusedLines = () =>
