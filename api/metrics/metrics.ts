@@ -61,10 +61,9 @@ export interface FleetCounts {
 
 /**
  * Increments of a counter's series since it was last read. prom-client checks and hashes
- * the labels on every `inc`: microseconds a request, felt most by the refusals of a herd
- * (test/bench/README.md, twelfth session). Here a request adds one to a number under a key,
- * and the counter takes the sums when it is read (its `collect`, run before every read), so
- * what a scrape shows is the same.
+ * the labels on every `inc`, which a herd's refusals, answered before the app, feel most.
+ * Here a request adds one to a number under a key, and the counter takes the sums when it
+ * is read (its `collect`, run before every read), so what a scrape shows is the same.
  */
 class PendingIncrements<L extends Record<string, string>> {
   private readonly series = new Map<string, { labels: L; n: number }>();
