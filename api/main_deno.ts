@@ -9,8 +9,10 @@ import { appConfig, ConfigError, configWarnings, type Env, loadEnv } from './con
 import { createLogger, type Logger } from './log.ts';
 import { errorBody } from './http/errors.ts';
 import {
+  type ApiDatabase,
   apiHandler,
   type ApiHandler,
+  apiStopSteps,
   type HttpFront,
   onShutdown,
   openApiDatabase,
@@ -98,20 +100,23 @@ if (!env.DATABASE_URL || !env.ADMIN_TOKEN || !env.ISO_ENCRYPTION_KEY) {
   Deno.exit(2);
 }
 const log = createLogger(env.LOG_LEVEL);
+let http: HttpFront | null = null;
+let db: ApiDatabase | null = null;
+// Before anything starts: a signal during start-up stops what runs so far.
+onShutdown(log, [{ name: 'requests drained', run: async () => http?.close() }, ...apiStopSteps(() => db)], {
+  onSignal: (signal, run) => Deno.addSignalListener(signal, run),
+  exit: (code) => Deno.exit(code),
+});
 try {
   for (const warning of configWarnings(env)) log.warn(warning);
-  const http = listenFirst(env, log);
+  http = listenFirst(env, log);
   const config = appConfig(env, {
     adminToken: env.ADMIN_TOKEN,
     wlanKeyBase64: env.ISO_ENCRYPTION_KEY,
     dataDir: env.DATA_DIR,
   });
-  const db = await openApiDatabase(env, log, env.DATABASE_URL);
+  db = await openApiDatabase(env, log, env.DATABASE_URL);
   http.attach(apiHandler(db, config, log));
-  onShutdown(log, [{ name: 'requests drained', run: () => http.close() }, ...db.stopSteps], {
-    onSignal: (signal, run) => Deno.addSignalListener(signal, run),
-    exit: (code) => Deno.exit(code),
-  });
   log.info('deno api ready', { port: http.port });
 } catch (err) {
   console.error(startupFailureLine(err));

