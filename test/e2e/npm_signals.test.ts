@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -117,4 +118,39 @@ describe('taking over the stop signals', () => {
     expectInOrder(output, ['"signal":"SIGTERM"', 'stop: step ran', 'stop: done']);
     expect(output).not.toContain('the earlier listener ran');
   });
+});
+
+describe('a signal during start-up', () => {
+  it('the worker of `npm run worker`, still connecting to its database, runs the ordered stop and exits 0', async () => {
+    // A database that accepts connections and never answers: the worker's start-up waits on
+    // it, and the first connection shows that start-up has reached the database.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => held.push(socket));
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    const port = (silent.address() as { port: number }).port;
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+    Object.assign(env, {
+      DATABASE_URL: `postgres://fleet:unused@127.0.0.1:${port}/fleet`,
+      DATABASE_TIMEOUT_SECONDS: '60',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+    });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/main.ts'], { cwd: root, env });
+    started.push(child);
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await expect.poll(() => held.length, { timeout: 30_000, interval: 20 }).toBeGreaterThan(0);
+      child.kill('SIGTERM');
+      expect(await exited, output).toBe(0);
+      expectInOrder(output, ['"signal":"SIGTERM"', 'stop: worker stopped', 'stop: done']);
+      expect(output).not.toContain('worker started');
+    } finally {
+      for (const socket of held) socket.destroy();
+      silent.close();
+    }
+  }, 60_000);
 });
