@@ -149,6 +149,7 @@ describe('a signal during start-up', () => {
       expectInOrder(output, ['"signal":"SIGTERM"', 'stop: worker stopped', 'stop: done']);
       expect(output).not.toContain('worker started');
     } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
       for (const socket of held) socket.destroy();
       silent.close();
     }
