@@ -23,6 +23,7 @@ import {
   type HttpFront,
   onShutdown as orderedStop,
   openApiDatabase,
+  type StopStep,
 } from './api_service.ts';
 import { ensureDataDir, loadOrCreateSecret } from './data_dir.ts';
 import { startEmbeddedPostgres, StartupError, type RunningPostgres } from './embedded_postgres.ts';
@@ -156,7 +157,7 @@ async function listenFirst(rt: Runtime): Promise<HttpFront> {
  * embedded PostgreSQL runs in its own session and is stopped last, by the steps).
  * Called before anything starts, so that a signal during start-up stops what runs so far.
  */
-export function takeOverStopSignals(log: Logger, steps: Array<{ name: string; run: () => Promise<unknown> }>) {
+export function takeOverStopSignals(log: Logger, steps: StopStep[]) {
   // embedded-postgres installs exit hooks that stop its databases at once on a signal;
   // the steps stop the API and worker first and the database last. Ours go on before
   // theirs come off: with no listener left Node closes its signal handle, and a signal

@@ -38,11 +38,16 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/** `npm run <script>` as a supervisor starts it: a process group of its own, npm at its head. */
-async function npmRun(script: string, ready: string) {
+/** This process's environment for a service under test, with the test file's data folder. */
+function childEnv(overrides: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  Object.assign(env, { DATABASE_URL: db.url, DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' });
+  return Object.assign(env, { DATA_DIR: dataDir, LOG_LEVEL: 'info' }, overrides);
+}
+
+/** `npm run <script>` as a supervisor starts it: a process group of its own, npm at its head. */
+async function npmRun(script: string, ready: string) {
+  const env = childEnv({ DATABASE_URL: db.url, PORT: String(await freePort()) });
   const child = spawn('npm', ['run', '--silent', script], {
     cwd: root,
     env,
@@ -128,13 +133,9 @@ describe('a signal during start-up', () => {
     const silent = createServer((socket) => held.push(socket));
     await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
     const port = (silent.address() as { port: number }).port;
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-    Object.assign(env, {
+    const env = childEnv({
       DATABASE_URL: `postgres://fleet:unused@127.0.0.1:${port}/fleet`,
       DATABASE_TIMEOUT_SECONDS: '60',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'info',
     });
     const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/main.ts'], { cwd: root, env });
     started.push(child);
