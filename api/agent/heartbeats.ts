@@ -82,21 +82,26 @@ export class Heartbeats {
   }
 
   private async write(batch: Map<string, number>): Promise<void> {
-    // Sorted ids: a plan that walks the ids (a nested loop, or the probe side of a hash join
-    // once the batch is large) locks their rows in this order in every process. A small batch
-    // may be hashed and the table walked in its own order instead; two processes whose plans
-    // differ could then deadlock, and PostgreSQL ends one batch, which the next flush writes
-    // again: heartbeats a second late, never lost.
-    const ids = [...batch.keys()].sort();
-    // Milliseconds, not dates: cheaper to make and send than a date's text, for every device of every batch.
-    const ms = ids.map((id) => batch.get(id)!);
+    // Two joined texts, sorted by PostgreSQL: sorting and serializing the ids and times as
+    // arrays here kept the event loop busy 2–3 times as long, in front of the check-ins
+    // due meanwhile, and cost the primary no less. Milliseconds, not dates: cheaper to make.
+    const ids = [...batch.keys()].join(',');
+    const ms = [...batch.values()].join(',');
     const started = performance.now();
     let error: unknown;
     try {
       // A plain update: bootstrap made the device's row. A device deleted meanwhile has none.
+      // Ids in order: a plan that walks the ids (a nested loop, or the probe side of a hash join
+      // once the batch is large) locks their rows in this order in every process. A small
+      // batch may be hashed and the table walked in its own order instead; two processes
+      // whose plans differ could then deadlock, and PostgreSQL ends one batch, which the next
+      // flush writes again: heartbeats a second late, never lost.
       await this.sql`
         update device_heartbeats h set at = greatest(h.at, to_timestamp(b.ms / 1000))
-        from unnest(${ids}::uuid[], ${ms}::float8[]) as b (id, ms)
+        from (
+          select id, ms from unnest(string_to_array(${ids}, ',')::uuid[], string_to_array(${ms}, ',')::float8[]) as u (id, ms)
+          order by id
+        ) as b
         where h.device_id = b.id`;
     } catch (err) {
       error = err;

@@ -1,11 +1,12 @@
 /**
  * `npx tsx test/bench/heartbeat_write.ts [--devices=N] [--batch=N] [--shared-buffers=SIZE]`:
  * what one batched heartbeat costs the primary per device, written into `device_heartbeats`
- * (as the service does) and, for comparison, into a column of a copy of `devices` (where the
- * heartbeat was kept before `20261125020000_device_heartbeats`), on the same seeded fleet in
- * one embedded PostgreSQL with durable settings.
+ * (as the service does), and for comparison by the service's earlier statement (arrays
+ * sorted in the client) and into a column of a copy of `devices` (where the heartbeat was
+ * kept before `20261125020000_device_heartbeats`), on the same seeded fleet in one embedded
+ * PostgreSQL with durable settings.
  *
- * For each table: a checkpoint, then batches of `--batch` random devices (one second of
+ * For each statement: a checkpoint, then batches of `--batch` random devices (one second of
  * check-ins; default 3,000, a million devices polling every 5 minutes) until every device
  * was written once, the statement the service runs (`update … from unnest(…)`). Printed per
  * device: the backend's CPU (from /proc, so the host must be the database's) and the WAL,
@@ -40,13 +41,42 @@ if (sharedBuffers !== undefined && !/^\d+(kB|MB|GB)$/.test(sharedBuffers)) {
 }
 const COLD_BATCHES = 10;
 
-/** The statement of api/agent/heartbeats.ts, and the earlier one into the copy of `devices`. */
-const writes = {
-  device_heartbeats: `update device_heartbeats h set at = greatest(h.at, to_timestamp(b.ms / 1000))
-    from unnest($1::uuid[], $2::float8[]) as b (id, ms) where h.device_id = b.id`,
-  bench_devices: `update bench_devices d set agent_last_checkin = greatest(d.agent_last_checkin, to_timestamp(b.ms / 1000))
-    from unnest($1::uuid[], $2::float8[]) as b (id, ms)
-    where d.id = b.id and d.deprovisioned_at is null and d.archived_at is null`,
+/** A batch's ids and times as the statement takes them: two joined texts, or two sorted arrays. */
+type Params = (ids: string[], at: number) => unknown[];
+const texts: Params = (ids, at) => [ids.join(','), ids.map(() => at).join(',')];
+const sortedArrays: Params = (ids, at) => {
+  const sorted = [...ids].sort();
+  return [sorted, sorted.map(() => at)];
+};
+
+/**
+ * The statement of api/agent/heartbeats.ts; the one it ran until 2026-11-25 (arrays sorted in
+ * the client); and the earlier one into the copy of `devices`.
+ */
+const writes: Record<string, { table: string; statement: string; params: Params }> = {
+  device_heartbeats: {
+    table: 'device_heartbeats',
+    statement: `update device_heartbeats h set at = greatest(h.at, to_timestamp(b.ms / 1000))
+      from (
+        select id, ms from unnest(string_to_array($1, ',')::uuid[], string_to_array($2, ',')::float8[]) as u (id, ms)
+        order by id
+      ) as b
+      where h.device_id = b.id`,
+    params: texts,
+  },
+  'device_heartbeats, arrays': {
+    table: 'device_heartbeats',
+    statement: `update device_heartbeats h set at = greatest(h.at, to_timestamp(b.ms / 1000))
+      from unnest($1::uuid[], $2::float8[]) as b (id, ms) where h.device_id = b.id`,
+    params: sortedArrays,
+  },
+  bench_devices: {
+    table: 'bench_devices',
+    statement: `update bench_devices d set agent_last_checkin = greatest(d.agent_last_checkin, to_timestamp(b.ms / 1000))
+      from unnest($1::uuid[], $2::float8[]) as b (id, ms)
+      where d.id = b.id and d.deprovisioned_at is null and d.archived_at is null`,
+    params: sortedArrays,
+  },
 };
 
 function cpuTicks(pid: number): number {
@@ -77,7 +107,7 @@ interface Pass {
   msPerBatch: number;
 }
 
-async function measure(sql: Sql, statement: string, ids: string[]): Promise<Pass> {
+async function measure(sql: Sql, write: (typeof writes)[string], ids: string[]): Promise<Pass> {
   const [backend] = await sql<Array<{ pid: number }>>`select pg_backend_pid() as pid`;
   const pid = backend!.pid;
   const order = [...ids].sort(() => Math.random() - 0.5);
@@ -90,9 +120,8 @@ async function measure(sql: Sql, statement: string, ids: string[]): Promise<Pass
   let cold: Pass['cold'] | null = null;
   let batches = 0;
   for (let i = 0; i < order.length; i += batch) {
-    const slice = order.slice(i, i + batch).sort();
-    const at = Date.now();
-    await sql.unsafe(statement, [slice, slice.map(() => at)], { prepare: true });
+    const slice = order.slice(i, i + batch);
+    await sql.unsafe(write.statement, write.params(slice, Date.now()) as never[], { prepare: true });
     batches++;
     if (batches === COLD_BATCHES || (cold === null && i + batch >= order.length)) {
       const rows = Math.min(i + batch, order.length);
@@ -154,18 +183,18 @@ try {
     `shared_buffers ${sizes!.buffers}; device_heartbeats with its index ${sizes!.heartbeats}, the copy of devices with its indexes ${sizes!.devices}`,
   );
   const ids = (await sql<Array<{ id: string }>>`select id from devices`).map((r) => r.id);
-  for (const [name, statement] of Object.entries(writes)) {
-    await prewarmTable(sql, name);
+  for (const [name, write] of Object.entries(writes)) {
+    await prewarmTable(sql, write.table);
     // Written by a backend of its own, as the service's pool connections are: the prewarm's
     // backend has every buffer mapped already, a new one faults each page in on first touch.
     const writer = createSql(pg.url, { max: 1, applicationName: 'fleet-bench', timeoutSeconds: 3600 });
-    const pass = await measure(writer, statement, ids);
+    const pass = await measure(writer, write, ids);
     await writer.end();
     const fmt = (p: Figures) =>
       `${p.cpuUs.toFixed(1)} µs CPU, ${(p.walBytes / 1024).toFixed(2)} KiB WAL, ${(p.fpiShare * 100).toFixed(0)} % full page images, ${p.faults.toFixed(1)} minor faults`;
-    console.log(`${name.padEnd(17)} first ${COLD_BATCHES} batches after a checkpoint: ${fmt(pass.cold)} per device`);
+    console.log(`${name.padEnd(27)} first ${COLD_BATCHES} batches after a checkpoint: ${fmt(pass.cold)} per device`);
     console.log(
-      `${name.padEnd(17)} every device once (${Math.ceil(ids.length / batch)} batches of ${batch}, ${pass.msPerBatch.toFixed(1)} ms each): ${fmt(pass.whole)} per device`,
+      `${name.padEnd(27)} every device once (${Math.ceil(ids.length / batch)} batches of ${batch}, ${pass.msPerBatch.toFixed(1)} ms each): ${fmt(pass.whole)} per device`,
     );
   }
   await sql.end();
