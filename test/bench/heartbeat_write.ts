@@ -50,8 +50,8 @@ const sortedArrays: Params = (ids, at) => {
 };
 
 /**
- * The statement of api/agent/heartbeats.ts; the one it ran until 2026-11-25 (arrays sorted in
- * the client); and the earlier one into the copy of `devices`.
+ * The statement of api/agent/heartbeats.ts; its earlier form (arrays sorted in the client);
+ * and the one into the copy of `devices`.
  */
 const writes: Record<string, { table: string; statement: string; params: Params }> = {
   device_heartbeats: {
