@@ -16,6 +16,24 @@ import type { Sql } from '../db/client.ts';
 
 export const HEARTBEAT_FLUSH_MS = 1000;
 
+/**
+ * One batch: $1 the device ids and $2 the check-in times (ms since the epoch), each joined
+ * with commas. A plain update: bootstrap made the device's row; a device deleted meanwhile
+ * has none.
+ *
+ * Ids in order: a plan that walks the ids (a nested loop, or the probe side of a hash join
+ * once the batch is large) locks their rows in this order in every process. A small batch
+ * may be hashed and the table walked in its own order instead; two processes whose plans
+ * differ could then deadlock, and PostgreSQL ends one batch, which the next flush writes
+ * again: heartbeats a second late, never lost.
+ */
+export const HEARTBEAT_WRITE = `update device_heartbeats h set at = greatest(h.at, to_timestamp(b.ms / 1000))
+  from (
+    select id, ms from unnest(string_to_array($1, ',')::uuid[], string_to_array($2, ',')::float8[]) as u (id, ms)
+    order by id
+  ) as b
+  where h.device_id = b.id`;
+
 export interface FlushResult {
   devices: number;
   seconds: number;
@@ -90,19 +108,7 @@ export class Heartbeats {
     const started = performance.now();
     let error: unknown;
     try {
-      // A plain update: bootstrap made the device's row. A device deleted meanwhile has none.
-      // Ids in order: a plan that walks the ids (a nested loop, or the probe side of a hash join
-      // once the batch is large) locks their rows in this order in every process. A small
-      // batch may be hashed and the table walked in its own order instead; two processes
-      // whose plans differ could then deadlock, and PostgreSQL ends one batch, which the next
-      // flush writes again: heartbeats a second late, never lost.
-      await this.sql`
-        update device_heartbeats h set at = greatest(h.at, to_timestamp(b.ms / 1000))
-        from (
-          select id, ms from unnest(string_to_array(${ids}, ',')::uuid[], string_to_array(${ms}, ',')::float8[]) as u (id, ms)
-          order by id
-        ) as b
-        where h.device_id = b.id`;
+      await this.sql.unsafe(HEARTBEAT_WRITE, [ids, ms], { prepare: true });
     } catch (err) {
       error = err;
       for (const [id, at] of batch) this.record(id, at);

@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HEARTBEAT_WRITE } from '../../api/agent/heartbeats.ts';
 import { createSql, type Sql } from '../../api/db/client.ts';
 import { migrate } from '../../api/db/migrate.ts';
 import { randomToken } from '../../api/http/crypto.ts';
@@ -56,12 +57,7 @@ const sortedArrays: Params = (ids, at) => {
 const writes: Record<string, { table: string; statement: string; params: Params }> = {
   device_heartbeats: {
     table: 'device_heartbeats',
-    statement: `update device_heartbeats h set at = greatest(h.at, to_timestamp(b.ms / 1000))
-      from (
-        select id, ms from unnest(string_to_array($1, ',')::uuid[], string_to_array($2, ',')::float8[]) as u (id, ms)
-        order by id
-      ) as b
-      where h.device_id = b.id`,
+    statement: HEARTBEAT_WRITE,
     params: texts,
   },
   'device_heartbeats, arrays': {
