@@ -5,7 +5,6 @@
 import { Buffer } from 'node:buffer';
 import { cpus } from 'node:os';
 import { z } from 'zod';
-import type { WebhookNetworkPolicy } from './webhooks/url_policy.ts';
 
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const url = z
@@ -156,6 +155,14 @@ export function configWarnings(env: Env): string[] {
     warnings.push(`ROLE_REPOSITORY_URL is not set: agents get the placeholder ${DEFAULT_ROLE_REPOSITORY_URL}`);
   }
   return warnings;
+}
+
+/** Which webhook URLs may be subscribed (api/webhooks/url_policy.ts applies it). */
+export interface WebhookNetworkPolicy {
+  /** `http` is allowed for a loopback host (WEBHOOK_ALLOW_HTTP). */
+  allowHttp: boolean;
+  /** Private, loopback and link-local addresses are allowed (WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivate: boolean;
 }
 
 /** What the HTTP app needs, already resolved (secrets loaded or generated). */

@@ -6,12 +6,7 @@
  * answers with a private address is refused too. Plain string work: it runs on Deno as well.
  */
 
-export interface WebhookNetworkPolicy {
-  /** `http` is allowed for a loopback host (WEBHOOK_ALLOW_HTTP). */
-  allowHttp: boolean;
-  /** Private, loopback and link-local addresses are allowed (WEBHOOK_ALLOW_PRIVATE). */
-  allowPrivate: boolean;
-}
+import type { WebhookNetworkPolicy } from '../config.ts';
 
 /** Why the URL may not be subscribed, or null when it may. */
 export function webhookUrlProblem(raw: string, policy: WebhookNetworkPolicy): string | null {

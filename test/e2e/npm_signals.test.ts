@@ -137,7 +137,7 @@ describe('a signal during start-up', () => {
       DATABASE_URL: `postgres://fleet:unused@127.0.0.1:${port}/fleet`,
       DATABASE_TIMEOUT_SECONDS: '60',
     });
-    const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/main.ts'], { cwd: root, env });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'api/main_worker.ts'], { cwd: root, env });
     started.push(child);
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));

@@ -1,5 +1,5 @@
 /** `npm run migrate`: apply migrations (and the Graphile Worker schema), then exit. */
-import { runMigrateOnly } from '../runtime/service.ts';
+import { runMigrateOnly } from './runtime/service.ts';
 
 await runMigrateOnly();
 process.exit(0);

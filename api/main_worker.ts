@@ -1,4 +1,4 @@
 /** `npm run worker`: Graphile Worker alone, for a build host apart from the API. */
-import { runWorkerOnly } from '../api/runtime/service.ts';
+import { runWorkerOnly } from './runtime/service.ts';
 
 await runWorkerOnly();
