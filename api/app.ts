@@ -140,7 +140,7 @@ export interface EarlyAnswer {
 const utf8 = new TextEncoder();
 
 /**
- * A check-in the gate refuses, answered before the app (CONTRACT §14): under a herd most
+ * A check-in the gate refuses, answered before the app (api/agent/README.md, Load shedding): under a herd most
  * requests are refused, and the full middleware chain per refusal would keep the process
  * saturated by refusals alone. The same gate, the same error body and `Retry-After`, the
  * same metrics as the route's own refusal. Anything but the plain check-in URL goes on.

@@ -15,7 +15,7 @@ export interface AppDeps {
   sql: Sql;
   config: AppConfig;
   log: Logger;
-  /** Batched heartbeats (CONTRACT §19); absent: each check-in writes its own. */
+  /** Batched heartbeats (api/agent/README.md, Heartbeats); absent: each check-in writes its own. */
   heartbeats?: Heartbeats;
   /** Where check-ins read: the replica while healthy; absent: the primary (`sql`). */
   checkinReads?: CheckinReads;
@@ -25,7 +25,7 @@ export interface AppDeps {
    * that waits (a slow WAL flush) would wait with it. Absent: `sql`.
    */
   checkinWrites?: Sql;
-  /** Admits or sheds check-ins (CONTRACT §14); absent: one per app, from `config.checkin`. */
+  /** Admits or sheds check-ins (api/agent/README.md, Load shedding); absent: one per app, from `config.checkin`. */
   checkinGate?: CheckinGate;
 }
 

@@ -1,6 +1,6 @@
 /**
- * Configuration from the environment (CONTRACT §11), validated once at start-up. A bad
- * value stops the service with a message that names the variable.
+ * Configuration from the environment (the table: README.md, Configuration), validated once
+ * at start-up. A bad value stops the service with a message that names the variable.
  */
 import { Buffer } from 'node:buffer';
 import { cpus } from 'node:os';
@@ -25,7 +25,7 @@ function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
 }
 
 /**
- * A repository address `git clone` takes (CONTRACT §18): an `https`, `http`, `ssh`, `git` or
+ * A repository address `git clone` takes: an `https`, `http`, `ssh`, `git` or
  * `file` URL, or the scp-like `[user@]host:path`. Never an option (leading `-`), a
  * `transport::address` (git's `ext::` runs commands), whitespace or control characters:
  * every device passes this to git.
@@ -74,7 +74,7 @@ const EnvSchema = z.object({
     .string()
     .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// URL')
     .optional(),
-  /** A streaming replica of DATABASE_URL: check-ins read there while it keeps up (CONTRACT §19). */
+  /** A streaming replica of DATABASE_URL: check-ins read there while it keeps up (api/agent/README.md). */
   DATABASE_REPLICA_URL: z
     .string()
     .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// URL')
@@ -178,9 +178,9 @@ export interface AppConfig {
   isoDir: string;
   /** AES-256-GCM key (32 bytes) for WLAN credentials in queued ISO jobs and webhook secrets. */
   wlanKey: Uint8Array;
-  /** Which webhook URLs may be subscribed (CONTRACT §16). */
+  /** Which webhook URLs may be subscribed (api/webhooks/url_policy.ts). */
   webhooks: WebhookNetworkPolicy;
-  /** Load shedding of check-ins (CONTRACT §14). */
+  /** Load shedding of check-ins (api/agent/README.md, Load shedding). */
   checkin: { maxInFlight: number; retryAfterSeconds: number; maxEventLoopDelayMs?: number };
   /** The longest a request waits for the database before it answers 503; default 10. */
   databaseTimeoutSeconds?: number;

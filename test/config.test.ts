@@ -100,7 +100,7 @@ describe('start-up warnings', () => {
   });
 });
 
-describe('the check-in path (CONTRACT §19)', () => {
+describe('the check-in path (replica, heartbeats)', () => {
   it('takes an optional postgres:// DATABASE_REPLICA_URL and REPLICA_MAX_LAG_SECONDS, default 5', () => {
     const plain = loadEnv({});
     expect(plain.DATABASE_REPLICA_URL).toBeUndefined();

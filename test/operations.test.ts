@@ -1,6 +1,6 @@
 /**
- * Operations (CONTRACT §11): health, the OpenAPI document (complete: every endpoint of the
- * contract, each with its security and error responses; every operation it lists is served),
+ * Operations (api/README.md, Operations): health, the OpenAPI document (complete: every
+ * endpoint, each with its security and error responses; every operation it lists is served),
  * and the interactive docs.
  */
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { request, testConfig, useTestApp } from './support/app.ts';
 
 const ctx = useTestApp();
 
-/** Every endpoint of CONTRACT.md, as `METHOD /path` with OpenAPI path parameters. */
+/** Every endpoint the service promises, as `METHOD /path` with OpenAPI path parameters. */
 const contractEndpoints = [
   'POST /api/v1/organizations',
   'GET /api/v1/organizations',

@@ -1,5 +1,5 @@
 /**
- * Who may call a route (CONTRACT §2, §12): each route declares it once in `defineRoute`,
+ * Who may call a route (api/README.md, Access): each route declares it once in `defineRoute`,
  * and the access middleware, the operation's OpenAPI `security` and the generated auth
  * matrix test all derive from that one declaration.
  */

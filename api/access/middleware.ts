@@ -2,7 +2,7 @@
  * The access middleware every declared route runs first (defineRoute puts it there): it
  * authenticates the operator token or an organization key, checks the key's role and
  * organization against the route's declaration, and runs each write in one transaction
- * that also records its audit event (CONTRACT §12, §13). Installer, bootstrap and agent
+ * that also records its audit event (api/README.md, Access). Installer, bootstrap and agent
  * routes check their own credentials in their handlers; for them this only hands over
  * the database.
  */
@@ -32,7 +32,7 @@ export type Caller =
   | { type: 'operator' }
   | { type: 'api_key'; apiKeyId: string; name: string; organizationId: string; role: 'admin' | 'viewer' };
 
-/** The audit log's form of a caller (CONTRACT §13): never the key itself. */
+/** The audit log's form of a caller: never the key itself. */
 export function actorOf(caller: Caller) {
   return caller.type === 'operator'
     ? { type: 'operator' as const }

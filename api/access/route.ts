@@ -18,8 +18,8 @@ export interface RouteDeclaration {
   /** For operator and organization routes: the ids an organization key must own. */
   tenant?: TenantIds;
   /**
-   * For operator and organization writes: the audit action (CONTRACT §13). On a read: the
-   * read hands out a credential and is recorded too (CONTRACT §17).
+   * For operator and organization writes: the audit action. On a read: the read hands out
+   * a credential and is recorded too (api/README.md, Audit log).
    */
   audit?: string;
   errors?: readonly ErrorSpec[];
@@ -102,7 +102,7 @@ function checkDeclaration(method: string, path: string, d: { access: Access; ten
     }
   }
   if (method !== 'get' && !d.audit) throw new Error(`${where}: a write must declare its audit action`);
-  // A read is audited only when it hands out a credential (CONTRACT §17): the viewer may never make it.
+  // A read is audited only when it hands out a credential: the viewer may never make it.
   if (method === 'get' && d.audit && d.access !== 'org_admin' && d.access !== 'operator') {
     throw new Error(`${where}: an audited read hands out a credential, which a viewer may not read`);
   }

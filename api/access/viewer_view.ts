@@ -1,5 +1,5 @@
 /**
- * What a `viewer` key reads (CONTRACT §12, §17): everything of its organization but the
+ * What a `viewer` key reads (api/README.md, Access): everything of its organization but the
  * installer's credentials. An enrollment session id is such a credential, wherever it
  * shows, so the access middleware leaves every field named here out of each answer a
  * viewer gets, at any depth: the one place the viewer's view is made, for every route
@@ -11,7 +11,7 @@ import type { z } from '@hono/zod-openapi';
 /** Fields whose value is an installer credential. */
 export const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(['enrollment_session_id']);
 
-export const VIEWER_OMITS = 'Left out of what a `viewer` key reads: the id is an installer credential (CONTRACT §17).';
+export const VIEWER_OMITS = 'Left out of what a `viewer` key reads: the id is an installer credential.';
 
 /**
  * The schema of a response field that carries an installer credential: optional in the

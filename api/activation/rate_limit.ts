@@ -1,5 +1,5 @@
 /**
- * The guessing limit of the installer's handshake (CONTRACT §15, §17): unknown credentials
+ * The guessing limit of the installer's handshake: unknown credentials
  * of activate and resolve are counted per client address in PostgreSQL
  * (`activation_failure_counts`), so every API instance sees the same count. Only a guess
  * writes here; a legitimate attempt only reads, so any number of installers behind one

@@ -1,5 +1,5 @@
 /**
- * The installer's handshake (CONTRACT §5): POST /activate and POST /templates/{id}/resolve.
+ * The installer's handshake: POST /activate and POST /templates/{id}/resolve.
  * No header authentication: the credential travels in the body, and failed credential
  * checks are rate-limited per client address (rate_limit.ts).
  */

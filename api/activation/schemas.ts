@@ -1,4 +1,4 @@
-/** Request and response schemas of the installer's handshake: activate and resolve (CONTRACT §5). */
+/** Request and response schemas of the installer's handshake: activate and resolve. */
 import { z } from '@hono/zod-openapi';
 import { Hardware } from '../agent/schemas.ts';
 import { Uuid } from '../http/openapi.ts';

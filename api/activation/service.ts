@@ -1,5 +1,5 @@
 /**
- * The installer's handshake (CONTRACT §5): activate (credential → device and the
+ * The installer's handshake (the device side: jobs/iso/README.md): activate (credential → device and the
  * templates it may use) and resolve (template → Runtime Blueprint with a bootstrap token).
  * Each runs in one transaction, so a refusal writes nothing.
  */

@@ -1,6 +1,6 @@
 /**
- * The reads of the check-ins of one turn of the event loop in one statement (CONTRACT
- * §19). A check-in asking for its device joins the batch of its database (the replica or
+ * The reads of the check-ins of one turn of the event loop in one statement (api/agent/README.md,
+ * Check-in). A check-in asking for its device joins the batch of its database (the replica or
  * the primary) and the batch is read by `setImmediate`, after the loop has handed every
  * request it read in this turn to its handler: under load one statement answers tens of
  * check-ins, which saves the API and the database a round trip each; a lone check-in waits

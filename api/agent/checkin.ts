@@ -1,5 +1,5 @@
 /**
- * The agent's check-in (CONTRACT §7, §14, §19). In the service, one read statement (on the
+ * The agent's check-in (api/agent/README.md). In the service, one read statement (on the
  * replica when there is a healthy one), shared by the check-ins of the same turn of the
  * event loop (batched_reads.ts), finds the device by the secret's hash and returns its own
  * inputs of its desired state, and the heartbeat is recorded for the next batched

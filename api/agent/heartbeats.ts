@@ -1,5 +1,5 @@
 /**
- * Heartbeats written in batches (CONTRACT §19): each check-in records its device and the
+ * Heartbeats written in batches (api/agent/README.md, Heartbeats): each check-in records its device and the
  * time of the check-in here; once a second one statement writes every pending heartbeat to
  * the primary, and the ordered stop writes the rest before the pool closes. A check-in then
  * reads without writing, so an unchanged one costs the database a single read.

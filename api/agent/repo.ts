@@ -109,7 +109,7 @@ export async function checkin(
 const BYTEA_ARRAY = 1001;
 
 /**
- * The batched-heartbeat check-in's read (CONTRACT §19), for the check-ins of one turn of
+ * The batched-heartbeat check-in's read (api/agent/README.md, Heartbeats), for the check-ins of one turn of
  * the event loop (batched_reads.ts): the devices behind the secrets' hashes (one probe of
  * the unique index each), their lifecycle state and their own resolution inputs, in one
  * read statement that a replica can answer. Nothing is written; the heartbeats go to
@@ -126,7 +126,7 @@ export async function checkinStates(db: Db, hashes: Uint8Array[]): Promise<Array
 }
 
 /**
- * The same read with the hardware written at once (CONTRACT §19), in one statement on the
+ * The same read with the hardware written at once (api/agent/README.md), in one statement on the
  * primary: a live device's hardware is stored, a dead one's is not. Agents send hardware
  * now and then, so this stays a second prepared statement beside the plain read.
  */

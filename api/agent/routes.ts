@@ -1,5 +1,5 @@
 /**
- * The provisioning agent's protocol (CONTRACT §7): bootstrap with the one-time token from
+ * The provisioning agent's protocol (api/agent/README.md): bootstrap with the one-time token from
  * resolve, periodic check-in, and reports of what the agent applied or removed.
  *
  * Order of the answers on check-in: load shedding (503), the shape of the bearer (401), the
@@ -32,7 +32,7 @@ import {
 const tags = ['Agent'];
 
 /**
- * Load shedding comes first (CONTRACT §14): the app's gate, which the runtime's front asks
+ * Load shedding comes first (api/agent/README.md, Load shedding): the app's gate, which the runtime's front asks
  * too; then the bearer's shape. One layer of middleware for both: the route is the fleet's
  * hottest, and each layer costs a turn of promises.
  */

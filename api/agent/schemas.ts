@@ -1,9 +1,9 @@
-/** Request and response schemas of the agent protocol (CONTRACT §7). */
+/** Request and response schemas of the agent protocol (api/agent/README.md). */
 import { z } from '@hono/zod-openapi';
 import { jsonObject, jsonValue, MAX_JSON_DEPTH, wellFormedText } from '../http/json_value.ts';
 import { Uuid } from '../http/openapi.ts';
 
-/** Largest hardware object accepted, as UTF-8 JSON text (CONTRACT §7: "up to 64 KiB"). */
+/** Largest hardware object accepted, as UTF-8 JSON text: up to 64 KiB. */
 export const MAX_HARDWARE_BYTES = 64 * 1024;
 
 export const Hardware = jsonObject({ maxBytes: MAX_HARDWARE_BYTES }).openapi('Hardware', {
@@ -96,7 +96,7 @@ export const ReportEntry = z
     // Well-formed: the entries travel to PostgreSQL as jsonb, which refuses lone surrogates.
     merkmal: wellFormedText().max(200).openapi({ example: 'libreoffice' }),
     // A plain string here, so that a wrong type is answered 422 invalid_event_type, not 400.
-    // A string for validation, so another event type gets the contract's 422
+    // A string for validation, so another event type gets the 422
     // invalid_event_type rather than a 400; the document lists the accepted values.
     event: z
       .string()

@@ -1,5 +1,5 @@
 /**
- * Organization API keys (CONTRACT §12): created with a random secret shown once, stored
+ * Organization API keys (api/README.md, Access): created with a random secret shown once, stored
  * only as its SHA-256 hash, looked up by that hash, revoked for good.
  */
 import type { Db } from '../db/client.ts';

@@ -1,5 +1,5 @@
 /**
- * Organization API keys (CONTRACT §12): the operator or an organization's admins create,
+ * Organization API keys (api/README.md, Access): the operator or an organization's admins create,
  * list and revoke the keys with which a customer's portal and scripts call the API.
  */
 import type { z } from '@hono/zod-openapi';

@@ -1,4 +1,4 @@
-/** The ApiKey object and its create body (CONTRACT §12). */
+/** The ApiKey object and its create body. */
 import { z } from '@hono/zod-openapi';
 import { FutureTimestamp, Timestamp, Uuid } from '../http/openapi.ts';
 

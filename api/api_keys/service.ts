@@ -1,5 +1,5 @@
 /**
- * Creating and revoking an organization key (CONTRACT §12), shared by the API routes and
+ * Creating and revoking an organization key, shared by the API routes and
  * the portal: each returns the row and the audit entry of the change (never the key).
  */
 import type { AuditEntry } from '../audit/repo.ts';

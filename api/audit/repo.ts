@@ -1,5 +1,5 @@
 /**
- * The audit log (CONTRACT §13): written by the access middleware in the transaction of
+ * The audit log (api/README.md, Audit log): written by the access middleware in the transaction of
  * each successful write, read newest first with optional filters.
  */
 import type { Db } from '../db/client.ts';

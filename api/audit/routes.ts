@@ -1,4 +1,4 @@
-/** The audit log of an organization (CONTRACT §13): who changed what, newest first. */
+/** The audit log of an organization: who changed what, newest first. */
 import { z } from '@hono/zod-openapi';
 import { IdParams, iso, json, Timestamp, Uuid } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';

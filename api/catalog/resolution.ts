@@ -1,5 +1,5 @@
 /**
- * The override resolution of CONTRACT §9 ("resolve_katalog_overrides"): the one place the
+ * The override resolution ("resolve_katalog_overrides", api/catalog/README.md): the one place the
  * rule lives. Pure: no I/O, no clock. The device catalog listing, the selection events and
  * the agent's check-in all feed it the rows they loaded and get the same answer.
  *
@@ -8,7 +8,7 @@
  * 2. org-unit chain: the nearest org unit with an override decides (origin `oe`);
  * 3. groups: when the device's groups that override the Merkmal have a strict majority
  *    (present vs absent votes), it wins (origin `gruppe`); when they are evenly split or
- *    there are none, the result of 1–2 stands. This is the contract's "the result of 1–2 is
+ *    there are none, the result of 1–2 stands. This is the same as "the result of 1–2 is
  *    one more vote, the larger side wins, a tie goes to the groups' own majority";
  * 4. a device override always wins (origin `geraet`).
  *
@@ -141,7 +141,7 @@ function mostRecent(groups: readonly GroupOverride[], state: OverrideState): Gro
   return best!;
 }
 
-/** One step of the resolution as CONTRACT §20 shows it. */
+/** One step of the resolution as `GET /devices/{id}/catalog/{merkmal}/explain` shows it. */
 export type ExplainStep =
   | { step: 'workspace'; state: OverrideState }
   | { step: 'oe'; org_unit_id: string; name: string; state: OverrideState | null }
@@ -171,7 +171,7 @@ export interface Explanation extends ResolvedMerkmal {
 }
 
 /**
- * The resolution of one Merkmal written out step by step (CONTRACT §20). The decision is
+ * The resolution of one Merkmal written out step by step (api/catalog/README.md, Explain). The decision is
  * taken from the steps by the same `resolveOne` every listing and check-in uses: the chain
  * step hands it the nearest unit with an override, the group step its votes, the device
  * step its override, so an explanation cannot tell a different story than the state.

@@ -1,5 +1,5 @@
 /**
- * The order catalog (CONTRACT §9): the effective catalog of a device, and select /
+ * The order catalog (api/catalog/README.md): the effective catalog of a device, and select /
  * deselect / unset of a Merkmal at the three scopes (`devices`, `org-units`, `groups`).
  */
 import { z } from '@hono/zod-openapi';
@@ -123,7 +123,7 @@ const getDeviceCatalog = defineRoute({
   summary: 'The effective order catalog of a device',
   description:
     "Every Merkmal with `im_auftragskatalog` that has a blueprint for the device's backend, ordered by key, with its " +
-    'effective `state`, its `origin` and `optionen`, by the override resolution of CONTRACT §9: workspace default; the nearest ' +
+    'effective `state`, its `origin` and `optionen`, by the override resolution: workspace default; the nearest ' +
     "org unit with an override; a strict majority of the device's groups with an override (optionen from the most recently " +
     "changed override on the winning side); the device's own override always wins. The same rule gives the agent's `auftraege`.",
   access: 'org_viewer',
@@ -141,7 +141,7 @@ const explainDeviceMerkmal = defineRoute({
   summary: 'Why a Merkmal of a device has its state: every step of the resolution',
   description:
     'The decision (`state`, `origin`, `optionen`, exactly as `GET /devices/{id}/catalog` lists them) and the steps ' +
-    "it was taken from, in order (CONTRACT §20): the workspace default; every org unit from the device's own up to the " +
+    "it was taken from, in order: the workspace default; every org unit from the device's own up to the " +
     "top with its override or `null` (the nearest non-null one decides); the votes of the device's groups that override " +
     "the Merkmal (a strict majority wins); the device's own override (`null` without one; it always wins). " +
     "404 for an unknown device or a Merkmal that is not in the device's catalog.",

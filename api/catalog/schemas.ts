@@ -1,4 +1,4 @@
-/** Schemas of the order catalog (CONTRACT §9): effective states, overrides, selection bodies. */
+/** Schemas of the order catalog: effective states, overrides, selection bodies. */
 import { z } from '@hono/zod-openapi';
 import { jsonObject, MAX_JSON_DEPTH } from '../http/json_value.ts';
 

@@ -144,7 +144,7 @@ export async function loadCatalogStates(db: Db, deviceId: string): Promise<Catal
 }
 
 /**
- * Why one Merkmal of a device has its state (CONTRACT §20): the same row, the same cached
+ * Why one Merkmal of a device has its state (the explain route): the same row, the same cached
  * organization overrides and the same catalog as `loadCatalogStates`, plus the names of
  * the units and groups.
  */

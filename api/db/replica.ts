@@ -1,5 +1,5 @@
 /**
- * Reads that may come from a streaming replica (CONTRACT §19, `DATABASE_REPLICA_URL`): the
+ * Reads that may come from a streaming replica (`DATABASE_REPLICA_URL`, api/agent/README.md): the
  * check-in reads there while the replica is healthy, and from the primary otherwise.
  *
  * Health is sampled on the replica itself at most once a second: its replay lag is

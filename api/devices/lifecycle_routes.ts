@@ -1,5 +1,5 @@
 /**
- * Device lifecycle and reads (CONTRACT §8): deprovision, reprovision, archive, the last
+ * Device lifecycle and reads: deprovision, reprovision, archive, the last
  * reported hardware and the device's Merkmal events.
  *
  * Lifecycle as the agent sees it: deprovisioned → check-in and report answer 403
@@ -130,7 +130,7 @@ const listEvents = defineRoute({
   responses: { 200: json(collectionOf(DeviceEvent, 'DeviceEventList'), 'A page of events, newest first') },
 });
 
-/** The contract's fields only: seq orders the list and its cursor but is not shown. */
+/** The documented fields only: seq orders the list and its cursor but is not shown. */
 function serializeEvent(row: lifecycle.EventRow): z.infer<typeof DeviceEvent> {
   return {
     id: row.id,

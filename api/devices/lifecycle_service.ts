@@ -1,5 +1,5 @@
 /**
- * The lifecycle transitions of a device (CONTRACT §8), shared by the API routes and the
+ * The lifecycle transitions of a device, shared by the API routes and the
  * portal: each returns the device after the transition and the audit entry of the change.
  */
 import type { AuditEntry } from '../audit/repo.ts';

@@ -55,7 +55,7 @@ export function effectiveTemplateOf(db: Db) {
 
 /**
  * A device's latest answered check-in, over `devices d`: the time its heartbeat holds
- * (`device_heartbeats`, written in batches: CONTRACT §19), null before its first.
+ * (`device_heartbeats`, written in batches: api/agent/README.md), null before its first.
  */
 export function lastCheckin(db: Db) {
   return db`(select h.at from device_heartbeats h where h.device_id = d.id)`;

@@ -1,5 +1,5 @@
 /**
- * Devices as the admin organizes them (CONTRACT §8): the organization's device list with
+ * Devices as the admin organizes them: the organization's device list with
  * `oe_id` / `group_id` filters, the device read, and moving a device to an org unit.
  * The lifecycle (deprovision, reprovision, archive, hardware, events) is in lifecycle_routes.ts.
  */

@@ -1,4 +1,4 @@
-/** The Device object of CONTRACT §8. Never carries agent_secret_hash. */
+/** The Device object. Never carries agent_secret_hash. */
 import { z } from '@hono/zod-openapi';
 import { credentialField } from '../access/viewer_view.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';

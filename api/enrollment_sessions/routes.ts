@@ -1,5 +1,5 @@
 /**
- * Enrollment sessions for admins (CONTRACT §6): time-limited, organization-bound
+ * Enrollment sessions for admins: time-limited, organization-bound
  * pre-approvals for a rollout, bound to one template, with a device quota. The session
  * id is the installer's credential at activation.
  */

@@ -1,4 +1,4 @@
-/** The EnrollmentSession object and its create body (CONTRACT §6). */
+/** The EnrollmentSession object and its create body. */
 import { z } from '@hono/zod-openapi';
 import { FutureTimestamp, Timestamp, Uuid } from '../http/openapi.ts';
 

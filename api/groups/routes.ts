@@ -1,4 +1,4 @@
-/** Groups (CONTRACT §9): flat, per organization; CRUD and device membership. */
+/** Groups: flat, per organization; CRUD and device membership. */
 import { z } from '@hono/zod-openapi';
 import { serializeDevice } from '../devices/repo.ts';
 import { Device } from '../devices/schemas.ts';

@@ -1,4 +1,4 @@
-/** The Group object of CONTRACT §9 and its request bodies. */
+/** The Group object and its request bodies. */
 import { z } from '@hono/zod-openapi';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Creating, renaming and deleting a group and changing its members (CONTRACT §9), shared by
+ * Creating, renaming and deleting a group and changing its members, shared by
  * the API routes and the portal: each returns the audit entry of the change.
  */
 import type { AuditEntry } from '../audit/repo.ts';

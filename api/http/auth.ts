@@ -1,5 +1,5 @@
 /**
- * Bearer credentials (CONTRACT §2). Who may call which route is declared per route
+ * Bearer credentials (api/README.md, Access). Who may call which route is declared per route
  * (api/access/declaration.ts) and enforced by the access middleware.
  */
 

@@ -1,6 +1,6 @@
 /**
  * Requests Node's HTTP parser refuses before the app sees them (a request line or headers
- * over its 16 KiB limit, bytes that are not HTTP) still get the error shape of CONTRACT §1:
+ * over its 16 KiB limit, bytes that are not HTTP) still get the API's error shape (api/README.md, Errors):
  * Node's own answer is a bare status line with an empty body.
  */
 import { Buffer } from 'node:buffer';

@@ -1,5 +1,5 @@
 /**
- * The error registry: every error code of CONTRACT.md §1 with its HTTP status, the
+ * The error registry (the table: api/README.md, Errors): every error code with its HTTP status, the
  * `ApiError` handlers throw, and the OpenAPI descriptions of error responses.
  */
 import { z } from '@hono/zod-openapi';
@@ -39,7 +39,7 @@ export type ErrorCode = (typeof errorCodes)[number];
 
 /**
  * The statuses a code may carry; the first is its default. Each code has one status, as
- * the contract's table gives it, except `device_archived`, which the table lists twice: 403
+ * api/README.md's table gives it, except `device_archived`, which the table lists twice: 403
  * for the agent's calls, 409 for admin operations on an archived device.
  */
 export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...ContentfulStatusCode[]] {

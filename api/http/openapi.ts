@@ -1,6 +1,6 @@
 /**
  * The shared OpenAPI pieces of the HTTP layer: the validation hook that turns zod failures
- * into the contract's errors, and the parameter and body schemas every feature uses. It
+ * into the registry's errors, and the parameter and body schemas every feature uses. It
  * imports no feature: who may call a route is declared in `access/route.ts`.
  */
 import { z } from '@hono/zod-openapi';

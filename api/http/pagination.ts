@@ -1,5 +1,5 @@
 /**
- * Collections (CONTRACT §1): `{ items, next_cursor }`, `?limit=` 1–500 (default 100) and an
+ * Collections (api/README.md, Collections): `{ items, next_cursor }`, `?limit=` 1–500 (default 100) and an
  * opaque `?cursor=`. Lists are ordered by (created_at, id) so the keyset is stable; the
  * cursor carries the last row's key. Lists with a write-order sequence (device events)
  * page on that instead: encodeSeqCursor / decodeSeqCursor.

@@ -63,7 +63,7 @@ function buildTable(routes: readonly RegisteredRoute[]): PathMethods[] {
 
 /**
  * 405 `method_not_allowed` with `Allow` for a known path asked with a method it does not
- * serve (CONTRACT §1). Runs before authentication: which methods a path takes is public
+ * serve. Runs before authentication: which methods a path takes is public
  * (the OpenAPI document lists them), and a client with the wrong method should learn that
  * rather than get a 401 it cannot fix with a credential.
  */

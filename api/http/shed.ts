@@ -1,5 +1,5 @@
 /**
- * Load shedding for the check-in (CONTRACT §14): a bound on check-ins in flight in this
+ * Load shedding for the check-in (api/agent/README.md, Load shedding): a bound on check-ins in flight in this
  * process, and a bound on how late the event loop runs. Past either, a check-in is refused
  * at once with 503 `service_unavailable` and a `Retry-After` of the base plus random jitter,
  * so a returning herd spreads out instead of queueing without bound in front of the
@@ -97,7 +97,7 @@ export class CheckinGate {
     return taken;
   }
 
-  /** Runs an admitted check-in (counted in flight), or throws the contract's 503 at once. */
+  /** Runs an admitted check-in (counted in flight), or throws the 503 `service_unavailable` at once. */
   async admit(next: () => Promise<void>): Promise<void> {
     const retryAfter = this.refusal();
     if (retryAfter !== null) {

@@ -1,4 +1,4 @@
-/** Request and response schemas of ISO builds (CONTRACT §10). */
+/** Request and response schemas of ISO builds. */
 import { z } from '@hono/zod-openapi';
 import { credentialField } from '../access/viewer_view.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';

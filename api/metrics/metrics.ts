@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (CONTRACT §15) with prom-client. Each app has its own registry for
+ * Prometheus metrics (listed in api/README.md, Operations) with prom-client. Each app has its own registry for
  * the request counters (tests build many apps in one process); the runtime's process
  * metrics live in one registry per process. The fleet gauges are read by one query at
  * scrape time, cached for a few seconds, so no request pays for them.
@@ -146,7 +146,7 @@ export class Metrics {
   });
   private fleet: { at: number; counts: Promise<FleetCounts> } | undefined;
 
-  /** The check-in's path (CONTRACT §19): heartbeats waiting for their batch, and where reads went. */
+  /** The check-in's path (api/agent/README.md): heartbeats waiting for their batch, and where reads went. */
   constructor(path: { heartbeats?: Heartbeats; checkinReads?: CheckinReads } = {}) {
     const { heartbeats, checkinReads } = path;
     new Gauge({

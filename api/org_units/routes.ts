@@ -1,4 +1,4 @@
-/** Org units (CONTRACT §9): one tree per organization; create, list, read, rename, move, delete. */
+/** Org units: one tree per organization; create, list, read, rename, move, delete. */
 import { recordAudit } from '../access/middleware.ts';
 import { IdParams, json, jsonBody } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';

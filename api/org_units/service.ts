@@ -1,5 +1,5 @@
 /**
- * Creating, changing and deleting an org unit (CONTRACT §9), shared by the API routes and
+ * Creating, changing and deleting an org unit, shared by the API routes and
  * the portal: each returns the row and the audit entry of the change.
  */
 import type { AuditEntry } from '../audit/repo.ts';

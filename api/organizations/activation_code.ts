@@ -1,5 +1,5 @@
 /**
- * The classic activation code (CONTRACT §3): 100 random bits as 20 characters of
+ * The classic activation code: 100 random bits as 20 characters of
  * Crockford base32 in four groups of five, never a UUID, matched case-insensitively.
  */
 const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

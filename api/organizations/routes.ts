@@ -1,4 +1,4 @@
-/** Organizations (CONTRACT §3): create, list, read, patch, and the classic activation code. */
+/** Organizations: create, list, read, patch, and the classic activation code. */
 import type { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
 import { notFound } from '../http/errors.ts';

@@ -2,7 +2,7 @@
  * How a portal page reads and writes: through the same caller declaration as the API
  * (`authorizeCaller`: the role, then the owner of every id), with the session's key as the
  * caller, and each write in one transaction with its audit event, the actor being the
- * session's key (CONTRACT §13, §21). An operator session is held to the organization it
+ * session's key (api/README.md, Audit log). An operator session is held to the organization it
  * chose, so its pages never mix organizations.
  */
 import type { Context } from 'hono';

@@ -1,6 +1,6 @@
 /**
- * The device pages (CONTRACT §21): the list with filters, search and paging; a device with
- * its details, hardware, events and catalog (state, origin and the explanation of §20),
+ * The device pages: the list with filters, search and paging; a device with
+ * its details, hardware, events and catalog (state, origin and its explanation),
  * select / deselect / unset at the device and at its org unit, and the lifecycle after a
  * confirmation. Every read and write goes through portalRead / portalWrite and the
  * services the API uses.

@@ -1,5 +1,5 @@
 /**
- * Sign-in and sign-out (CONTRACT §21): an organization key, or the operator token, which
+ * Sign-in and sign-out: an organization key, or the operator token, which
  * then chooses an organization. Failed sign-ins count against the client address by the
  * activation limit's rule (its own counter, `portal:` + address).
  */

@@ -21,7 +21,7 @@ import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
 import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 
-/** The domain's refusals in the portal's words (CONTRACT §1, §9). */
+/** The domain's refusals in the portal's words. */
 const GERMAN: Partial<Record<string, string>> = {
   protected_org_unit:
     'Die Organisationseinheit „Neue Geräte“ ist geschützt: Sie kann nicht umbenannt, verschoben oder gelöscht werden.',

@@ -1,5 +1,5 @@
 /**
- * Rolling out devices (CONTRACT §21): enrollment sessions (create, devices used of the
+ * Rolling out devices: enrollment sessions (create, devices used of the
  * quota, expiry, revoke) and ISO builds (trigger for a template or a session with an
  * optional WLAN, progress refreshing until done, download). Inputs are checked by the
  * API's own schemas; changes go through the services the API routes call.
@@ -274,7 +274,7 @@ export function rolloutRoutes() {
     const id = c.req.param('id');
     const db = await portalRead(c, 'org_admin', [['iso_build', id]]);
     const res = await serveIsoDownload(c, db, id, c.req.header('range'), c.req.header('if-range'));
-    // An image carries the code or a session id: its download is audited as the API's is (§17).
+    // An image carries the code or a session id: its download is audited as the API's is.
     if (res.status < 400) await auditPortalRead(c, 'iso_build.download', 'iso_build', id);
     return res;
   });

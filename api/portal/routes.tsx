@@ -1,5 +1,5 @@
 /**
- * The customer portal at /portal (CONTRACT §21): server-rendered pages from the same app,
+ * The customer portal at /portal: server-rendered pages from the same app,
  * usable without JavaScript. Every page but sign-in needs a valid session; every POST
  * carries the session's CSRF token (403 and nothing changed otherwise).
  */

@@ -1,5 +1,5 @@
 /**
- * Portal sessions (CONTRACT §21): a random token in the `fleet_session` cookie, stored only
+ * Portal sessions: a random token in the `fleet_session` cookie, stored only
  * as its SHA-256 hash; 8 hours; ended at sign-out, and at once when the organization key
  * it was opened with is revoked or expires (every request checks), or when the operator
  * token it was opened with is no longer the service's. Each session has its own CSRF

@@ -1,4 +1,4 @@
-/** Read-only seed catalog (CONTRACT §4): backends, workspaces, Merkmale with their blueprints. */
+/** Read-only seed catalog: backends, workspaces, Merkmale with their blueprints. */
 import { z } from '@hono/zod-openapi';
 import { json } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';

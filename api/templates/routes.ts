@@ -1,4 +1,4 @@
-/** Template reads (CONTRACT §4). Resolve lives with activation: it is the installer's call. */
+/** Template reads. Resolve lives with activation: it is the installer's call. */
 import { notFound } from '../http/errors.ts';
 import { IdParams, json } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';

@@ -1,4 +1,4 @@
-/** The Template object (Bereitstellungsvorlage) of CONTRACT §4. */
+/** The Template object (Bereitstellungsvorlage). */
 import { z } from '@hono/zod-openapi';
 import { Uuid } from '../http/openapi.ts';
 

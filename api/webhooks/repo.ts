@@ -1,5 +1,5 @@
 /**
- * Webhook subscriptions and their deliveries (CONTRACT §16). Events are emitted in SQL
+ * Webhook subscriptions and their deliveries (api/webhooks/README.md). Events are emitted in SQL
  * (`emit_webhook_event`, sql/migrations/20261123100000_webhooks.sql); the worker delivers
  * them (jobs/tasks/deliver_webhook.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * Webhooks (CONTRACT §16): an organization's admins subscribe HTTPS endpoints to device,
+ * Webhooks (api/webhooks/README.md): an organization's admins subscribe HTTPS endpoints to device,
  * order and ISO build events, and read what was delivered.
  */
 import type { z } from '@hono/zod-openapi';

@@ -1,4 +1,4 @@
-/** The Webhook and WebhookDelivery objects and the create body (CONTRACT §16). */
+/** The Webhook and WebhookDelivery objects and the create body. */
 import { z } from '@hono/zod-openapi';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 

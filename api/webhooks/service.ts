@@ -1,5 +1,5 @@
 /**
- * Subscribing and deleting a webhook (CONTRACT §16), shared by the API routes and the
+ * Subscribing and deleting a webhook, shared by the API routes and the
  * portal: the URL policy is checked here, and each returns the audit entry of the change
  * (never the secret).
  */

@@ -1,5 +1,5 @@
 /**
- * Where webhooks may point (CONTRACT §16): a receiver on the internet, never the service's
+ * Where webhooks may point: a receiver on the internet, never the service's
  * own network, unless the operator allows it. The URL is checked when a webhook is created
  * (its scheme, and its host when that is an address) and every address its host resolves
  * to is checked again at each delivery (jobs/webhooks/post.ts), so a DNS name that later

@@ -1,6 +1,6 @@
 /**
- * The unattended setup written into a personalized image (CONTRACT §10, "Installer-ready
- * images"): per backend the installer's answer file and the boot entries that start it by
+ * The unattended setup written into a personalized image (jobs/iso/README.md): per
+ * backend the installer's answer file and the boot entries that start it by
  * default, plus the paths of the kernel and initrd those entries boot, which the build checks
  * in the base image. Pure: no I/O, so the generated text has unit tests of its own.
  *
@@ -18,7 +18,7 @@
  * holds them against the installer's templates and the installation guide's example).
  */
 
-/** What the device agent needs on the installed system (CONTRACT §18), before the template's own packages. */
+/** What the device agent needs on the installed system, before the template's own packages. */
 export const AGENT_PACKAGES = ['curl', 'git', 'python3', 'ansible-core'] as const;
 
 export type Backend = 'debian' | 'ubuntu';

@@ -14,7 +14,7 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * The device agent every image carries in /fleet/agent (CONTRACT §18), from
+ * The device agent every image carries in /fleet/agent, from
  * jobs/iso/installer/agent/, with the modes they keep on the image; `install.sh late`
  * installs them into the new system.
  */

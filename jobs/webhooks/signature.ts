@@ -1,5 +1,5 @@
 /**
- * `Fleet-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` (CONTRACT §16),
+ * `Fleet-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` (api/webhooks/README.md),
  * keyed with the UTF-8 bytes of the webhook's secret. The time inside the signed text lets
  * a receiver refuse a replayed old delivery.
  */

@@ -1,5 +1,5 @@
 /**
- * No takeover of managed devices (CONTRACT §5): activate and resolve for a device that
+ * No takeover of managed devices: activate and resolve for a device that
  * holds an agent secret answer 409 device_already_enrolled and change nothing.
  */
 import { describe, expect, it } from 'vitest';

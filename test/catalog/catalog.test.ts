@@ -55,7 +55,7 @@ const deselect = (scope: string, id: string, merkmal: string) =>
   call('POST', `/${scope}/${id}/catalog/${merkmal}/deselect`);
 const unset = (scope: string, id: string, merkmal: string) => call('DELETE', `/${scope}/${id}/catalog/${merkmal}`);
 
-/** Selection events name who made the change (CONTRACT §13); these tests use the operator token. */
+/** Selection events name who made the change; these tests use the operator token. */
 const operator = { type: 'operator' };
 
 async function events(deviceId: string) {

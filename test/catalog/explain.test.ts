@@ -1,6 +1,6 @@
 /**
- * GET /devices/{id}/catalog/{merkmal}/explain (CONTRACT §20): the steps and the decision
- * for each row of the vote table of §9 and for a device override, 404s, roles and tenant
+ * GET /devices/{id}/catalog/{merkmal}/explain (api/catalog/README.md): the steps and the decision
+ * for each row of the vote table and for a device override, 404s, roles and tenant
  * isolation, and a property test over generated fleets: for every device and every
  * Merkmal, the explanation's decision is the catalog listing's.
  */
@@ -49,7 +49,7 @@ async function schoolDevice() {
   return { org, schule, klasse, device, group };
 }
 
-describe('explain: the vote table of CONTRACT §9, row by row', () => {
+describe('explain: the vote table of api/catalog/README.md, row by row', () => {
   it('absent (workspace), groups 1:0 -> present, gruppe', async () => {
     const f = await schoolDevice();
     const g = await f.group('Lehrer', 'qgis', 'present');

@@ -1,4 +1,4 @@
-/** Unit tests of the pure override resolution (CONTRACT §9), row by row of the vote table. */
+/** Unit tests of the pure override resolution (api/catalog/README.md), row by row of the vote table. */
 import { describe, expect, it } from 'vitest';
 import {
   resolveCatalog,

@@ -1,6 +1,6 @@
 /**
  * Free-form JSON objects (selection `optionen`, agent report `detail`, `hardware` of
- * activate, bootstrap and check-in) against CONTRACT.md §1: nesting that would overflow the
+ * activate, bootstrap and check-in) against api/README.md, Conventions: nesting that would overflow the
  * stack and lone UTF-16 surrogates that PostgreSQL refuses are 400 `invalid_request` with
  * the offending path, never a 500, and nothing is written. Bodies are sent as raw JSON text:
  * the test's own JSON.stringify would overflow on 10,000 levels, and it is the only way to

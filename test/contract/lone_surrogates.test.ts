@@ -1,6 +1,6 @@
 /**
  * A lone UTF-16 surrogate in any string of any request body is 400 `invalid_request`, and
- * nothing is written (CONTRACT §1; found by fuzzing: a PATCH answered 500, a POST stored
+ * nothing is written (api/README.md, Conventions; found by fuzzing: a PATCH answered 500, a POST stored
  * U+FFFD). The cases are generated from the OpenAPI document: every string field of every
  * operation's body, reached through objects, arrays and free-form objects, gets
  * "a\ud800b" in a body built from the schema's examples; not listed by hand.

@@ -1,6 +1,6 @@
 /**
- * Black-box robustness against CONTRACT.md §1: odd but well-formed input is a 4xx with the
- * contract's error body, never a 500; every collection endpoint pages the same way; ids are
+ * Black-box robustness against the conventions of api/README.md: odd but well-formed input is a 4xx with the
+ * API's error body, never a 500; every collection endpoint pages the same way; ids are
  * UUIDs in any letter case; the bearer scheme is case-insensitive.
  */
 import { Buffer } from 'node:buffer';

@@ -275,7 +275,7 @@ try {
   check(/^process_resident_memory_bytes [1-9]\d*$/m.test(text), 'process_resident_memory_bytes is not 0 under Deno');
   check(
     /^fleet_checkin_reads_total\{source="primary"\} [1-9]/m.test(text) && /^fleet_heartbeats_pending \d+$/m.test(text),
-    'GET /metrics has the check-in path metrics (CONTRACT §19) under Deno',
+    'GET /metrics has the check-in path metrics under Deno',
   );
   // A check-in held in flight (half its body sent) fills the bound: the next is refused by
   // the front before the app, with the contract's 503; the held one is answered after.

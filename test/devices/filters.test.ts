@@ -1,4 +1,4 @@
-/** The device list's `?stale=` and `?q=` filters (CONTRACT §8 amended by §21): rules, bad input, tenants. */
+/** The device list's `?stale=` and `?q=` filters: rules, bad input, tenants. */
 import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../support/access.ts';
 import { useTestApp } from '../support/app.ts';

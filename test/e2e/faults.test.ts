@@ -1,5 +1,5 @@
 /**
- * The service survives its own faults (CONTRACT §15 "Stopping", "Restarting"): real
+ * The service survives its own faults (README.md, Running in production): real
  * `npm start` processes on one DATA_DIR, faults injected with signals as an operator, the
  * kernel or a terminal would.
  */

@@ -102,7 +102,7 @@ describe('a device from activation to its first report, over HTTP', () => {
 
     const events = await call('GET', `/api/v1/devices/${device_id}/events`);
     expect(events.body.items.map((e: { type: string }) => e.type)).toEqual(['applied', 'selected']);
-    // The check-in's time is written by the next heartbeat batch, within 2 s (CONTRACT §19).
+    // The check-in's time is written by the next heartbeat batch, within 2 s (api/agent/README.md, Heartbeats).
     let device = await call('GET', `/api/v1/devices/${device_id}`);
     for (let i = 0; i < 40 && device.body.agent_last_checkin === null; i++) {
       await new Promise((r) => setTimeout(r, 100));

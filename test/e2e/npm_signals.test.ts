@@ -1,5 +1,5 @@
 /**
- * A supervisor stops what it started (CONTRACT §15 "Stopping"): `docker stop`, systemd
+ * A supervisor stops what it started (README.md, Running in production): `docker stop`, systemd
  * and others signal the process they started, which is `npm` for `npm run api` and
  * `npm run worker`. The signal must reach node and run the ordered stop, leaving no
  * process behind. Real `npm` processes over the test file's database.

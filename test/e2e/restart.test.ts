@@ -1,5 +1,5 @@
 /**
- * Restart right after a crash (CONTRACT §15 "Restarting"), as a supervisor with
+ * Restart right after a crash (README.md, Running in production), as a supervisor with
  * `Restart=always` does it: `npm start` killed with its whole process group by SIGKILL and
  * started again at once on the same DATA_DIR and PORT; while one runs, a second exits 1.
  */

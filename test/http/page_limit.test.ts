@@ -1,4 +1,4 @@
-/** `?limit=` (CONTRACT §1): 1–500 in plain decimal digits; anything else is a 400. */
+/** `?limit=` (api/README.md, Collections): 1–500 in plain decimal digits; anything else is a 400. */
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';

@@ -1,5 +1,5 @@
 /**
- * Webhook events and their delivery (CONTRACT §16): emitted in the transaction of the
+ * Webhook events and their delivery (api/webhooks/README.md): emitted in the transaction of the
  * change, delivered by the worker's real task (Graphile Worker's runOnce) to a receiver
  * played by nock, or by a real local HTTP server end to end; signed, retried, refused
  * where the address is private, and never carrying the secret anywhere but the signature.

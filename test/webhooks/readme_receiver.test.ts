@@ -1,5 +1,5 @@
 /**
- * The receiver in the README's Webhooks section, run as written: it accepts what the
+ * The receiver of api/webhooks/README.md ("A receiver"), run as written: it accepts what the
  * service signs and refuses a wrong signature, another secret and a stale timestamp.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -15,10 +15,10 @@ let receiver: ChildProcess;
 let url: string;
 
 function readmeReceiver(): string {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Webhooks'));
+  const readme = readFileSync(new URL('../../api/webhooks/README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## A receiver'));
   const code = section.match(/```ts\n([\s\S]*?)```/)?.[1];
-  if (!code) throw new Error('the README has no TypeScript receiver under "## Webhooks"');
+  if (!code) throw new Error('api/webhooks/README.md has no TypeScript receiver under "## A receiver"');
   return code;
 }
 

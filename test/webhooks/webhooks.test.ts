@@ -1,5 +1,5 @@
 /**
- * Webhook subscriptions (CONTRACT §16): created with a secret shown once and kept sealed,
+ * Webhook subscriptions (api/webhooks/README.md): created with a secret shown once and kept sealed,
  * listed without it, deleted, tenant-isolated and audited; URLs checked at creation.
  */
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The installer's handshake with the fleet service (CONTRACT §5 and §10), shipped in every
+# The installer's handshake with the fleet service (jobs/iso/README.md), shipped in every
 # personalized image as /fleet/handshake.sh and run by the Debian preseed or the Ubuntu
 # autoinstall before the disk is touched.
 #
@@ -13,7 +13,7 @@
 #   FLEET_SERIAL       the device serial (default: DMI product_serial, else product_uuid)
 #   FLEET_OUT          output folder (default /run/fleet): blueprint.json, agent.json (0600)
 #   FLEET_RETRIES      attempts per request while the service cannot be reached or is busy
-#                      (default 6); a wait for 429 or 503 counts as one (CONTRACT §17)
+#                      (default 6); a wait for 429 or 503 counts as one
 #   FLEET_RETRY_DELAY  seconds before the first retry without Retry-After, doubled each time
 #                      up to 60 (default 5)
 #

@@ -16,7 +16,7 @@
 #                               installed system (default /target), all 0600 root; and the
 #                               device agent from ./agent/ with its enabled systemd unit
 #
-# A failed handshake stops the installation for good (CONTRACT §17): d-i shows a failed
+# A failed handshake stops the installation for good: d-i shows a failed
 # partman/early_command as an error and partitions once someone presses Continue, so the
 # early command never returns on failure. It shows why and what to do on the console (and
 # in d-i's own dialog), powers the machine off after FLEET_POWEROFF_DELAY seconds, and then
@@ -186,7 +186,7 @@ selections() {
     fi
     echo "d-i partman-auto/disk string $disk"
   fi
-  # The agent's own packages (CONTRACT §18), then the template's.
+  # The agent's own packages (AGENT_PACKAGES of installer_config.ts), then the template's.
   echo "d-i pkgsel/include string curl git python3 ansible-core $(blueprint_packages)"
   return 0
 }
@@ -282,7 +282,7 @@ late() {
   install_agent "$target"
 }
 
-# The device agent from the image's /fleet/agent (CONTRACT §18): the program, its playbook
+# The device agent from the image's /fleet/agent (jobs/iso/README.md, The device agent): the program, its playbook
 # and its systemd unit, enabled by the link `systemctl enable` would make; its state folder.
 # Nothing here needs the network: the agent starts at the installed system's first boot.
 install_agent() {
