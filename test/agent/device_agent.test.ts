@@ -262,7 +262,12 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
       encoding: 'utf8',
     });
     expect(x.status, x.stderr).toBe(0);
-    expect((await readdir(join(fleet, 'agent'))).sort()).toEqual(['fleet-agent', 'fleet-agent.service', 'site.yml']);
+    expect((await readdir(join(fleet, 'agent'))).sort()).toEqual([
+      'fleet-agent',
+      'fleet-agent.service',
+      'fleet_agent_helpers.py',
+      'site.yml',
+    ]);
 
     const out = join(scratch, 'run-fleet');
     const shell = (args: string[]) =>
@@ -284,6 +289,7 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
 
     const r = device.root;
     expect(await mode(join(r, 'usr/local/sbin/fleet-agent'))).toBe(0o755);
+    expect(await mode(join(r, 'usr/local/share/fleet/fleet_agent_helpers.py'))).toBe(0o644);
     expect(await mode(join(r, 'usr/local/share/fleet/site.yml'))).toBe(0o644);
     expect(await mode(join(r, 'etc/systemd/system/fleet-agent.service'))).toBe(0o644);
     expect(await readlink(join(r, 'etc/systemd/system/multi-user.target.wants/fleet-agent.service'))).toBe(
@@ -291,8 +297,11 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     );
     expect(await mode(join(r, 'etc/fleet/agent.json'))).toBe(0o600);
     expect(await mode(join(r, 'var/lib/fleet'))).toBe(0o700);
-    expect(await readFile(join(r, 'usr/local/sbin/fleet-agent'), 'utf8')).toBe(
-      await readFile(new URL('../../jobs/iso/installer/agent/fleet-agent', import.meta.url), 'utf8'),
+    const shipped = (file: string) =>
+      readFile(new URL(`../../jobs/iso/installer/agent/${file}`, import.meta.url), 'utf8');
+    expect(await readFile(join(r, 'usr/local/sbin/fleet-agent'), 'utf8')).toBe(await shipped('fleet-agent'));
+    expect(await readFile(join(r, 'usr/local/share/fleet/fleet_agent_helpers.py'), 'utf8')).toBe(
+      await shipped('fleet_agent_helpers.py'),
     );
     device.agentJson = await readFile(join(r, 'etc/fleet/agent.json'), 'utf8');
     const agentConf = JSON.parse(device.agentJson);
@@ -478,7 +487,10 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     const root = join(scratch, 'root-refused');
     await mkdir(join(root, 'etc/fleet'), { recursive: true });
     await mkdir(join(root, 'usr/local/sbin'), { recursive: true });
+    await mkdir(join(root, 'usr/local/share/fleet'), { recursive: true });
     await copyFile(join(device.root, 'usr/local/sbin/fleet-agent'), join(root, 'usr/local/sbin/fleet-agent'));
+    const helpers = 'usr/local/share/fleet/fleet_agent_helpers.py';
+    await copyFile(join(device.root, helpers), join(root, helpers));
     await writeFile(join(root, 'etc/fleet/agent.json'), device.agentJson, { mode: 0o600 });
     const refused = await once({}, root);
     expect(refused.code, refused.stdout).toBe(3);

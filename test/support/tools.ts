@@ -22,6 +22,7 @@ export const TOOLS = {
   'debconf-set-selections': { apt: 'debconf' },
   'ansible-playbook': { apt: 'ansible-core' },
   git: { apt: 'git' },
+  python3: { apt: 'python3' },
   shellcheck: { apt: 'shellcheck' },
   'systemd-analyze': { apt: 'systemd' },
   chromium: { apt: 'chromium', path: '/usr/bin/chromium' },

@@ -282,12 +282,13 @@ late() {
   install_agent "$target"
 }
 
-# The device agent from the image's /fleet/agent (jobs/iso/README.md, The device agent): the program, its playbook
-# and its systemd unit, enabled by the link `systemctl enable` would make; its state folder.
+# The device agent from the image's /fleet/agent (jobs/iso/README.md, The device agent): the
+# program, its python3 steps, its playbook and its systemd unit, enabled by the link
+# `systemctl enable` would make; its state folder.
 # Nothing here needs the network: the agent starts at the installed system's first boot.
 install_agent() {
   agent=$here/agent
-  for f in fleet-agent site.yml fleet-agent.service; do
+  for f in fleet-agent fleet_agent_helpers.py site.yml fleet-agent.service; do
     [ -r "$agent/$f" ] || {
       log "the image lacks $agent/$f: the device agent cannot be installed"
       exit 1
@@ -296,12 +297,13 @@ install_agent() {
   units=$1/etc/systemd/system
   (umask 022 && mkdir -p "$1/usr/local/sbin" "$1/usr/local/share/fleet" "$units/multi-user.target.wants") || exit 1
   put "$agent/fleet-agent" "$1/usr/local/sbin/fleet-agent" 755
+  put "$agent/fleet_agent_helpers.py" "$1/usr/local/share/fleet/fleet_agent_helpers.py" 644
   put "$agent/site.yml" "$1/usr/local/share/fleet/site.yml" 644
   put "$agent/fleet-agent.service" "$units/fleet-agent.service" 644
   ln -sf /etc/systemd/system/fleet-agent.service "$units/multi-user.target.wants/fleet-agent.service" || exit 1
   mkdir -p "$1/var/lib/fleet" && chmod 700 "$1/var/lib/fleet" || exit 1
-  chown 0:0 "$1/usr/local/sbin/fleet-agent" "$1/usr/local/share/fleet/site.yml" "$units/fleet-agent.service" \
-    "$1/var/lib/fleet" 2>/dev/null
+  chown 0:0 "$1/usr/local/sbin/fleet-agent" "$1/usr/local/share/fleet/fleet_agent_helpers.py" \
+    "$1/usr/local/share/fleet/site.yml" "$units/fleet-agent.service" "$1/var/lib/fleet" 2>/dev/null
   log "device agent installed into $1 (fleet-agent.service enabled)"
 }
 

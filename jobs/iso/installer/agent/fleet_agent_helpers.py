@@ -1,0 +1,268 @@
+"""The JSON and state steps of fleet-agent, one subcommand each:
+
+    python3 fleet_agent_helpers.py STEP ARGS...
+
+fleet-agent (POSIX sh) does the requests, the waits and the logging; these steps read the
+configuration and the service's answers, write the request bodies and the agent's state
+files, and sum up an apply. Arguments are paths (never secrets); every file written is
+private and replaced atomically. A step that fails exits 1 with one line on stderr, named
+after the step; `outcomes` exits 5 when a role failed. Standard library only: the device
+has the distribution's python3 and nothing else.
+"""
+
+import json
+import os
+import re
+import sys
+
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+ROLE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$")
+SECRET = re.compile(r"^[A-Za-z0-9_-]{16,512}$")
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_or_empty(path):
+    """A state file of the agent's own; missing or unreadable counts as empty."""
+    try:
+        return load(path)
+    except (OSError, ValueError):
+        return {}
+
+
+def write_atomic(path, text):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.rename(tmp, path)
+
+
+def one_line(text, limit=500):
+    return re.sub(r"[\x00-\x1f\x7f]+", " ", str(text)).strip()[:limit]
+
+
+def read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def hardware():
+    """What the service keeps of this machine: DMI, CPU, memory, disks, OS and kernel."""
+    hw = {}
+    dmi = {}
+    for key in ("sys_vendor", "product_name", "product_version", "product_serial", "product_uuid",
+                "board_name", "bios_version"):
+        value = read("/sys/class/dmi/id/" + key)
+        if value:
+            dmi[key] = one_line(value, 200)
+    hw["dmi"] = dmi
+    cpu = {"cores": os.cpu_count()}
+    for line in (read("/proc/cpuinfo") or "").splitlines():
+        if line.startswith("model name"):
+            cpu["model"] = one_line(line.split(":", 1)[1], 200)
+            break
+    hw["cpu"] = cpu
+    for line in (read("/proc/meminfo") or "").splitlines():
+        if line.startswith("MemTotal:"):
+            hw["memory_mb"] = int(line.split()[1]) // 1024
+    disks = []
+    try:
+        names = sorted(os.listdir("/sys/block"))
+    except OSError:
+        names = []
+    for name in names:
+        if name.startswith(("loop", "ram", "zram", "dm-", "sr", "md", "nbd")):
+            continue
+        size = read("/sys/block/%s/size" % name)
+        disk = {"name": name, "size_gb": int(size) * 512 // 10**9 if size and size.isdigit() else None}
+        model = read("/sys/block/%s/device/model" % name)
+        if model:
+            disk["model"] = one_line(model, 200)
+        disks.append(disk)
+    hw["disks"] = disks[:64]
+    for line in (read("/etc/os-release") or "").splitlines():
+        if line.startswith("PRETTY_NAME="):
+            hw["os"] = one_line(line.split("=", 1)[1].strip("\""), 200)
+    uname = os.uname()
+    hw["kernel"] = uname.release
+    hw["hostname"] = uname.nodename
+    return hw
+
+
+def conf(conf_path):
+    """Checks agent.json; prints the base URL, the device id and "token" or "none"."""
+    c = load(conf_path)
+    base, device = c.get("base_url"), c.get("device_id")
+    if not isinstance(base, str) or not re.match(r"^https?://[^\s]+$", base):
+        sys.exit("agent.json: base_url is not an http(s) URL")
+    if not isinstance(device, str) or not UUID.match(device):
+        sys.exit("agent.json: device_id is not a UUID")
+    token = c.get("bootstrap_token")
+    print(base.rstrip("/"))
+    print(device)
+    print("token" if isinstance(token, str) and token else "none")
+
+
+def bootstrap_body(conf_path, out_path):
+    c = load(conf_path)
+    body = {"device_id": c["device_id"], "bootstrap_token": c["bootstrap_token"], "hardware": hardware()}
+    write_atomic(out_path, json.dumps(body))
+
+
+def checkin_body(send_hardware, agent_version, out_path):
+    """The check-in's body; with the hardware when the first argument is "hardware"."""
+    body = {"agent_version": agent_version}
+    if send_hardware == "hardware":
+        body["hardware"] = hardware()
+    write_atomic(out_path, json.dumps(body))
+
+
+def secret(answer_path, secret_path, device_id):
+    """Keeps the agent secret of a bootstrap answer for this device."""
+    answer = load(answer_path)
+    value = answer.get("agent_secret")
+    if answer.get("device_id") != device_id or not isinstance(value, str) or not SECRET.match(value):
+        sys.exit("the bootstrap answer has no usable agent secret")
+    write_atomic(secret_path, value + "\n")
+
+
+def drop_token(conf_path):
+    """Removes the used bootstrap token from agent.json."""
+    c = load(conf_path)
+    c.pop("bootstrap_token", None)
+    write_atomic(conf_path, json.dumps(c) + "\n")
+
+
+def error(answer_path):
+    """The service's error answer as one line, whatever the answer holds."""
+    try:
+        answer = load(answer_path)
+        print(one_line("%s: %s" % (answer.get("error", "error"), answer.get("message", "")), 300))
+    except (OSError, ValueError, AttributeError):
+        print("no error message")
+
+
+def answer(desired_path, vars_path, results_path, work_path):
+    """Checks a check-in answer and writes the playbook's variables; prints the role
+    repository's URL and the poll interval (at least 5 seconds)."""
+    desired = load(desired_path)
+    for b in desired["blueprints"] + desired["auftraege"]:
+        if not isinstance(b.get("ansible_role"), str) or not ROLE.match(b["ansible_role"]):
+            sys.exit("the check-in names an unusable role %r" % (b.get("ansible_role"),))
+    url, interval = desired["repository_url"], desired["poll_interval_seconds"]
+    if not isinstance(url, str) or re.search(r"\s", url) or url.startswith("-") or not isinstance(interval, int):
+        sys.exit("the check-in answer is not understood")
+    variables = {"fleet_blueprints": desired["blueprints"], "fleet_auftraege": desired["auftraege"],
+                 "fleet_results": results_path, "fleet_work": work_path}
+    write_atomic(vars_path, json.dumps(variables))
+    print(url)
+    print(max(5, interval))
+
+
+def items_of(desired):
+    """The roles of a desired state in the playbook's order: blueprints, then orders."""
+    items = [{"merkmal": b["merkmal"], "ansible_role": b["ansible_role"], "state": "present", "optionen": {},
+              "kind": "blueprint"} for b in desired["blueprints"]]
+    items += [{"merkmal": a["merkmal"], "ansible_role": a["ansible_role"], "state": a["state"],
+               "optionen": a.get("optionen") or {}, "kind": "auftrag"} for a in desired["auftraege"]]
+    return items
+
+
+def outcomes(results_path, log_path, desired_path, reported_path, out_path):
+    """The report of an apply: entries for orders whose outcome is new or failed; exit 5 on any failure."""
+    items = items_of(load(desired_path))
+    try:
+        results = {r["index"]: r for r in load(results_path)}
+    except (OSError, ValueError, KeyError, TypeError):
+        results = {}
+    log_lines = (read(log_path) or "").splitlines()
+    changed, current = set(), None
+    for line in log_lines:
+        m = re.search(r"fleet-item-(begin|end) (\d+)", line)
+        if m:
+            current = int(m.group(2)) if m.group(1) == "begin" else None
+        elif current is not None and "| CHANGED" in line:
+            changed.add(current)
+    tail = one_line(" ".join(log_lines[-5:])) or "the playbook did not run"
+    reported = load_or_empty(reported_path)
+    entries, failed = [], []
+    for i, item in enumerate(items):
+        result = results.get(i)
+        ok = bool(result and result.get("ok"))
+        message = None if ok else one_line(result.get("message") if result else "the playbook stopped: " + tail)
+        if not ok:
+            failed.append("%s (%s)" % (item["ansible_role"], message))
+        if item["kind"] != "auftrag":
+            continue
+        present = item["state"] == "present"
+        event = ("applied" if ok else "apply_failed") if present else ("removed" if ok else "remove_failed")
+        outcome = "%s|%s|%s" % (event, item["ansible_role"], json.dumps(item["optionen"], sort_keys=True))
+        if ok and reported.get(item["merkmal"]) == outcome:
+            continue
+        entries.append({"merkmal": item["merkmal"], "event": event,
+                        "detail": {"role": item["ansible_role"], "changed": i in changed, "message": message},
+                        "_outcome": outcome})
+    if entries:
+        body = {"entries": [{k: v for k, v in e.items() if k != "_outcome"} for e in entries[:500]],
+                "outcomes": {e["merkmal"]: e["_outcome"] for e in entries[:500]}}
+        write_atomic(out_path, json.dumps(body))
+    print("%d roles applied, %d failed%s; %d to report" % (
+        len(items) - len(failed), len(failed), (": " + "; ".join(failed))[:1000] if failed else "", len(entries)))
+    sys.exit(5 if failed else 0)
+
+
+def report_body(spooled_path, out_path):
+    """The body to send for a spooled report (its entries, not its outcomes)."""
+    spooled = load(spooled_path)
+    write_atomic(out_path, json.dumps({"entries": spooled["entries"]}))
+
+
+def accepted(spooled_path, reported_path):
+    """Records the outcomes of a report the service took, so they are not reported again."""
+    spooled = load(spooled_path)
+    reported = load_or_empty(reported_path)
+    reported.update(spooled.get("outcomes", {}))
+    write_atomic(reported_path, json.dumps(reported, sort_keys=True))
+
+
+def poll(desired_path):
+    """The poll interval of the kept desired state."""
+    print(int(load(desired_path)["poll_interval_seconds"]))
+
+
+STEPS = {
+    "conf": conf,
+    "bootstrap-body": bootstrap_body,
+    "checkin-body": checkin_body,
+    "secret": secret,
+    "drop-token": drop_token,
+    "error": error,
+    "answer": answer,
+    "outcomes": outcomes,
+    "report-body": report_body,
+    "accepted": accepted,
+    "poll": poll,
+}
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit("usage: %s STEP ARGS... (steps: %s)" % (os.path.basename(argv[0]), ", ".join(STEPS)))
+    step = STEPS.get(argv[1])
+    if step is None:
+        sys.exit("unknown step " + argv[1])
+    try:
+        step(*argv[2:])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+        sys.exit("%s: %s" % (argv[1], one_line(e, 300)))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
