@@ -103,3 +103,10 @@ export async function touchApiKey(db: Db, id: string): Promise<void> {
     update api_keys set last_used_at = now()
     where id = ${id} and (last_used_at is null or last_used_at <= now() - interval '1 minute')`;
 }
+
+export async function getApiKey(db: Db, id: string): Promise<ApiKeyRow | null> {
+  const [row] = await db<ApiKeyRow[]>`
+    select id, organization_id, name, role, prefix, created_at, expires_at, last_used_at, revoked_at
+    from api_keys where id = ${id}`;
+  return row ?? null;
+}

@@ -82,6 +82,23 @@ export async function listOverrides(db: Db, scope: 'org-units' | 'groups', id: s
       >`select merkmal, state, optionen from group_merkmale where group_id = ${id} order by merkmal`;
 }
 
+type ScopeOverride = { id: string; merkmal: string; state: OverrideState };
+
+/** The overrides set at every org unit or every group of the organization, by Merkmal key. */
+export async function listOrganizationOverrides(
+  db: Db,
+  scope: 'org-units' | 'groups',
+  organizationId: string,
+): Promise<ScopeOverride[]> {
+  return scope === 'org-units'
+    ? db<ScopeOverride[]>`
+      select o.org_unit_id as id, o.merkmal, o.state from org_unit_merkmale o
+      join org_units u on u.id = o.org_unit_id where u.organization_id = ${organizationId} order by o.merkmal`
+    : db<ScopeOverride[]>`
+      select o.group_id as id, o.merkmal, o.state from group_merkmale o
+      join groups g on g.id = o.group_id where g.organization_id = ${organizationId} order by o.merkmal`;
+}
+
 /**
  * Sets (select / deselect) or removes (unset) the override of `merkmal` at a scope and
  * writes the events, which name the actor. Returns the override now set (null after an

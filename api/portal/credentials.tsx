@@ -6,11 +6,11 @@
  * Changes go through the services the API routes call, with the routes' audit actions.
  */
 import { Hono } from 'hono';
-import { listApiKeys } from '../api_keys/repo.ts';
+import { getApiKey, listApiKeys } from '../api_keys/repo.ts';
 import { ApiKeyCreate } from '../api_keys/schemas.ts';
 import { createKey, revokeKey } from '../api_keys/service.ts';
 import { ApiError } from '../http/errors.ts';
-import { listWebhooks } from '../webhooks/repo.ts';
+import { getWebhook, listWebhooks } from '../webhooks/repo.ts';
 import { WEBHOOK_EVENT_TYPES, WebhookCreate } from '../webhooks/schemas.ts';
 import { subscribe, unsubscribe } from '../webhooks/service.ts';
 import { type PortalEnv, portalRead, portalWrite } from './access.ts';
@@ -130,7 +130,7 @@ export function credentialRoutes() {
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, 'org_admin', [['api_key', id]]);
-    const [key] = await db<{ name: string; prefix: string }[]>`select name, prefix from api_keys where id = ${id}`;
+    const key = await getApiKey(db, id);
     return render(
       c,
       <Layout title="API-Schlüssel widerrufen" session={session}>
@@ -250,7 +250,7 @@ export function credentialRoutes() {
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, 'org_admin', [['webhook', id]]);
-    const [hook] = await db<{ url: string }[]>`select url from webhooks where id = ${id}`;
+    const hook = await getWebhook(db, id);
     return render(
       c,
       <Layout title="Webhook löschen" session={session}>

@@ -13,7 +13,7 @@ import type { Db } from '../db/client.ts';
 import { getHardware, listEvents } from '../devices/lifecycle_repo.ts';
 import { transitionDevice, type Transition } from '../devices/lifecycle_service.ts';
 import { listOrganizationDevices } from '../devices/organize_repo.ts';
-import { type DeviceRow, getDevice, staleDevice } from '../devices/repo.ts';
+import { type DeviceRow, getDevice, staleDeviceIds } from '../devices/repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { notFound } from '../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../http/pagination.ts';
@@ -22,6 +22,7 @@ import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
 import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import type { PortalSession } from './session.ts';
 
@@ -33,7 +34,6 @@ const originLabel: Record<string, string> = {
   gruppe: 'Gruppen',
   geraet: 'Gerät',
 };
-const stateLabel = (s: string | null) => (s === 'present' ? 'vorhanden' : s === 'absent' ? 'nicht vorhanden' : '–');
 
 /** Names of the organization's org units, groups and templates, for the tables and filters. */
 async function namesOf(db: Db, organizationId: string) {
@@ -49,14 +49,6 @@ async function namesOf(db: Db, organizationId: string) {
     group: new Map(groups.map((g) => [g.id, g.name])),
     template: new Map(templates.map((t) => [t.id, t.name])),
   };
-}
-
-/** Which of these devices are stale, by the one rule of devices/repo.ts. */
-async function staleIds(db: Db, ids: string[], pollIntervalSeconds: number): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db<{ id: string }[]>`
-    select d.id from devices d where d.id = any(${ids}::uuid[]) and ${staleDevice(db, pollIntervalSeconds)}`;
-  return new Set(rows.map((r) => r.id));
 }
 
 function Lifecycle(props: { device: DeviceRow }) {
@@ -171,7 +163,7 @@ export function deviceRoutes() {
       pollIntervalSeconds: poll,
     });
     const page = rows.slice(0, PAGE_SIZE);
-    const stale = await staleIds(
+    const stale = await staleDeviceIds(
       db,
       page.map((d) => d.id),
       poll,

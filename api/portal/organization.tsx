@@ -6,12 +6,13 @@
  */
 import { Hono } from 'hono';
 import { listAuditEvents } from '../audit/repo.ts';
+import { listOrganizationOverrides } from '../catalog/repo.ts';
 import type { Db } from '../db/client.ts';
+import { findDeviceBySerialOrId } from '../devices/repo.ts';
 import * as groups from '../groups/repo.ts';
 import * as groupService from '../groups/service.ts';
 import { GroupCreate, GroupPatch } from '../groups/schemas.ts';
 import { ApiError } from '../http/errors.ts';
-import { isUuid } from '../http/uuid.ts';
 import * as orgUnits from '../org_units/repo.ts';
 import type { OrgUnitRow } from '../org_units/repo.ts';
 import { OrgUnitCreate, OrgUnitPatch } from '../org_units/schemas.ts';
@@ -19,6 +20,7 @@ import { createUnit, deleteUnit, updateUnit } from '../org_units/service.ts';
 import type { AuditEntry } from '../audit/repo.ts';
 import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
 import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 
 /** The domain's refusals in the portal's words (CONTRACT §1, §9). */
@@ -50,32 +52,22 @@ const noResult = ({ audit }: { audit: AuditEntry }) => ({ audit, result: null })
 /** A form's parent field: '' is the top level. */
 const parentOf = (value: string | undefined) => (value ? value : null);
 
-const state = (s: string) => (s === 'present' ? 'vorhanden' : 'nicht vorhanden');
-
-/** Devices (not archived) and overrides per org unit or group, in two queries. */
+/** Devices (not archived) and overrides per org unit, members and overrides per group. */
 async function countsAndOverrides(db: Db, organizationId: string) {
   const [unitDevices, groupMembers, unitOverrides, groupOverrides] = await Promise.all([
-    db<{ id: string; n: number }[]>`
-      select oe_id as id, count(*)::int as n from devices
-      where organization_id = ${organizationId} and archived_at is null group by oe_id`,
-    db<{ id: string; n: number }[]>`
-      select gm.group_id as id, count(*)::int as n from group_members gm
-      where gm.organization_id = ${organizationId} group by gm.group_id`,
-    db<{ id: string; merkmal: string; state: string }[]>`
-      select o.org_unit_id as id, o.merkmal, o.state from org_unit_merkmale o
-      join org_units u on u.id = o.org_unit_id where u.organization_id = ${organizationId} order by o.merkmal`,
-    db<{ id: string; merkmal: string; state: string }[]>`
-      select o.group_id as id, o.merkmal, o.state from group_merkmale o
-      join groups g on g.id = o.group_id where g.organization_id = ${organizationId} order by o.merkmal`,
+    orgUnits.countDevicesByOrgUnit(db, organizationId),
+    groups.countMembersByGroup(db, organizationId),
+    listOrganizationOverrides(db, 'org-units', organizationId),
+    listOrganizationOverrides(db, 'groups', organizationId),
   ]);
   const overrides = (rows: typeof unitOverrides) => {
     const map = new Map<string, string[]>();
-    for (const r of rows) map.set(r.id, [...(map.get(r.id) ?? []), `${r.merkmal}: ${state(r.state)}`]);
+    for (const r of rows) map.set(r.id, [...(map.get(r.id) ?? []), `${r.merkmal}: ${stateLabel(r.state)}`]);
     return map;
   };
   return {
-    unitDevices: new Map(unitDevices.map((r) => [r.id, r.n])),
-    groupMembers: new Map(groupMembers.map((r) => [r.id, r.n])),
+    unitDevices,
+    groupMembers,
     unitOverrides: overrides(unitOverrides),
     groupOverrides: overrides(groupOverrides),
   };
@@ -427,12 +419,9 @@ export function organizationRoutes() {
   /** A device of the session's organization by serial (exact) or id; else a message, not a 404 page. */
   async function deviceOf(db: Db, organizationId: string, given: string): Promise<string> {
     const value = given.trim();
-    const [row] = await db<{ id: string }[]>`
-      select id from devices where organization_id = ${organizationId}
-      and (serial = ${value} or ${isUuid(value) ? value.toLowerCase() : null}::uuid = id)
-      order by (serial = ${value}) desc limit 1`;
-    if (!row) throw new ApiError('invalid_request', `Kein Gerät „${value.slice(0, 80)}“ in Ihrer Organisation.`);
-    return row.id;
+    const id = await findDeviceBySerialOrId(db, organizationId, value);
+    if (id === null) throw new ApiError('invalid_request', `Kein Gerät „${value.slice(0, 80)}“ in Ihrer Organisation.`);
+    return id;
   }
 
   app.post('/groups/:id/members', async (c) => {
