@@ -9,7 +9,7 @@
  * with their group and device overrides); the pure rule gives the state before and after
  * the change; one insert writes the events. No query per device.
  */
-import type { Actor } from '../audit/repo.ts';
+import type { Actor } from '../access/declaration.ts';
 import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
 import { effectiveTemplateOf } from '../devices/repo.ts';
 import { ApiError, notFound } from '../http/errors.ts';

@@ -2,23 +2,26 @@
  * The organization's structure: org units as a tree with their devices and overrides
  * (create, rename, move, delete) and groups with members and overrides (create, rename,
  * delete, add and remove a device), and the audit log. Every change goes through the
- * repository functions the API routes call, via portalWrite with the routes' audit actions.
+ * services the API routes call, checked and audited by the routes' own declarations.
  */
 import { Hono } from 'hono';
+import type { AuditEntry } from '../access/declaration.ts';
+import * as auditOps from '../audit/operations.ts';
 import { listAuditEvents } from '../audit/repo.ts';
 import { listOrganizationOverrides } from '../catalog/repo.ts';
 import type { Db } from '../db/client.ts';
 import { findDeviceBySerialOrId } from '../devices/repo.ts';
+import * as groupOps from '../groups/operations.ts';
 import * as groups from '../groups/repo.ts';
 import * as groupService from '../groups/service.ts';
 import { GroupCreate, GroupPatch } from '../groups/schemas.ts';
 import { ApiError } from '../http/errors.ts';
+import * as orgUnitOps from '../org_units/operations.ts';
 import * as orgUnits from '../org_units/repo.ts';
 import type { OrgUnitRow } from '../org_units/repo.ts';
 import { OrgUnitCreate, OrgUnitPatch } from '../org_units/schemas.ts';
 import { createUnit, deleteUnit, updateUnit } from '../org_units/service.ts';
-import type { AuditEntry } from '../audit/repo.ts';
-import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
+import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
@@ -113,7 +116,7 @@ export function organizationRoutes() {
   app.get('/org-units', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_viewer', [['organization', org]]);
+    const db = await portalRead(c, orgUnitOps.listOrgUnits, { param: { id: org } });
     const [units, extra] = await Promise.all([
       orgUnits.listOrgUnits(db, org, null, 10_000),
       countsAndOverrides(db, org),
@@ -167,7 +170,7 @@ export function organizationRoutes() {
   app.get('/org-units/:id', async (c) => {
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
-    const db = await portalRead(c, 'org_admin', [['org_unit', id]]);
+    const db = await portalRead(c, orgUnitOps.updateOrgUnit, { param: { id } });
     const unit = await orgUnits.requireOrgUnit(db, id);
     const units = await orgUnits.listOrgUnits(db, unit.organization_id, null, 10_000);
     const base = `/portal/org-units/${unit.id}`;
@@ -207,18 +210,14 @@ export function organizationRoutes() {
     );
   });
 
-  app.post('/org-units', async (c) => {
+  postWrite(app, '/org-units', orgUnitOps.createOrgUnit, async (c, write) => {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
     return writeAndRedirect(c, '/portal/org-units', 'Organisationseinheit angelegt.', () => {
       const parsed = OrgUnitCreate.safeParse({ name: fields.name, parent_id: parentOf(fields.parent_id) });
       if (!parsed.success) throw invalidInput(parsed.error);
-      const parent = parsed.data.parent_id ?? null;
-      const ids = parent === null ? [] : ([['org_unit', parent]] as const);
-      return portalWrite(
-        c,
-        { access: 'org_admin', audit: 'org_unit.create', ids: [['organization', org], ...ids] },
-        async (tx) => inGerman(() => createUnit(tx, org, parsed.data).then(noResult)),
+      return write({ param: { id: org }, json: parsed.data }, async (tx) =>
+        inGerman(() => createUnit(tx, org, parsed.data).then(noResult)),
       );
     });
   });
@@ -228,37 +227,31 @@ export function organizationRoutes() {
     ['rename', 'name', 'Organisationseinheit umbenannt.'],
     ['move', 'parent_id', 'Organisationseinheit verschoben.'],
   ] as const) {
-    app.post(`/org-units/:id/${verb}`, async (c) => {
+    postWrite(app, `/org-units/:id/${verb}`, orgUnitOps.updateOrgUnit, async (c, write) => {
       const id = c.req.param('id').toLowerCase();
       const fields = await formFields(c);
       const value = field === 'name' ? fields.name : parentOf(fields.parent_id);
       return writeAndRedirect(c, `/portal/org-units/${id}`, success, async () => {
         const parsed = OrgUnitPatch.safeParse({ [field]: value });
         if (!parsed.success) throw invalidInput(parsed.error);
-        const parent = parsed.data.parent_id ?? null;
-        const ids = parent === null ? [] : ([['org_unit', parent]] as const);
-        await portalWrite(
-          c,
-          { access: 'org_admin', audit: 'org_unit.update', ids: [['org_unit', id], ...ids] },
-          async (tx) => inGerman(() => updateUnit(tx, id, parsed.data).then(noResult)),
+        await write({ param: { id }, json: parsed.data }, async (tx) =>
+          inGerman(() => updateUnit(tx, id, parsed.data).then(noResult)),
         );
       });
     });
   }
 
-  app.post('/org-units/:id/delete', async (c) => {
+  postWrite(app, '/org-units/:id/delete', orgUnitOps.deleteOrgUnit, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/org-units', 'Organisationseinheit gelöscht.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'org_unit.delete', ids: [['org_unit', id]] }, async (tx) =>
-        inGerman(() => deleteUnit(tx, id).then(noResult)),
-      ),
+      write({ param: { id } }, async (tx) => inGerman(() => deleteUnit(tx, id).then(noResult))),
     );
   });
 
   app.get('/groups', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_viewer', [['organization', org]]);
+    const db = await portalRead(c, groupOps.listGroups, { param: { id: org } });
     const [list, extra] = await Promise.all([groups.listGroups(db, org, null, 10_000), countsAndOverrides(db, org)]);
     const write = canWrite(session);
     return render(
@@ -314,7 +307,7 @@ export function organizationRoutes() {
   app.get('/groups/:id', async (c) => {
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
-    const db = await portalRead(c, 'org_admin', [['group', id]]);
+    const db = await portalRead(c, groupOps.updateGroup, { param: { id } });
     const group = await groups.requireGroup(db, id);
     const members = await groups.listGroupDevices(db, id, null, 1000);
     const base = `/portal/groups/${group.id}`;
@@ -383,36 +376,30 @@ export function organizationRoutes() {
     );
   });
 
-  app.post('/groups', async (c) => {
+  postWrite(app, '/groups', groupOps.createGroup, async (c, write) => {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
     return writeAndRedirect(c, '/portal/groups', 'Gruppe angelegt.', () => {
       const parsed = GroupCreate.safeParse({ name: fields.name });
       if (!parsed.success) throw invalidInput(parsed.error);
-      return portalWrite(c, { access: 'org_admin', audit: 'group.create', ids: [['organization', org]] }, (tx) =>
-        groupService.createGroup(tx, org, parsed.data).then(noResult),
-      );
+      return write({ param: { id: org } }, (tx) => groupService.createGroup(tx, org, parsed.data).then(noResult));
     });
   });
 
-  app.post('/groups/:id/rename', async (c) => {
+  postWrite(app, '/groups/:id/rename', groupOps.updateGroup, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     const fields = await formFields(c);
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gruppe umbenannt.', () => {
       const parsed = GroupPatch.safeParse({ name: fields.name });
       if (!parsed.success) throw invalidInput(parsed.error);
-      return portalWrite(c, { access: 'org_admin', audit: 'group.update', ids: [['group', id]] }, (tx) =>
-        groupService.updateGroup(tx, id, parsed.data).then(noResult),
-      );
+      return write({ param: { id } }, (tx) => groupService.updateGroup(tx, id, parsed.data).then(noResult));
     });
   });
 
-  app.post('/groups/:id/delete', async (c) => {
+  postWrite(app, '/groups/:id/delete', groupOps.deleteGroup, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/groups', 'Gruppe gelöscht.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'group.delete', ids: [['group', id]] }, (tx) =>
-        groupService.deleteGroup(tx, id).then(noResult),
-      ),
+      write({ param: { id } }, (tx) => groupService.deleteGroup(tx, id).then(noResult)),
     );
   });
 
@@ -424,12 +411,13 @@ export function organizationRoutes() {
     return id;
   }
 
-  app.post('/groups/:id/members', async (c) => {
+  // The device is named by serial or id and found within the session's organization, inside the write.
+  postWrite(app, '/groups/:id/members', groupOps.addGroupMember, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät zur Gruppe hinzugefügt.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'group.add_device', ids: [['group', id]] }, async (tx) =>
+      write({ param: { id } }, async (tx) =>
         inGerman(async () => {
           const deviceId = await deviceOf(tx, org, fields.device ?? '');
           return noResult(await groupService.changeMember(tx, 'add', id, deviceId));
@@ -438,15 +426,11 @@ export function organizationRoutes() {
     );
   });
 
-  app.post('/groups/:id/members/:device/remove', async (c) => {
+  postWrite(app, '/groups/:id/members/:device/remove', groupOps.removeGroupMember, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     const device = c.req.param('device').toLowerCase();
-    const ids = [
-      ['group', id],
-      ['device', device],
-    ] as const;
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät aus der Gruppe entfernt.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'group.remove_device', ids }, (tx) =>
+      write({ param: { id, device_id: device } }, (tx) =>
         groupService.changeMember(tx, 'remove', id, device).then(noResult),
       ),
     );
@@ -455,7 +439,7 @@ export function organizationRoutes() {
   app.get('/audit', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_admin', [['organization', org]]);
+    const db = await portalRead(c, auditOps.listAuditEvents, { param: { id: org } });
     const events = await listAuditEvents(db, { organizationId: org, beforeSeq: null, limit: 100 });
     return render(
       c,
