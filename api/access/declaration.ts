@@ -124,6 +124,7 @@ export const auditActions = [
   'api_key.revoke',
   'webhook.create',
   'webhook.delete',
+  // The delivery job's, with actor `system`: a webhook whose deliveries failed for days.
   'webhook.disable',
 ] as const;
 
@@ -131,7 +132,7 @@ export type AuditAction = (typeof auditActions)[number];
 
 /**
  * One operation's declaration: the API route is defined with it (`defineRoute`) and the
- * portal page that makes the same change or read is checked with it (`portalWrite`,
+ * portal page that makes the same change or read is checked with it (`postWrite`,
  * `portalRead`), so the two cannot disagree.
  * - `tenant`: the ids an organization key must own.
  * - `audit`: on a write, its action; on a read, the read hands out a credential and is
