@@ -3,8 +3,7 @@
  * (`c.get`, not `c.var`: Hono builds a new object of all variables on every `c.var` read.)
  */
 import type { AppConfig } from './config.ts';
-import type { Caller } from './access/middleware.ts';
-import type { AuditEntry } from './audit/repo.ts';
+import type { AuditEntry, Caller } from './access/declaration.ts';
 import type { Db, Sql } from './db/client.ts';
 import type { CheckinReads } from './db/replica.ts';
 import type { Heartbeats } from './agent/heartbeats.ts';

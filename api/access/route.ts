@@ -9,25 +9,34 @@ import { operationExamples } from '../docs/error_examples.ts';
 import { errorResponses, type ErrorSpec } from '../http/errors.ts';
 import { wellFormedJsonBody } from '../http/json_value.ts';
 import { validationHook } from '../http/openapi.ts';
-import { type Access, callersOf, takesOrgCredential, type TenantIds } from './declaration.ts';
+import { type Access, callersOf, type Operation, takesOrgCredential, type TenantIds } from './declaration.ts';
 import { accessMiddleware } from './middleware.ts';
 
-/** The declaration every route makes: who may call it, whose ids it takes, what it audits. */
-export interface RouteDeclaration {
-  access: Access;
-  /** For operator and organization routes: the ids an organization key must own. */
-  tenant?: TenantIds;
-  /**
-   * For operator and organization writes: the audit action. On a read: the read hands out
-   * a credential and is recorded too (api/README.md, Audit log).
-   */
-  audit?: string;
-  errors?: readonly ErrorSpec[];
+/**
+ * The declaration every route makes. An operator or organization route names its
+ * operation's declaration (who, whose ids, what it audits), the one its feature exports
+ * for the portal too; a route whose handler checks its own credential (installer,
+ * bootstrap, agent) or that is open to anyone names only its access.
+ */
+export type RouteDeclaration = (
+  | { operation: Operation; access?: undefined }
+  | { access: Exclude<Access, Operation['access']>; operation?: undefined }
+) & { errors?: readonly ErrorSpec[] };
+
+/** The API route each operation declaration was defined with, by the declaration itself. */
+const routesByOperation = new Map<Operation, { method: string; path: string }>();
+
+/** The API route defined with this very declaration object, if any. */
+export function apiRouteOf(operation: Operation): { method: string; path: string } | undefined {
+  return routesByOperation.get(operation);
 }
 
 export function defineRoute<const R extends RouteConfig>(config: R & RouteDeclaration) {
-  const { access, tenant, audit, errors = [], ...route } = config;
+  const { operation, access: ownAccess, errors = [], ...route } = config;
+  const declaration = operation ?? { access: ownAccess! };
+  const { access, tenant, audit } = declaration as Operation;
   checkDeclaration(route.method, route.path, { access, tenant, audit });
+  if (operation) claim(operation, route.method, route.path);
   const request = route.request;
   const codes: ErrorSpec[] = [...errors];
   if (request?.params || request?.query || request?.body) codes.push('invalid_request');
@@ -39,7 +48,7 @@ export function defineRoute<const R extends RouteConfig>(config: R & RouteDeclar
   }
   codes.push('internal_error');
   const middleware = [
-    accessMiddleware({ method: route.method, access, tenant, audit }),
+    accessMiddleware({ method: route.method, ...declaration }),
     ...asArray(route.middleware),
     ...(request?.body ? [wellFormedJsonBody] : []),
   ];
@@ -56,6 +65,17 @@ export function defineRoute<const R extends RouteConfig>(config: R & RouteDeclar
       ),
     },
   } as unknown as R);
+}
+
+/** One declaration, one API route: a declaration used for two routes is refused at start-up. */
+function claim(operation: Operation, method: string, path: string) {
+  const claimed = routesByOperation.get(operation);
+  if (claimed && (claimed.method !== method || claimed.path !== path)) {
+    throw new Error(
+      `${method.toUpperCase()} ${path}: its declaration is already that of ${claimed.method.toUpperCase()} ${claimed.path}`,
+    );
+  }
+  routesByOperation.set(operation, { method, path });
 }
 
 /**
@@ -102,7 +122,7 @@ function checkDeclaration(method: string, path: string, d: { access: Access; ten
     }
   }
   if (method !== 'get' && !d.audit) throw new Error(`${where}: a write must declare its audit action`);
-  // A read is audited only when it hands out a credential: the viewer may never make it.
+  // A read is audited only when it hands out a credential, which a viewer may never read.
   if (method === 'get' && d.audit && d.access !== 'org_admin' && d.access !== 'operator') {
     throw new Error(`${where}: an audited read hands out a credential, which a viewer may not read`);
   }

@@ -1,14 +1,13 @@
 /**
- * Organization API keys (api/README.md, Access): created with a random secret shown once, stored
- * only as its SHA-256 hash, looked up by that hash, revoked for good.
+ * Organization API keys: created with a random secret shown once, stored only as its
+ * SHA-256 hash (access/keys.ts finds a key by it), revoked for good.
  */
 import type { Db } from '../db/client.ts';
-import { lockSecret, secretLockName } from '../db/secret_locks.ts';
-import { constantTimeEqual } from '@oslojs/crypto/subtle';
+import { secretLockName } from '../db/secret_locks.ts';
+import { API_KEY_PREFIX } from '../access/keys.ts';
 import { hashSecret, randomToken } from '../http/crypto.ts';
 import { afterCursor, type Cursor } from '../http/pagination.ts';
 
-export const API_KEY_PREFIX = 'fpk_';
 /** How much of a key a list shows: enough to recognise it, far too little to use it. */
 const SHOWN_PREFIX_LENGTH = 12;
 
@@ -51,8 +50,9 @@ export async function listApiKeys(db: Db, organizationId: string, cursor: Cursor
 
 /**
  * Sets `revoked_at` once; a second revoke keeps the first time. Null: no such key. It first
- * takes the key's lock exclusively (see `findUsableKey`): it waits for the writes under way
- * with the key, and the writes that come after it wait for it, however many there are.
+ * takes the key's lock exclusively (see `findUsableKey` in access/keys.ts): it waits for the
+ * writes under way with the key, and the writes that come after it wait for it, however
+ * many there are.
  * `revoked_at` is the moment the lock was taken (`clock_timestamp()`), not the start of the
  * transaction (`now()`): a write that began while the revoke waited for it began before
  * the key was revoked.
@@ -66,40 +66,9 @@ export async function revokeApiKey(db: Db, id: string): Promise<ApiKeyRow | null
   return row ?? null;
 }
 
-export interface UsableKey {
-  id: string;
-  organization_id: string;
-  name: string;
-  role: ApiKeyRole;
-  key_hash: Uint8Array;
-  /** Whether `last_used_at` is a minute old or more (or unset), so this use should move it. */
-  stale_use: boolean;
-}
-
-/**
- * The key with this hash if it is neither revoked nor expired. `lock` (a write) first takes
- * the key's lock shared for the rest of the transaction, then reads the key: a revoke that
- * has returned is seen by every write that starts after it, and a revoke waits for the
- * writes already under way.
- * The lock (api/db/secret_locks.ts) is named by the key's hash, which a write knows before
- * it finds the key.
- */
-export async function findUsableKey(db: Db, key: string, lock: boolean): Promise<UsableKey | null> {
-  const hash = hashSecret(key);
-  if (lock) await lockSecret(db, 'api_key', hash, 'shared');
-  const [row] = await db<UsableKey[]>`
-    select id, organization_id, name, role, key_hash,
-           coalesce(last_used_at <= now() - interval '1 minute', true) as stale_use
-    from api_keys
-    where key_hash = ${hash} and revoked_at is null and (expires_at is null or expires_at > now())`;
-  // The index found the row by the hash; confirming it in constant time keeps the one
-  // comparison TypeScript makes free of timing differences too.
-  return row !== undefined && constantTimeEqual(row.key_hash, hash) ? row : null;
-}
-
-/** Moves `last_used_at`, at most once a minute per key whichever process asks. */
-export async function touchApiKey(db: Db, id: string): Promise<void> {
-  await db`
-    update api_keys set last_used_at = now()
-    where id = ${id} and (last_used_at is null or last_used_at <= now() - interval '1 minute')`;
+export async function getApiKey(db: Db, id: string): Promise<ApiKeyRow | null> {
+  const [row] = await db<ApiKeyRow[]>`
+    select id, organization_id, name, role, prefix, created_at, expires_at, last_used_at, revoked_at
+    from api_keys where id = ${id}`;
+  return row ?? null;
 }

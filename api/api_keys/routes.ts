@@ -11,6 +11,7 @@ import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
 import { createKey, revokeKey } from './service.ts';
 import { ApiKey, ApiKeyCreate, CreatedApiKey } from './schemas.ts';
+import * as ops from './operations.ts';
 
 const tags = ['API keys'];
 
@@ -33,9 +34,7 @@ const createApiKey = defineRoute({
   description:
     'The answer carries `key` this once; the service keeps only its SHA-256 hash. Use it as ' +
     '`Authorization: Bearer <key>`. A revoked or expired key is 401 `unauthorized`, like a wrong one.',
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
-  audit: 'api_key.create',
+  operation: ops.createApiKey,
   errors: ['not_found'],
   request: { params: IdParams, body: jsonBody(ApiKeyCreate) },
   responses: { 201: json(CreatedApiKey, 'The new key, with the key itself') },
@@ -47,8 +46,7 @@ const listApiKeys = defineRoute({
   operationId: 'listApiKeys',
   tags,
   summary: "List the organization's API keys (never the keys themselves)",
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
+  operation: ops.listApiKeys,
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(ApiKey, 'ApiKeyList'), 'A page of API keys, oldest first') },
@@ -63,9 +61,7 @@ const revokeApiKey = defineRoute({
   description:
     'Every request that starts after this call returned is refused with the key. The call waits for the writes ' +
     'already under way with the key, never for later ones, so a key in constant use is revoked as soon as those end.',
-  access: 'org_admin',
-  tenant: { param: { id: 'api_key' } },
-  audit: 'api_key.revoke',
+  operation: ops.revokeApiKey,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(ApiKey, 'The key with revoked_at set') },

@@ -2,7 +2,7 @@
  * Creating and revoking an organization key, shared by the API routes and
  * the portal: each returns the row and the audit entry of the change (never the key).
  */
-import type { AuditEntry } from '../audit/repo.ts';
+import type { AuditEntry } from '../access/declaration.ts';
 import type { Db } from '../db/client.ts';
 import { notFound } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';

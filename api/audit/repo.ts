@@ -1,29 +1,9 @@
 /**
- * The audit log (api/README.md, Audit log): written by the access middleware in the transaction of
- * each successful write, read newest first with optional filters.
+ * The audit log, read newest first with optional filters. The access layer writes it
+ * (access/audit_events.ts), in the transaction of each successful write.
  */
+import type { Actor } from '../access/declaration.ts';
 import type { Db } from '../db/client.ts';
-
-/** What a write handler reports of its change; the middleware adds action, actor and request id. */
-export interface AuditEntry {
-  organizationId: string;
-  targetType: string;
-  targetId: string | null;
-  /** What changed, never a secret (no code, key, token or WLAN data). */
-  details?: Record<string, unknown>;
-}
-
-export type Actor = { type: 'operator' } | { type: 'api_key'; api_key_id: string; name: string } | { type: 'system' };
-
-export async function insertAuditEvent(
-  db: Db,
-  event: AuditEntry & { action: string; actor: Actor; requestId: string },
-): Promise<void> {
-  await db`
-    insert into audit_events (organization_id, actor, action, target_type, target_id, request_id, details)
-    values (${event.organizationId}, ${db.json(event.actor)}, ${event.action}, ${event.targetType},
-            ${event.targetId}, ${event.requestId}, ${db.json((event.details ?? {}) as Parameters<Db['json']>[0])})`;
-}
 
 export interface AuditEventRow {
   id: string;

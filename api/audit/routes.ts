@@ -5,6 +5,7 @@ import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import { type AuditEventRow, listAuditEvents } from './repo.ts';
+import * as ops from './operations.ts';
 
 const Actor = z
   .union([
@@ -44,8 +45,7 @@ const listAudit = defineRoute({
   description:
     'One event per successful write by the operator or an organization API key, recorded in the same ' +
     'transaction as the change. Activation, resolve and the agent calls are not audited.',
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
+  operation: ops.listAuditEvents,
   errors: ['not_found'],
   request: { params: IdParams, query: AuditQuery },
   responses: { 200: json(collectionOf(AuditEvent, 'AuditEventList'), 'A page of audit events, newest first') },

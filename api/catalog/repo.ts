@@ -9,7 +9,7 @@
  * with their group and device overrides); the pure rule gives the state before and after
  * the change; one insert writes the events. No query per device.
  */
-import type { Actor } from '../audit/repo.ts';
+import type { Actor } from '../access/declaration.ts';
 import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
 import { effectiveTemplateOf } from '../devices/repo.ts';
 import { ApiError, notFound } from '../http/errors.ts';
@@ -80,6 +80,23 @@ export async function listOverrides(db: Db, scope: 'org-units' | 'groups', id: s
     : db<
         CatalogOverrideType[]
       >`select merkmal, state, optionen from group_merkmale where group_id = ${id} order by merkmal`;
+}
+
+type ScopeOverride = { id: string; merkmal: string; state: OverrideState };
+
+/** The overrides set at every org unit or every group of the organization, by Merkmal key. */
+export async function listOrganizationOverrides(
+  db: Db,
+  scope: 'org-units' | 'groups',
+  organizationId: string,
+): Promise<ScopeOverride[]> {
+  return scope === 'org-units'
+    ? db<ScopeOverride[]>`
+      select o.org_unit_id as id, o.merkmal, o.state from org_unit_merkmale o
+      join org_units u on u.id = o.org_unit_id where u.organization_id = ${organizationId} order by o.merkmal`
+    : db<ScopeOverride[]>`
+      select o.group_id as id, o.merkmal, o.state from group_merkmale o
+      join groups g on g.id = o.group_id where g.organization_id = ${organizationId} order by o.merkmal`;
 }
 
 /**

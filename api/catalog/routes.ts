@@ -13,6 +13,7 @@ import * as repo from './repo.ts';
 import { changeSelection } from './service.ts';
 import { CatalogExplanation, CatalogOverride, CatalogOverrideList, DeviceCatalog, SelectionBody } from './schemas.ts';
 import { loadCatalogStates, loadExplanation } from './state.ts';
+import * as ops from './operations.ts';
 
 const tags = ['Order catalog'];
 
@@ -28,7 +29,6 @@ const selectionErrors = ['not_found', 'unknown_merkmal', 'not_in_catalog'] as co
 const scopes = [
   {
     scope: 'devices',
-    kind: 'device',
     op: 'Device',
     what: 'a device',
     reach:
@@ -36,7 +36,6 @@ const scopes = [
   },
   {
     scope: 'org-units',
-    kind: 'org_unit',
     op: 'OrgUnit',
     what: 'an org unit',
     reach:
@@ -44,7 +43,6 @@ const scopes = [
   },
   {
     scope: 'groups',
-    kind: 'group',
     op: 'Group',
     what: 'a group',
     reach:
@@ -83,9 +81,7 @@ function selectionRoute(s: (typeof scopes)[number], verb: 'select' | 'deselect')
       `Sets the override of the Merkmal at this scope to \`${state}\`, replacing any earlier one. ` +
       'The body is optional; `optionen` (a JSON object, else 400) become the options of the order when this override decides it. ' +
       `${s.reach} ${catalogNote}`,
-    access: 'org_admin',
-    tenant: { param: { id: s.kind, merkmal: null } },
-    audit: `catalog.${verb}`,
+    operation: ops.selectionOperations[s.scope][verb],
     errors: selectionErrors,
     middleware: [emptyBodyIsNoBody] as const,
     request: {
@@ -106,9 +102,7 @@ function unsetRoute(s: (typeof scopes)[number]) {
     description:
       `Idempotent: 204 also when no override was set. Writes a \`selected\` / \`deselected\` event with \`payload: { origin, source_id, unset: true }\` ` +
       `for each non-archived device whose effective state changes${s.scope === 'devices' ? ' (the device itself, archived or not)' : ''}. ${catalogNote}`,
-    access: 'org_admin',
-    tenant: { param: { id: s.kind, merkmal: null } },
-    audit: 'catalog.unset',
+    operation: ops.selectionOperations[s.scope].unset,
     errors: selectionErrors,
     request: { params: MerkmalParams },
     responses: { 204: { description: 'No override of the Merkmal at this scope' } },
@@ -126,8 +120,7 @@ const getDeviceCatalog = defineRoute({
     'effective `state`, its `origin` and `optionen`, by the override resolution: workspace default; the nearest ' +
     "org unit with an override; a strict majority of the device's groups with an override (optionen from the most recently " +
     "changed override on the winning side); the device's own override always wins. The same rule gives the agent's `auftraege`.",
-  access: 'org_viewer',
-  tenant: { param: { id: 'device' } },
+  operation: ops.getDeviceCatalog,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(DeviceCatalog, 'The effective catalog') },
@@ -145,8 +138,7 @@ const explainDeviceMerkmal = defineRoute({
     "top with its override or `null` (the nearest non-null one decides); the votes of the device's groups that override " +
     "the Merkmal (a strict majority wins); the device's own override (`null` without one; it always wins). " +
     "404 for an unknown device or a Merkmal that is not in the device's catalog.",
-  access: 'org_viewer',
-  tenant: { param: { id: 'device', merkmal: null } },
+  operation: ops.explainDeviceMerkmal,
   errors: ['not_found'],
   request: { params: MerkmalParams },
   responses: { 200: json(CatalogExplanation, 'The decision and its steps') },
@@ -158,8 +150,7 @@ const listOrgUnitOverrides = defineRoute({
   operationId: 'listOrgUnitCatalog',
   tags,
   summary: 'The Merkmal overrides set at an org unit (not inherited ones)',
-  access: 'org_viewer',
-  tenant: { param: { id: 'org_unit' } },
+  operation: ops.listOrgUnitCatalog,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(CatalogOverrideList, 'The overrides of the org unit') },
@@ -171,8 +162,7 @@ const listGroupOverrides = defineRoute({
   operationId: 'listGroupCatalog',
   tags,
   summary: 'The Merkmal overrides set at a group',
-  access: 'org_viewer',
-  tenant: { param: { id: 'group' } },
+  operation: ops.listGroupCatalog,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(CatalogOverrideList, 'The overrides of the group') },

@@ -2,9 +2,7 @@
  * Select, deselect and unset of a catalog Merkmal at a scope, shared by the API routes and
  * the portal: the change (with its events naming the actor) and its audit entry.
  */
-import type { Caller } from '../access/middleware.ts';
-import { actorOf } from '../access/middleware.ts';
-import type { AuditEntry } from '../audit/repo.ts';
+import { actorOf, type AuditEntry, type Caller } from '../access/declaration.ts';
 import type { Db } from '../db/client.ts';
 import * as repo from './repo.ts';
 import type { CatalogOverrideType } from './schemas.ts';

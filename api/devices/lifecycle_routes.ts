@@ -19,6 +19,7 @@ import * as lifecycle from './lifecycle_repo.ts';
 import { serializeDevice } from './repo.ts';
 import type { AppEnv } from '../app_env.ts';
 import { Device } from './schemas.ts';
+import * as ops from './operations.ts';
 
 const tags = ['Devices'];
 
@@ -56,9 +57,7 @@ const deprovision = defineRoute({
   description:
     "Sets `deprovisioned_at`; the device stays in lists. The agent's check-in and report answer 403 " +
     '`device_deprovisioned` from now on. Idempotent: a second call keeps the first timestamp.',
-  access: 'org_admin',
-  tenant: { param: { id: 'device' } },
-  audit: 'device.deprovision',
+  operation: ops.deprovisionDevice,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Device, 'The device') },
@@ -74,9 +73,7 @@ const reprovision = defineRoute({
     'Clears `deprovisioned_at` and the agent secret (`agent_secret_issued_at` becomes null) and voids any bootstrap ' +
     'token issued before, so the next resolve and bootstrap issue a new secret; the old secret stops working at ' +
     'once. Allowed on any device that is not archived (409 `device_archived`).',
-  access: 'org_admin',
-  tenant: { param: { id: 'device' } },
-  audit: 'device.reprovision',
+  operation: ops.reprovisionDevice,
   errors: ['not_found', ['device_archived', 409]],
   request: { params: IdParams },
   responses: { 200: json(Device, 'The device, ready for a new bootstrap') },
@@ -92,9 +89,7 @@ const archive = defineRoute({
     "Sets `archived_at`: the device leaves device lists (GET /devices/{id} still shows it), the agent's calls answer " +
     '403 `device_archived`, and its serial is free for a new device. Final; idempotent (a second call keeps the ' +
     'first timestamp).',
-  access: 'org_admin',
-  tenant: { param: { id: 'device' } },
-  audit: 'device.archive',
+  operation: ops.archiveDevice,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Device, 'The archived device') },
@@ -106,8 +101,7 @@ const getHardware = defineRoute({
   operationId: 'getDeviceHardware',
   tags,
   summary: 'The hardware the device last reported',
-  access: 'org_viewer',
-  tenant: { param: { id: 'device' } },
+  operation: ops.getDeviceHardware,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(DeviceHardware, 'The last hardware report, or nulls') },
@@ -123,8 +117,7 @@ const listEvents = defineRoute({
     'Selections (`selected`, `deselected`) and agent reports (`applied`, `apply_failed`, `removed`, `remove_failed`), ' +
     'newest first in the order they were written, also within one millisecond: the entries of one report list ' +
     'last entry first.',
-  access: 'org_viewer',
-  tenant: { param: { id: 'device' } },
+  operation: ops.listDeviceEvents,
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(DeviceEvent, 'DeviceEventList'), 'A page of events, newest first') },

@@ -2,7 +2,7 @@
  * The lifecycle transitions of a device, shared by the API routes and the
  * portal: each returns the device after the transition and the audit entry of the change.
  */
-import type { AuditEntry } from '../audit/repo.ts';
+import type { AuditEntry } from '../access/declaration.ts';
 import type { Db } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import * as lifecycle from './lifecycle_repo.ts';

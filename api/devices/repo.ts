@@ -1,6 +1,7 @@
 /** SQL reads of devices shared by every feature that returns a Device. */
 import type { Db } from '../db/client.ts';
 import { iso } from '../http/openapi.ts';
+import { isUuid } from '../http/uuid.ts';
 import type { DeviceType } from './schemas.ts';
 
 export interface DeviceRow {
@@ -79,6 +80,23 @@ export function staleDevice(db: Db, pollIntervalSeconds: number, checkin = lastC
 export async function getDevice(db: Db, id: string): Promise<DeviceRow | null> {
   const [row] = await db<DeviceRow[]>`${deviceSelect(db)} where d.id = ${id}`;
   return row ?? null;
+}
+
+/** Which of these devices are stale, by the one rule above. */
+export async function staleDeviceIds(db: Db, ids: string[], pollIntervalSeconds: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db<{ id: string }[]>`
+    select d.id from devices d where d.id = any(${ids}::uuid[]) and ${staleDevice(db, pollIntervalSeconds)}`;
+  return new Set(rows.map((r) => r.id));
+}
+
+/** The organization's device with this serial (exact, preferred) or id; null if none. */
+export async function findDeviceBySerialOrId(db: Db, organizationId: string, value: string): Promise<string | null> {
+  const [row] = await db<{ id: string }[]>`
+    select id from devices where organization_id = ${organizationId}
+    and (serial = ${value} or ${isUuid(value) ? value.toLowerCase() : null}::uuid = id)
+    order by (serial = ${value}) desc limit 1`;
+  return row?.id ?? null;
 }
 
 export function serializeDevice(row: DeviceRow): DeviceType {

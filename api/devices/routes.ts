@@ -12,6 +12,7 @@ import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/paginatio
 import { listOrganizationDevices, moveDevice } from './organize_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
 import { Device } from './schemas.ts';
+import * as ops from './operations.ts';
 
 const tags = ['Devices'];
 
@@ -52,8 +53,7 @@ const listDevices = defineRoute({
   description:
     'In creation order. `oe_id`, `group_id`, `stale` and `q` combine (all must hold). A filter naming an unknown ' +
     'org unit or group is 404, one of another organization 422 `organization_mismatch`.',
-  access: 'org_viewer',
-  tenant: { param: { id: 'organization' }, query: { oe_id: 'org_unit', group_id: 'group' } },
+  operation: ops.listDevices,
   errors: ['not_found', 'organization_mismatch'],
   request: { params: IdParams, query: DeviceListQuery },
   responses: { 200: json(collectionOf(Device, 'DeviceList'), 'A page of devices') },
@@ -65,8 +65,7 @@ const getDeviceRoute = defineRoute({
   operationId: 'getDevice',
   tags,
   summary: 'Read a device (archived ones too)',
-  access: 'org_viewer',
-  tenant: { param: { id: 'device' } },
+  operation: ops.getDevice,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Device, 'The device') },
@@ -81,9 +80,7 @@ const moveDeviceRoute = defineRoute({
   description:
     'An unknown org unit is 404, one of another organization 422 `organization_mismatch`; ' +
     'an archived device cannot be moved (409 `device_archived`).',
-  access: 'org_admin',
-  tenant: { param: { id: 'device' }, json: { oe_id: 'org_unit' } },
-  audit: 'device.move',
+  operation: ops.moveDevice,
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: IdParams, body: jsonBody(DeviceOrgUnitBody) },
   responses: { 200: json(Device, 'The device in its new org unit') },

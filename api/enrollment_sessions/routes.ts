@@ -13,6 +13,7 @@ import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
 import * as service from './service.ts';
 import { EnrollmentSession, EnrollmentSessionCreate } from './schemas.ts';
+import * as ops from './operations.ts';
 
 const tags = ['Enrollment sessions'];
 
@@ -35,9 +36,7 @@ const createSession = defineRoute({
     '`expires_at` must lie in the future and `max_devices` be at least 1 (else 400 `invalid_request`). An ' +
     'unknown organization or an unknown `template_id` is 404 `not_found`: the template must exist in this ' +
     'installation, like the organization in the path.',
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
-  audit: 'enrollment_session.create',
+  operation: ops.createEnrollmentSession,
   errors: ['not_found'],
   request: { params: IdParams, body: jsonBody(EnrollmentSessionCreate) },
   responses: { 201: json(EnrollmentSession, 'The new session; its id is the credential for installers') },
@@ -50,8 +49,7 @@ const listSessions = defineRoute({
   tags,
   summary: "List the organization's enrollment sessions (revoked and expired ones included), oldest first",
   description: 'Not for `viewer` keys (403 `forbidden`): a session id is an installer credential.',
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
+  operation: ops.listEnrollmentSessions,
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(EnrollmentSession, 'EnrollmentSessionList'), 'A page of enrollment sessions') },
@@ -64,8 +62,7 @@ const getSession = defineRoute({
   tags,
   summary: 'Read one enrollment session',
   description: 'Not for `viewer` keys (403 `forbidden`): a session id is an installer credential.',
-  access: 'org_admin',
-  tenant: { param: { id: 'enrollment_session' } },
+  operation: ops.getEnrollmentSession,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(EnrollmentSession, 'The enrollment session') },
@@ -78,9 +75,7 @@ const revokeSession = defineRoute({
   tags,
   summary: 'Revoke an enrollment session (idempotent: a second call keeps the first revoked_at)',
   description: 'From then on, activate and resolve with the session answer 403 `invalid_activation_code`.',
-  access: 'org_admin',
-  tenant: { param: { id: 'enrollment_session' } },
-  audit: 'enrollment_session.revoke',
+  operation: ops.revokeEnrollmentSession,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(EnrollmentSession, 'The session with revoked_at set') },

@@ -2,7 +2,7 @@
  * The rules of creating and revoking an enrollment session, shared by the API routes and
  * the portal: each returns the session and the audit entry of the change.
  */
-import type { AuditEntry } from '../audit/repo.ts';
+import type { AuditEntry } from '../access/declaration.ts';
 import type { Db } from '../db/client.ts';
 import { notFound } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';

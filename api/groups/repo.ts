@@ -57,6 +57,14 @@ export async function listGroups(
     limit ${limit + 1}`;
 }
 
+/** The number of members per group of the organization; a group without any is absent. */
+export async function countMembersByGroup(db: Db, organizationId: string): Promise<Map<string, number>> {
+  const rows = await db<{ id: string; n: number }[]>`
+    select gm.group_id as id, count(*)::int as n from group_members gm
+    where gm.organization_id = ${organizationId} group by gm.group_id`;
+  return new Map(rows.map((r) => [r.id, r.n]));
+}
+
 export async function updateGroup(db: Db, id: string, patch: GroupPatchInput): Promise<GroupRow> {
   if (patch.name === undefined) return requireGroup(db, id);
   const [row] = await db<GroupRow[]>`

@@ -10,6 +10,7 @@ import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
 import * as service from './service.ts';
 import { Group, GroupCreate, GroupPatch } from './schemas.ts';
+import * as ops from './operations.ts';
 
 const tags = ['Groups'];
 
@@ -24,9 +25,7 @@ const createGroup = defineRoute({
   operationId: 'createGroup',
   tags,
   summary: 'Create a group',
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
-  audit: 'group.create',
+  operation: ops.createGroup,
   errors: ['not_found'],
   request: { params: IdParams, body: jsonBody(GroupCreate) },
   responses: { 201: json(Group, 'The new group') },
@@ -38,8 +37,7 @@ const listGroups = defineRoute({
   operationId: 'listGroups',
   tags,
   summary: "List the organization's groups (creation order)",
-  access: 'org_viewer',
-  tenant: { param: { id: 'organization' } },
+  operation: ops.listGroups,
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(Group, 'GroupList'), 'A page of groups') },
@@ -51,8 +49,7 @@ const getGroup = defineRoute({
   operationId: 'getGroup',
   tags,
   summary: 'Read a group',
-  access: 'org_viewer',
-  tenant: { param: { id: 'group' } },
+  operation: ops.getGroup,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Group, 'The group') },
@@ -64,9 +61,7 @@ const patchGroup = defineRoute({
   operationId: 'updateGroup',
   tags,
   summary: 'Rename a group',
-  access: 'org_admin',
-  tenant: { param: { id: 'group' } },
-  audit: 'group.update',
+  operation: ops.updateGroup,
   errors: ['not_found'],
   request: { params: IdParams, body: jsonBody(GroupPatch) },
   responses: { 200: json(Group, 'The updated group') },
@@ -79,9 +74,7 @@ const deleteGroup = defineRoute({
   tags,
   summary: 'Delete a group',
   description: 'Its memberships and Merkmal overrides go with it (no selection events are written for that).',
-  access: 'org_admin',
-  tenant: { param: { id: 'group' } },
-  audit: 'group.delete',
+  operation: ops.deleteGroup,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 204: { description: 'Deleted' } },
@@ -93,8 +86,7 @@ const listGroupDevices = defineRoute({
   operationId: 'listGroupDevices',
   tags,
   summary: "List the group's devices (archived ones omitted, deprovisioned ones included)",
-  access: 'org_viewer',
-  tenant: { param: { id: 'group' } },
+  operation: ops.listGroupDevices,
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(Device, 'GroupDeviceList'), 'A page of devices') },
@@ -109,9 +101,7 @@ const addMember = defineRoute({
   description:
     "A device can be in many groups. The device must belong to the group's organization " +
     '(422 `organization_mismatch`); an archived device cannot join (409 `device_archived`).',
-  access: 'org_admin',
-  tenant: { param: { id: 'group', device_id: 'device' } },
-  audit: 'group.add_device',
+  operation: ops.addGroupMember,
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: MemberParams },
   responses: { 204: { description: 'The device is a member' } },
@@ -123,9 +113,7 @@ const removeMember = defineRoute({
   operationId: 'removeGroupMember',
   tags,
   summary: 'Remove a device from the group (idempotent: removing a non-member is 204 too)',
-  access: 'org_admin',
-  tenant: { param: { id: 'group', device_id: 'device' } },
-  audit: 'group.remove_device',
+  operation: ops.removeGroupMember,
   errors: ['not_found', 'organization_mismatch'],
   request: { params: MemberParams },
   responses: { 204: { description: 'The device is not a member' } },

@@ -2,7 +2,7 @@
  * Creating, renaming and deleting a group and changing its members, shared by
  * the API routes and the portal: each returns the audit entry of the change.
  */
-import type { AuditEntry } from '../audit/repo.ts';
+import type { AuditEntry } from '../access/declaration.ts';
 import type { Db } from '../db/client.ts';
 import * as repo from './repo.ts';
 import type { GroupCreateInput, GroupPatchInput } from './schemas.ts';

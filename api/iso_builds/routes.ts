@@ -8,6 +8,7 @@ import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
 import { ISO_CONTENT_TYPE, serveIsoDownload, triggerIsoBuild } from './service.ts';
 import { IsoBuild, IsoBuildCreate } from './schemas.ts';
+import * as ops from './operations.ts';
 
 const tags = ['ISO builds'];
 
@@ -31,9 +32,7 @@ const createIsoBuild = defineRoute({
     'a session of another organization: 404 `not_found`. A session that is revoked, expired or used up: ' +
     "403 `invalid_activation_code` (the error table's code for such a session); a `template_id` other than " +
     "the session's: 403 `template_not_allowed`.",
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' }, json: { enrollment_session_id: 'enrollment_session' } },
-  audit: 'iso_build.create',
+  operation: ops.createIsoBuild,
   errors: ['not_found', 'invalid_activation_code', 'template_not_allowed'],
   request: {
     params: IdParams,
@@ -48,8 +47,7 @@ const listIsoBuilds = defineRoute({
   operationId: 'listIsoBuilds',
   tags,
   summary: "List the organization's ISO builds, newest first",
-  access: 'org_viewer',
-  tenant: { param: { id: 'organization' } },
+  operation: ops.listIsoBuilds,
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(IsoBuild, 'IsoBuildList'), 'A page of builds, newest first') },
@@ -61,8 +59,7 @@ const getIsoBuild = defineRoute({
   operationId: 'getIsoBuild',
   tags,
   summary: 'Poll one ISO build',
-  access: 'org_viewer',
-  tenant: { param: { id: 'iso_build' } },
+  operation: ops.getIsoBuild,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(IsoBuild, 'The build') },
@@ -93,9 +90,7 @@ const downloadIsoBuild = defineRoute({
     '`completed`; 404 once it is deleted (replaced by a newer build, or expired). The image carries the ' +
     'activation code or a session id: each successful answer (200 or 206) records an `iso_build.download` ' +
     'audit event with the caller as actor.',
-  access: 'org_admin',
-  tenant: { param: { id: 'iso_build' } },
-  audit: 'iso_build.download',
+  operation: ops.downloadIsoBuild,
   errors: ['not_found', 'iso_not_ready', 'range_not_satisfiable'],
   request: {
     params: IdParams,

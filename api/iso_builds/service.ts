@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import type { AppDeps } from '../app_env.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { decideRange, fileStream, openFile } from './download.ts';
-import type { AuditEntry } from '../audit/repo.ts';
+import type { AuditEntry } from '../access/declaration.ts';
 import type { Db } from '../db/client.ts';
 import * as repo from './repo.ts';
 import type { WlanCredentials } from './wlan_crypto.ts';

@@ -65,6 +65,14 @@ export async function listOrgUnits(
     limit ${limit + 1}`;
 }
 
+/** The number of (non-archived) devices per org unit of the organization; a unit without any is absent. */
+export async function countDevicesByOrgUnit(db: Db, organizationId: string): Promise<Map<string, number>> {
+  const rows = await db<{ id: string; n: number }[]>`
+    select oe_id as id, count(*)::int as n from devices
+    where organization_id = ${organizationId} and archived_at is null group by oe_id`;
+  return new Map(rows.map((r) => [r.id, r.n]));
+}
+
 export async function createOrgUnit(sql: Db, organizationId: string, input: OrgUnitCreateInput): Promise<OrgUnitRow> {
   return transaction(sql, async (tx) => {
     await requireOrganization(tx, organizationId);

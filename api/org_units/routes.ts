@@ -7,6 +7,7 @@ import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
 import { createUnit, deleteUnit, updateUnit } from './service.ts';
 import { OrgUnit, OrgUnitCreate, OrgUnitPatch } from './schemas.ts';
+import * as ops from './operations.ts';
 
 const tags = ['Org units'];
 
@@ -19,9 +20,7 @@ const createOrgUnit = defineRoute({
   description:
     'Creates a unit at the top level (`parent_id` absent or `null`) or under a unit of the same organization. ' +
     'A `parent_id` that does not exist is 404, one of another organization 422 `organization_mismatch`.',
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' }, json: { parent_id: 'org_unit' } },
-  audit: 'org_unit.create',
+  operation: ops.createOrgUnit,
   errors: ['not_found', 'organization_mismatch'],
   request: { params: IdParams, body: jsonBody(OrgUnitCreate) },
   responses: { 201: json(OrgUnit, 'The new org unit') },
@@ -34,8 +33,7 @@ const listOrgUnits = defineRoute({
   tags,
   summary: "List the organization's org units (the whole tree, flat, in creation order)",
   description: 'Rebuild the tree from `parent_id`. Includes the protected unit "Neue Geräte".',
-  access: 'org_viewer',
-  tenant: { param: { id: 'organization' } },
+  operation: ops.listOrgUnits,
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(OrgUnit, 'OrgUnitList'), 'A page of org units') },
@@ -47,8 +45,7 @@ const getOrgUnit = defineRoute({
   operationId: 'getOrgUnit',
   tags,
   summary: 'Read an org unit',
-  access: 'org_viewer',
-  tenant: { param: { id: 'org_unit' } },
+  operation: ops.getOrgUnit,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(OrgUnit, 'The org unit') },
@@ -65,9 +62,7 @@ const patchOrgUnit = defineRoute({
     'The protected unit "Neue Geräte" cannot be renamed or moved (409 `protected_org_unit`, even to the same values). ' +
     'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; ' +
     'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404.',
-  access: 'org_admin',
-  tenant: { param: { id: 'org_unit' }, json: { parent_id: 'org_unit' } },
-  audit: 'org_unit.update',
+  operation: ops.updateOrgUnit,
   errors: ['not_found', 'protected_org_unit', 'org_unit_cycle', 'organization_mismatch'],
   request: { params: IdParams, body: jsonBody(OrgUnitPatch) },
   responses: { 200: json(OrgUnit, 'The updated org unit') },
@@ -83,9 +78,7 @@ const deleteOrgUnit = defineRoute({
     'Only a unit without child units and without (non-archived) devices can be deleted (else 409 `org_unit_not_empty`); ' +
     'archived devices still filed under it are moved to "Neue Geräte". Its Merkmal overrides go with it ' +
     '(no events are written for that). "Neue Geräte" cannot be deleted (409 `protected_org_unit`).',
-  access: 'org_admin',
-  tenant: { param: { id: 'org_unit' } },
-  audit: 'org_unit.delete',
+  operation: ops.deleteOrgUnit,
   errors: ['not_found', 'protected_org_unit', 'org_unit_not_empty'],
   request: { params: IdParams },
   responses: { 204: { description: 'Deleted' } },

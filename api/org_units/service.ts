@@ -2,7 +2,7 @@
  * Creating, changing and deleting an org unit, shared by the API routes and
  * the portal: each returns the row and the audit entry of the change.
  */
-import type { AuditEntry } from '../audit/repo.ts';
+import type { AuditEntry } from '../access/declaration.ts';
 import type { Db } from '../db/client.ts';
 import * as repo from './repo.ts';
 import type { OrgUnitCreateInput, OrgUnitPatchInput } from './schemas.ts';

@@ -7,6 +7,7 @@ import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import * as repo from './repo.ts';
 import { ActivationCode, Organization, OrganizationCreate, OrganizationPatch } from './schemas.ts';
+import * as ops from './operations.ts';
 
 const tags = ['Organizations'];
 
@@ -25,8 +26,7 @@ const createOrganization = defineRoute({
   tags,
   summary: 'Create an organization',
   description: 'Also creates its protected org unit "Neue Geräte" and a classic activation code.',
-  access: 'operator',
-  audit: 'organization.create',
+  operation: ops.createOrganization,
   request: { body: jsonBody(OrganizationCreate) },
   responses: { 201: json(Organization, 'The new organization') },
 });
@@ -37,7 +37,7 @@ const listOrganizations = defineRoute({
   operationId: 'listOrganizations',
   tags,
   summary: 'List organizations (admin area, contact fields included)',
-  access: 'org_viewer',
+  operation: ops.listOrganizations,
   request: { query: PageQuery },
   responses: { 200: json(collectionOf(Organization, 'OrganizationList'), 'A page of organizations') },
 });
@@ -48,8 +48,7 @@ const getOrganization = defineRoute({
   operationId: 'getOrganization',
   tags,
   summary: 'Read one organization (self-service, the same fields as the list)',
-  access: 'org_viewer',
-  tenant: { param: { id: 'organization' } },
+  operation: ops.getOrganization,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Organization, 'The organization') },
@@ -61,9 +60,7 @@ const patchOrganization = defineRoute({
   operationId: 'updateOrganization',
   tags,
   summary: 'Update name and contact fields',
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
-  audit: 'organization.update',
+  operation: ops.updateOrganization,
   errors: ['not_found'],
   request: { params: IdParams, body: jsonBody(OrganizationPatch) },
   responses: { 200: json(Organization, 'The updated organization') },
@@ -76,9 +73,7 @@ const getActivationCode = defineRoute({
   tags,
   summary: "Read the organization's classic activation code",
   description: 'Each read records an `activation_code.read` audit event with the caller as actor.',
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
-  audit: 'activation_code.read',
+  operation: ops.getActivationCode,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(ActivationCode, 'The current activation code') },
@@ -90,9 +85,7 @@ const rotateActivationCode = defineRoute({
   operationId: 'rotateActivationCode',
   tags,
   summary: 'Replace the activation code; the old one stops working at once',
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
-  audit: 'activation_code.rotate',
+  operation: ops.rotateActivationCode,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(ActivationCode, 'The new activation code') },

@@ -6,14 +6,16 @@
  * Changes go through the services the API routes call, with the routes' audit actions.
  */
 import { Hono } from 'hono';
-import { listApiKeys } from '../api_keys/repo.ts';
+import * as keyOps from '../api_keys/operations.ts';
+import { getApiKey, listApiKeys } from '../api_keys/repo.ts';
 import { ApiKeyCreate } from '../api_keys/schemas.ts';
 import { createKey, revokeKey } from '../api_keys/service.ts';
 import { ApiError } from '../http/errors.ts';
-import { listWebhooks } from '../webhooks/repo.ts';
+import * as webhookOps from '../webhooks/operations.ts';
+import { getWebhook, listWebhooks } from '../webhooks/repo.ts';
 import { WEBHOOK_EVENT_TYPES, WebhookCreate } from '../webhooks/schemas.ts';
 import { subscribe, unsubscribe } from '../webhooks/service.ts';
-import { type PortalEnv, portalRead, portalWrite } from './access.ts';
+import { type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, invalidInput, redirectWith, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 
@@ -35,7 +37,7 @@ export function credentialRoutes() {
   app.get('/api-keys', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_admin', [['organization', org]]);
+    const db = await portalRead(c, keyOps.listApiKeys, { param: { id: org } });
     const keys = await listApiKeys(db, org, null, 500);
     return render(
       c,
@@ -92,7 +94,7 @@ export function credentialRoutes() {
     );
   });
 
-  app.post('/api-keys', async (c) => {
+  postWrite(app, '/api-keys', keyOps.createApiKey, async (c, write) => {
     const session = c.get('session');
     const org = session.organizationId!;
     const fields = await formFields(c);
@@ -103,7 +105,7 @@ export function credentialRoutes() {
         ...(fields.expires_on ? { expires_at: `${fields.expires_on}T23:59:59Z` } : {}),
       });
       if (!parsed.success) throw invalidInput(parsed.error);
-      return portalWrite(c, { access: 'org_admin', audit: 'api_key.create', ids: [['organization', org]] }, (tx) =>
+      return write({ param: { id: org } }, (tx) =>
         createKey(tx, org, parsed.data).then(({ row, key, audit }) => ({ audit, result: { row, key } })),
       );
     });
@@ -129,8 +131,8 @@ export function credentialRoutes() {
   app.get('/api-keys/:id/revoke', async (c) => {
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
-    const db = await portalRead(c, 'org_admin', [['api_key', id]]);
-    const [key] = await db<{ name: string; prefix: string }[]>`select name, prefix from api_keys where id = ${id}`;
+    const db = await portalRead(c, keyOps.revokeApiKey, { param: { id } });
+    const key = await getApiKey(db, id);
     return render(
       c,
       <Layout title="API-Schlüssel widerrufen" session={session}>
@@ -149,19 +151,17 @@ export function credentialRoutes() {
     );
   });
 
-  app.post('/api-keys/:id/revoke', async (c) => {
+  postWrite(app, '/api-keys/:id/revoke', keyOps.revokeApiKey, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/api-keys', 'API-Schlüssel widerrufen.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'api_key.revoke', ids: [['api_key', id]] }, (tx) =>
-        revokeKey(tx, id).then(({ audit }) => ({ audit, result: null })),
-      ),
+      write({ param: { id } }, (tx) => revokeKey(tx, id).then(({ audit }) => ({ audit, result: null }))),
     );
   });
 
   app.get('/webhooks', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_admin', [['organization', org]]);
+    const db = await portalRead(c, webhookOps.listWebhooks, { param: { id: org } });
     const hooks = await listWebhooks(db, org, null, 500);
     return render(
       c,
@@ -213,7 +213,7 @@ export function credentialRoutes() {
     );
   });
 
-  app.post('/webhooks', async (c) => {
+  postWrite(app, '/webhooks', webhookOps.createWebhook, async (c, write) => {
     const session = c.get('session');
     const org = session.organizationId!;
     const fields = await formFields(c);
@@ -222,7 +222,7 @@ export function credentialRoutes() {
       const parsed = WebhookCreate.safeParse({ url: fields.url, events });
       if (!parsed.success) throw invalidInput(parsed.error);
       const { config } = c.get('deps');
-      return portalWrite(c, { access: 'org_admin', audit: 'webhook.create', ids: [['organization', org]] }, (tx) =>
+      return write({ param: { id: org } }, (tx) =>
         subscribe(tx, config, org, parsed.data).then(({ row, secret, audit }) => ({ audit, result: { row, secret } })),
       );
     });
@@ -249,8 +249,8 @@ export function credentialRoutes() {
   app.get('/webhooks/:id/delete', async (c) => {
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
-    const db = await portalRead(c, 'org_admin', [['webhook', id]]);
-    const [hook] = await db<{ url: string }[]>`select url from webhooks where id = ${id}`;
+    const db = await portalRead(c, webhookOps.deleteWebhook, { param: { id } });
+    const hook = await getWebhook(db, id);
     return render(
       c,
       <Layout title="Webhook löschen" session={session}>
@@ -268,12 +268,10 @@ export function credentialRoutes() {
     );
   });
 
-  app.post('/webhooks/:id/delete', async (c) => {
+  postWrite(app, '/webhooks/:id/delete', webhookOps.deleteWebhook, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/webhooks', 'Webhook gelöscht.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'webhook.delete', ids: [['webhook', id]] }, (tx) =>
-        unsubscribe(tx, id).then(({ audit }) => ({ audit, result: null })),
-      ),
+      write({ param: { id } }, (tx) => unsubscribe(tx, id).then(({ audit }) => ({ audit, result: null }))),
     );
   });
   return app;

@@ -6,22 +6,25 @@
  * services the API uses.
  */
 import { Hono } from 'hono';
+import { selectionOperations } from '../catalog/operations.ts';
 import { changeSelection } from '../catalog/service.ts';
 import { loadCatalogStates, loadExplanation } from '../catalog/state.ts';
 import type { Explanation } from '../catalog/resolution.ts';
 import type { Db } from '../db/client.ts';
 import { getHardware, listEvents } from '../devices/lifecycle_repo.ts';
 import { transitionDevice, type Transition } from '../devices/lifecycle_service.ts';
+import * as deviceOps from '../devices/operations.ts';
 import { listOrganizationDevices } from '../devices/organize_repo.ts';
-import { type DeviceRow, getDevice, staleDevice } from '../devices/repo.ts';
+import { type DeviceRow, getDevice, staleDeviceIds } from '../devices/repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { notFound } from '../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../http/pagination.ts';
 import { isUuid } from '../http/uuid.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
-import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
+import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import type { PortalSession } from './session.ts';
 
@@ -33,7 +36,6 @@ const originLabel: Record<string, string> = {
   gruppe: 'Gruppen',
   geraet: 'Gerät',
 };
-const stateLabel = (s: string | null) => (s === 'present' ? 'vorhanden' : s === 'absent' ? 'nicht vorhanden' : '–');
 
 /** Names of the organization's org units, groups and templates, for the tables and filters. */
 async function namesOf(db: Db, organizationId: string) {
@@ -49,14 +51,6 @@ async function namesOf(db: Db, organizationId: string) {
     group: new Map(groups.map((g) => [g.id, g.name])),
     template: new Map(templates.map((t) => [t.id, t.name])),
   };
-}
-
-/** Which of these devices are stale, by the one rule of devices/repo.ts. */
-async function staleIds(db: Db, ids: string[], pollIntervalSeconds: number): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db<{ id: string }[]>`
-    select d.id from devices d where d.id = any(${ids}::uuid[]) and ${staleDevice(db, pollIntervalSeconds)}`;
-  return new Set(rows.map((r) => r.id));
 }
 
 function Lifecycle(props: { device: DeviceRow }) {
@@ -151,13 +145,20 @@ const transitionText: Record<Transition, { title: string; warning: string; done:
 };
 const transitions = Object.keys(transitionText) as Transition[];
 
+/** Each lifecycle transition is its API operation. */
+const transitionOperation = {
+  deprovision: deviceOps.deprovisionDevice,
+  reprovision: deviceOps.reprovisionDevice,
+  archive: deviceOps.archiveDevice,
+} as const satisfies Record<Transition, unknown>;
+
 export function deviceRoutes() {
   const app = new Hono<PortalEnv>();
 
   app.get('/devices', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_viewer', [['organization', org]]);
+    const db = await portalRead(c, deviceOps.listDevices, { param: { id: org } });
     const q = c.req.query();
     const filter = {
       oe_id: q.oe_id && isUuid(q.oe_id) ? q.oe_id : undefined,
@@ -171,7 +172,7 @@ export function deviceRoutes() {
       pollIntervalSeconds: poll,
     });
     const page = rows.slice(0, PAGE_SIZE);
-    const stale = await staleIds(
+    const stale = await staleDeviceIds(
       db,
       page.map((d) => d.id),
       poll,
@@ -280,7 +281,7 @@ export function deviceRoutes() {
   app.get('/devices/:id', async (c) => {
     const session = c.get('session');
     const id = c.req.param('id');
-    const db = await portalRead(c, 'org_viewer', [['device', id]]);
+    const db = await portalRead(c, deviceOps.getDevice, { param: { id } });
     const device = await getDevice(db, id);
     if (!device) throw notFound('device', id);
     const [names, hardware, events, catalog] = await Promise.all([
@@ -434,7 +435,7 @@ export function deviceRoutes() {
     const session = c.get('session');
     const { id, transition } = c.req.param();
     if (!transitions.includes(transition as Transition)) throw notFound('page', transition);
-    const db = await portalRead(c, 'org_admin', [['device', id]]);
+    const db = await portalRead(c, transitionOperation[transition as Transition], { param: { id } });
     const device = await getDevice(db, id);
     if (!device) throw notFound('device', id);
     const text = transitionText[transition as Transition];
@@ -456,10 +457,10 @@ export function deviceRoutes() {
   });
 
   for (const transition of transitions) {
-    app.post(`/devices/:id/${transition}`, async (c) => {
+    postWrite(app, `/devices/:id/${transition}`, transitionOperation[transition], async (c, write) => {
       const id = c.req.param('id');
       return writeAndRedirect(c, `/portal/devices/${id}`, transitionText[transition].done, () =>
-        portalWrite(c, { access: 'org_admin', audit: `device.${transition}`, ids: [['device', id]] }, async (tx) => {
+        write({ param: { id } }, async (tx) => {
           const { audit } = await transitionDevice(tx, transition, id);
           return { audit, result: null };
         }),
@@ -468,12 +469,9 @@ export function deviceRoutes() {
   }
 
   // Select / deselect / unset at the device or at an org unit; back to the page the form was on.
-  for (const [scope, kind] of [
-    ['devices', 'device'],
-    ['org-units', 'org_unit'],
-  ] as const) {
+  for (const scope of ['devices', 'org-units'] as const) {
     for (const verb of ['select', 'deselect', 'unset'] as const) {
-      app.post(`/${scope}/:id/catalog/:merkmal/${verb}`, async (c) => {
+      postWrite(app, `/${scope}/:id/catalog/:merkmal/${verb}`, selectionOperations[scope][verb], async (c, write) => {
         const { id, merkmal } = c.req.param();
         const back = safeBack(
           (await formFields(c)).back,
@@ -484,14 +482,10 @@ export function deviceRoutes() {
             ? ({ kind: 'unset' } as const)
             : ({ kind: 'set', state: verb === 'select' ? 'present' : 'absent', optionen: {} } as const);
         return writeAndRedirect(c, back, `${merkmal}: ${verbLabel[verb]} gespeichert.`, () =>
-          portalWrite(
-            c,
-            { access: 'org_admin', audit: verb === 'unset' ? 'catalog.unset' : `catalog.${verb}`, ids: [[kind, id]] },
-            async (tx) => {
-              const { audit } = await changeSelection(tx, scope, id, merkmal, change, c.get('session').caller);
-              return { audit, result: null };
-            },
-          ),
+          write({ param: { id, merkmal } }, async (tx, caller) => {
+            const { audit } = await changeSelection(tx, scope, id, merkmal, change, caller);
+            return { audit, result: null };
+          }),
         );
       });
     }

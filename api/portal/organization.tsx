@@ -2,23 +2,28 @@
  * The organization's structure: org units as a tree with their devices and overrides
  * (create, rename, move, delete) and groups with members and overrides (create, rename,
  * delete, add and remove a device), and the audit log. Every change goes through the
- * repository functions the API routes call, via portalWrite with the routes' audit actions.
+ * services the API routes call, checked and audited by the routes' own declarations.
  */
 import { Hono } from 'hono';
+import type { AuditEntry } from '../access/declaration.ts';
+import * as auditOps from '../audit/operations.ts';
 import { listAuditEvents } from '../audit/repo.ts';
+import { listOrganizationOverrides } from '../catalog/repo.ts';
 import type { Db } from '../db/client.ts';
+import { findDeviceBySerialOrId } from '../devices/repo.ts';
+import * as groupOps from '../groups/operations.ts';
 import * as groups from '../groups/repo.ts';
 import * as groupService from '../groups/service.ts';
 import { GroupCreate, GroupPatch } from '../groups/schemas.ts';
 import { ApiError } from '../http/errors.ts';
-import { isUuid } from '../http/uuid.ts';
+import * as orgUnitOps from '../org_units/operations.ts';
 import * as orgUnits from '../org_units/repo.ts';
 import type { OrgUnitRow } from '../org_units/repo.ts';
 import { OrgUnitCreate, OrgUnitPatch } from '../org_units/schemas.ts';
 import { createUnit, deleteUnit, updateUnit } from '../org_units/service.ts';
-import type { AuditEntry } from '../audit/repo.ts';
-import { canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
+import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 
 /** The domain's refusals in the portal's words. */
@@ -50,32 +55,22 @@ const noResult = ({ audit }: { audit: AuditEntry }) => ({ audit, result: null })
 /** A form's parent field: '' is the top level. */
 const parentOf = (value: string | undefined) => (value ? value : null);
 
-const state = (s: string) => (s === 'present' ? 'vorhanden' : 'nicht vorhanden');
-
-/** Devices (not archived) and overrides per org unit or group, in two queries. */
+/** Devices (not archived) and overrides per org unit, members and overrides per group. */
 async function countsAndOverrides(db: Db, organizationId: string) {
   const [unitDevices, groupMembers, unitOverrides, groupOverrides] = await Promise.all([
-    db<{ id: string; n: number }[]>`
-      select oe_id as id, count(*)::int as n from devices
-      where organization_id = ${organizationId} and archived_at is null group by oe_id`,
-    db<{ id: string; n: number }[]>`
-      select gm.group_id as id, count(*)::int as n from group_members gm
-      where gm.organization_id = ${organizationId} group by gm.group_id`,
-    db<{ id: string; merkmal: string; state: string }[]>`
-      select o.org_unit_id as id, o.merkmal, o.state from org_unit_merkmale o
-      join org_units u on u.id = o.org_unit_id where u.organization_id = ${organizationId} order by o.merkmal`,
-    db<{ id: string; merkmal: string; state: string }[]>`
-      select o.group_id as id, o.merkmal, o.state from group_merkmale o
-      join groups g on g.id = o.group_id where g.organization_id = ${organizationId} order by o.merkmal`,
+    orgUnits.countDevicesByOrgUnit(db, organizationId),
+    groups.countMembersByGroup(db, organizationId),
+    listOrganizationOverrides(db, 'org-units', organizationId),
+    listOrganizationOverrides(db, 'groups', organizationId),
   ]);
   const overrides = (rows: typeof unitOverrides) => {
     const map = new Map<string, string[]>();
-    for (const r of rows) map.set(r.id, [...(map.get(r.id) ?? []), `${r.merkmal}: ${state(r.state)}`]);
+    for (const r of rows) map.set(r.id, [...(map.get(r.id) ?? []), `${r.merkmal}: ${stateLabel(r.state)}`]);
     return map;
   };
   return {
-    unitDevices: new Map(unitDevices.map((r) => [r.id, r.n])),
-    groupMembers: new Map(groupMembers.map((r) => [r.id, r.n])),
+    unitDevices,
+    groupMembers,
     unitOverrides: overrides(unitOverrides),
     groupOverrides: overrides(groupOverrides),
   };
@@ -121,7 +116,7 @@ export function organizationRoutes() {
   app.get('/org-units', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_viewer', [['organization', org]]);
+    const db = await portalRead(c, orgUnitOps.listOrgUnits, { param: { id: org } });
     const [units, extra] = await Promise.all([
       orgUnits.listOrgUnits(db, org, null, 10_000),
       countsAndOverrides(db, org),
@@ -175,7 +170,7 @@ export function organizationRoutes() {
   app.get('/org-units/:id', async (c) => {
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
-    const db = await portalRead(c, 'org_admin', [['org_unit', id]]);
+    const db = await portalRead(c, orgUnitOps.updateOrgUnit, { param: { id } });
     const unit = await orgUnits.requireOrgUnit(db, id);
     const units = await orgUnits.listOrgUnits(db, unit.organization_id, null, 10_000);
     const base = `/portal/org-units/${unit.id}`;
@@ -215,18 +210,14 @@ export function organizationRoutes() {
     );
   });
 
-  app.post('/org-units', async (c) => {
+  postWrite(app, '/org-units', orgUnitOps.createOrgUnit, async (c, write) => {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
     return writeAndRedirect(c, '/portal/org-units', 'Organisationseinheit angelegt.', () => {
       const parsed = OrgUnitCreate.safeParse({ name: fields.name, parent_id: parentOf(fields.parent_id) });
       if (!parsed.success) throw invalidInput(parsed.error);
-      const parent = parsed.data.parent_id ?? null;
-      const ids = parent === null ? [] : ([['org_unit', parent]] as const);
-      return portalWrite(
-        c,
-        { access: 'org_admin', audit: 'org_unit.create', ids: [['organization', org], ...ids] },
-        async (tx) => inGerman(() => createUnit(tx, org, parsed.data).then(noResult)),
+      return write({ param: { id: org }, json: parsed.data }, async (tx) =>
+        inGerman(() => createUnit(tx, org, parsed.data).then(noResult)),
       );
     });
   });
@@ -236,37 +227,31 @@ export function organizationRoutes() {
     ['rename', 'name', 'Organisationseinheit umbenannt.'],
     ['move', 'parent_id', 'Organisationseinheit verschoben.'],
   ] as const) {
-    app.post(`/org-units/:id/${verb}`, async (c) => {
+    postWrite(app, `/org-units/:id/${verb}`, orgUnitOps.updateOrgUnit, async (c, write) => {
       const id = c.req.param('id').toLowerCase();
       const fields = await formFields(c);
       const value = field === 'name' ? fields.name : parentOf(fields.parent_id);
       return writeAndRedirect(c, `/portal/org-units/${id}`, success, async () => {
         const parsed = OrgUnitPatch.safeParse({ [field]: value });
         if (!parsed.success) throw invalidInput(parsed.error);
-        const parent = parsed.data.parent_id ?? null;
-        const ids = parent === null ? [] : ([['org_unit', parent]] as const);
-        await portalWrite(
-          c,
-          { access: 'org_admin', audit: 'org_unit.update', ids: [['org_unit', id], ...ids] },
-          async (tx) => inGerman(() => updateUnit(tx, id, parsed.data).then(noResult)),
+        await write({ param: { id }, json: parsed.data }, async (tx) =>
+          inGerman(() => updateUnit(tx, id, parsed.data).then(noResult)),
         );
       });
     });
   }
 
-  app.post('/org-units/:id/delete', async (c) => {
+  postWrite(app, '/org-units/:id/delete', orgUnitOps.deleteOrgUnit, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/org-units', 'Organisationseinheit gelöscht.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'org_unit.delete', ids: [['org_unit', id]] }, async (tx) =>
-        inGerman(() => deleteUnit(tx, id).then(noResult)),
-      ),
+      write({ param: { id } }, async (tx) => inGerman(() => deleteUnit(tx, id).then(noResult))),
     );
   });
 
   app.get('/groups', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_viewer', [['organization', org]]);
+    const db = await portalRead(c, groupOps.listGroups, { param: { id: org } });
     const [list, extra] = await Promise.all([groups.listGroups(db, org, null, 10_000), countsAndOverrides(db, org)]);
     const write = canWrite(session);
     return render(
@@ -322,7 +307,7 @@ export function organizationRoutes() {
   app.get('/groups/:id', async (c) => {
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
-    const db = await portalRead(c, 'org_admin', [['group', id]]);
+    const db = await portalRead(c, groupOps.updateGroup, { param: { id } });
     const group = await groups.requireGroup(db, id);
     const members = await groups.listGroupDevices(db, id, null, 1000);
     const base = `/portal/groups/${group.id}`;
@@ -391,56 +376,48 @@ export function organizationRoutes() {
     );
   });
 
-  app.post('/groups', async (c) => {
+  postWrite(app, '/groups', groupOps.createGroup, async (c, write) => {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
     return writeAndRedirect(c, '/portal/groups', 'Gruppe angelegt.', () => {
       const parsed = GroupCreate.safeParse({ name: fields.name });
       if (!parsed.success) throw invalidInput(parsed.error);
-      return portalWrite(c, { access: 'org_admin', audit: 'group.create', ids: [['organization', org]] }, (tx) =>
-        groupService.createGroup(tx, org, parsed.data).then(noResult),
-      );
+      return write({ param: { id: org } }, (tx) => groupService.createGroup(tx, org, parsed.data).then(noResult));
     });
   });
 
-  app.post('/groups/:id/rename', async (c) => {
+  postWrite(app, '/groups/:id/rename', groupOps.updateGroup, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     const fields = await formFields(c);
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gruppe umbenannt.', () => {
       const parsed = GroupPatch.safeParse({ name: fields.name });
       if (!parsed.success) throw invalidInput(parsed.error);
-      return portalWrite(c, { access: 'org_admin', audit: 'group.update', ids: [['group', id]] }, (tx) =>
-        groupService.updateGroup(tx, id, parsed.data).then(noResult),
-      );
+      return write({ param: { id } }, (tx) => groupService.updateGroup(tx, id, parsed.data).then(noResult));
     });
   });
 
-  app.post('/groups/:id/delete', async (c) => {
+  postWrite(app, '/groups/:id/delete', groupOps.deleteGroup, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/groups', 'Gruppe gelöscht.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'group.delete', ids: [['group', id]] }, (tx) =>
-        groupService.deleteGroup(tx, id).then(noResult),
-      ),
+      write({ param: { id } }, (tx) => groupService.deleteGroup(tx, id).then(noResult)),
     );
   });
 
   /** A device of the session's organization by serial (exact) or id; else a message, not a 404 page. */
   async function deviceOf(db: Db, organizationId: string, given: string): Promise<string> {
     const value = given.trim();
-    const [row] = await db<{ id: string }[]>`
-      select id from devices where organization_id = ${organizationId}
-      and (serial = ${value} or ${isUuid(value) ? value.toLowerCase() : null}::uuid = id)
-      order by (serial = ${value}) desc limit 1`;
-    if (!row) throw new ApiError('invalid_request', `Kein Gerät „${value.slice(0, 80)}“ in Ihrer Organisation.`);
-    return row.id;
+    const id = await findDeviceBySerialOrId(db, organizationId, value);
+    if (id === null) throw new ApiError('invalid_request', `Kein Gerät „${value.slice(0, 80)}“ in Ihrer Organisation.`);
+    return id;
   }
 
-  app.post('/groups/:id/members', async (c) => {
+  // The device is named by serial or id and found within the session's organization, inside the write.
+  postWrite(app, '/groups/:id/members', groupOps.addGroupMember, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät zur Gruppe hinzugefügt.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'group.add_device', ids: [['group', id]] }, async (tx) =>
+      write({ param: { id } }, async (tx) =>
         inGerman(async () => {
           const deviceId = await deviceOf(tx, org, fields.device ?? '');
           return noResult(await groupService.changeMember(tx, 'add', id, deviceId));
@@ -449,15 +426,11 @@ export function organizationRoutes() {
     );
   });
 
-  app.post('/groups/:id/members/:device/remove', async (c) => {
+  postWrite(app, '/groups/:id/members/:device/remove', groupOps.removeGroupMember, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     const device = c.req.param('device').toLowerCase();
-    const ids = [
-      ['group', id],
-      ['device', device],
-    ] as const;
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät aus der Gruppe entfernt.', () =>
-      portalWrite(c, { access: 'org_admin', audit: 'group.remove_device', ids }, (tx) =>
+      write({ param: { id, device_id: device } }, (tx) =>
         groupService.changeMember(tx, 'remove', id, device).then(noResult),
       ),
     );
@@ -466,7 +439,7 @@ export function organizationRoutes() {
   app.get('/audit', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_admin', [['organization', org]]);
+    const db = await portalRead(c, auditOps.listAuditEvents, { param: { id: org } });
     const events = await listAuditEvents(db, { organizationId: org, beforeSeq: null, limit: 100 });
     return render(
       c,

@@ -5,14 +5,16 @@
  * API's own schemas; changes go through the services the API routes call.
  */
 import { Hono } from 'hono';
+import * as sessionOps from '../enrollment_sessions/operations.ts';
 import { createSession, revokeSession } from '../enrollment_sessions/service.ts';
 import { listEnrollmentSessions } from '../enrollment_sessions/repo.ts';
 import { EnrollmentSessionCreate } from '../enrollment_sessions/schemas.ts';
+import * as isoOps from '../iso_builds/operations.ts';
 import { IsoBuildCreate } from '../iso_builds/schemas.ts';
 import { serveIsoDownload, triggerIsoBuild } from '../iso_builds/service.ts';
 import { listIsoBuilds } from '../iso_builds/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
-import { auditPortalRead, canWrite, type PortalEnv, portalRead, portalWrite } from './access.ts';
+import { auditPortalRead, canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 
@@ -29,7 +31,7 @@ export function rolloutRoutes() {
   app.get('/enrollment-sessions', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_admin', [['organization', org]]);
+    const db = await portalRead(c, sessionOps.listEnrollmentSessions, { param: { id: org } });
     const [sessions, templates] = await Promise.all([
       listEnrollmentSessions(db, org, null, 500),
       listTemplates(db, null, 500),
@@ -116,7 +118,7 @@ export function rolloutRoutes() {
     );
   });
 
-  app.post('/enrollment-sessions', async (c) => {
+  postWrite(app, '/enrollment-sessions', sessionOps.createEnrollmentSession, async (c, write) => {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
     return writeAndRedirect(c, '/portal/enrollment-sessions', 'Enrollment-Session erstellt.', () => {
@@ -130,35 +132,27 @@ export function rolloutRoutes() {
             : '',
       });
       if (!parsed.success) throw invalidInput(parsed.error);
-      return portalWrite(
-        c,
-        { access: 'org_admin', audit: 'enrollment_session.create', ids: [['organization', org]] },
-        async (tx) => {
-          const { audit } = await createSession(tx, org, parsed.data);
-          return { audit, result: null };
-        },
-      );
+      return write({ param: { id: org }, json: parsed.data }, async (tx) => {
+        const { audit } = await createSession(tx, org, parsed.data);
+        return { audit, result: null };
+      });
     });
   });
 
-  app.post('/enrollment-sessions/:id/revoke', async (c) => {
+  postWrite(app, '/enrollment-sessions/:id/revoke', sessionOps.revokeEnrollmentSession, async (c, write) => {
     const id = c.req.param('id');
     return writeAndRedirect(c, '/portal/enrollment-sessions', 'Enrollment-Session widerrufen.', () =>
-      portalWrite(
-        c,
-        { access: 'org_admin', audit: 'enrollment_session.revoke', ids: [['enrollment_session', id]] },
-        async (tx) => {
-          const { audit } = await revokeSession(tx, id);
-          return { audit, result: null };
-        },
-      ),
+      write({ param: { id } }, async (tx) => {
+        const { audit } = await revokeSession(tx, id);
+        return { audit, result: null };
+      }),
     );
   });
 
   app.get('/iso-builds', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, 'org_viewer', [['organization', org]]);
+    const db = await portalRead(c, isoOps.listIsoBuilds, { param: { id: org } });
     const write = canWrite(session);
     const [builds, templates, sessions] = await Promise.all([
       listIsoBuilds(db, org, null, 500),
@@ -250,7 +244,7 @@ export function rolloutRoutes() {
     );
   });
 
-  app.post('/iso-builds', async (c) => {
+  postWrite(app, '/iso-builds', isoOps.createIsoBuild, async (c, write) => {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
     return writeAndRedirect(c, '/portal/iso-builds', 'ISO-Build gestartet.', () => {
@@ -261,9 +255,7 @@ export function rolloutRoutes() {
         ...(wlan ? { wlan } : {}),
       });
       if (!parsed.success) throw invalidInput(parsed.error);
-      const ids: Array<readonly ['organization' | 'enrollment_session', string]> = [['organization', org]];
-      if (parsed.data.enrollment_session_id) ids.push(['enrollment_session', parsed.data.enrollment_session_id]);
-      return portalWrite(c, { access: 'org_admin', audit: 'iso_build.create', ids }, async (tx) => {
+      return write({ param: { id: org }, json: parsed.data }, async (tx) => {
         const { audit } = await triggerIsoBuild(tx, c.get('deps'), org, parsed.data);
         return { audit, result: null };
       });
@@ -272,10 +264,10 @@ export function rolloutRoutes() {
 
   app.get('/iso-builds/:id/download', async (c) => {
     const id = c.req.param('id');
-    const db = await portalRead(c, 'org_admin', [['iso_build', id]]);
+    const db = await portalRead(c, isoOps.downloadIsoBuild, { param: { id } });
     const res = await serveIsoDownload(c, db, id, c.req.header('range'), c.req.header('if-range'));
     // An image carries the code or a session id: its download is audited as the API's is.
-    if (res.status < 400) await auditPortalRead(c, 'iso_build.download', 'iso_build', id);
+    if (res.status < 400) await auditPortalRead(c, isoOps.downloadIsoBuild, 'iso_build', id);
     return res;
   });
   return app;

@@ -7,7 +7,8 @@
  */
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import type { Caller } from '../access/middleware.ts';
+import type { Caller } from '../access/declaration.ts';
+import { lockUsableKey } from '../access/keys.ts';
 import type { AppDeps } from '../app_env.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { lockSecret } from '../db/secret_locks.ts';
@@ -91,14 +92,8 @@ export async function currentSession(c: Ctx, db: Db, lock = false): Promise<Port
     if (row.operator_token_hash === null || !constantTimeEqual(row.operator_token_hash, current)) return null;
     return { tokenHash, csrfToken: row.csrf_token, caller: { type: 'operator' }, organizationId: row.organization_id };
   }
-  if (lock) {
-    // As the API's key check: a revoke that has returned is seen, one under way waits for this write.
-    await lockSecret(db, 'api_key', row.key_hash!, 'shared');
-    const usable = await db`
-      select 1 from api_keys
-      where id = ${row.api_key_id} and revoked_at is null and (expires_at is null or expires_at > now())`;
-    if (usable.length === 0) return null;
-  }
+  // As the API's key check: a revoke that has returned is seen, one under way waits for this write.
+  if (lock && !(await lockUsableKey(db, row.api_key_id, row.key_hash!))) return null;
   return {
     tokenHash,
     csrfToken: row.csrf_token,

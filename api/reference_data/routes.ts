@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { json } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
+import * as ops from './operations.ts';
 
 const tags = ['Catalog data'];
 
@@ -41,7 +42,7 @@ const listBackends = defineRoute({
   path: '/backends',
   operationId: 'listBackends',
   tags,
-  access: 'org_viewer',
+  operation: ops.listBackends,
   summary: 'List backends (distributions)',
   responses: { 200: json(list(Backend, 'BackendList'), 'All backends') },
 });
@@ -51,7 +52,7 @@ const listWorkspaces = defineRoute({
   path: '/workspaces',
   operationId: 'listWorkspaces',
   tags,
-  access: 'org_viewer',
+  operation: ops.listWorkspaces,
   summary: 'List workspaces with their default Merkmale',
   responses: { 200: json(list(Workspace, 'WorkspaceList'), 'All workspaces') },
 });
@@ -61,7 +62,7 @@ const listMerkmale = defineRoute({
   path: '/merkmale',
   operationId: 'listMerkmale',
   tags,
-  access: 'org_viewer',
+  operation: ops.listMerkmale,
   summary: 'List Merkmale with their Ansible role per backend',
   responses: { 200: json(list(Merkmal, 'MerkmalList'), 'All Merkmale') },
 });

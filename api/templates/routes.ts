@@ -5,6 +5,7 @@ import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import * as repo from './repo.ts';
 import { Template } from './schemas.ts';
+import * as ops from './operations.ts';
 
 const tags = ['Catalog data'];
 
@@ -14,7 +15,7 @@ const listTemplates = defineRoute({
   operationId: 'listTemplates',
   tags,
   summary: 'List provisioning templates (Bereitstellungsvorlagen)',
-  access: 'org_viewer',
+  operation: ops.listTemplates,
   request: { query: PageQuery },
   responses: { 200: json(collectionOf(Template, 'TemplateList'), 'A page of templates') },
 });
@@ -25,8 +26,7 @@ const getTemplate = defineRoute({
   operationId: 'getTemplate',
   tags,
   summary: 'Read one template',
-  access: 'org_viewer',
-  tenant: { param: { id: null } },
+  operation: ops.getTemplate,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Template, 'The template') },

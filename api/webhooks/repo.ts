@@ -48,6 +48,12 @@ export async function listWebhooks(db: Db, organizationId: string, cursor: Curso
     limit ${limit + 1}`;
 }
 
+export async function getWebhook(db: Db, id: string): Promise<WebhookRow | null> {
+  const [row] = await db<WebhookRow[]>`
+    select id, organization_id, url, events, created_at, disabled_at from webhooks where id = ${id}`;
+  return row ?? null;
+}
+
 /** Deletes the webhook with its deliveries (their queued jobs find nothing and end). Null: no such webhook. */
 export async function deleteWebhook(db: Db, id: string): Promise<WebhookRow | null> {
   const [row] = await db<WebhookRow[]>`

@@ -12,6 +12,7 @@ import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
 import { subscribe, unsubscribe } from './service.ts';
 import { CreatedWebhook, Webhook, WebhookCreate, WebhookDelivery, WebhookDeliveryAttempt } from './schemas.ts';
+import * as ops from './operations.ts';
 
 const tags = ['Webhooks'];
 
@@ -51,9 +52,7 @@ const createWebhook = defineRoute({
     'Every event of the chosen types is `POST`ed to the URL as `{ id, type, organization_id, created_at, data }` ' +
     'with the `Fleet-Signature` header, retried with growing pauses (9 attempts over about a day) until a 2xx ' +
     'answer. Redirects are not followed. Deliveries that failed for 3 days disable the webhook.',
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
-  audit: 'webhook.create',
+  operation: ops.createWebhook,
   errors: ['not_found'],
   request: { params: IdParams, body: jsonBody(WebhookCreate) },
   responses: { 201: json(CreatedWebhook, 'The new webhook, with its secret') },
@@ -65,8 +64,7 @@ const listWebhooks = defineRoute({
   operationId: 'listWebhooks',
   tags,
   summary: "List the organization's webhooks (never their secrets)",
-  access: 'org_admin',
-  tenant: { param: { id: 'organization' } },
+  operation: ops.listWebhooks,
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(Webhook, 'WebhookList'), 'A page of webhooks, oldest first') },
@@ -78,9 +76,7 @@ const deleteWebhook = defineRoute({
   operationId: 'deleteWebhook',
   tags,
   summary: 'Delete a webhook and its deliveries; nothing more is sent to it',
-  access: 'org_admin',
-  tenant: { param: { id: 'webhook' } },
-  audit: 'webhook.delete',
+  operation: ops.deleteWebhook,
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 204: { description: 'Deleted' } },
@@ -92,8 +88,7 @@ const listDeliveries = defineRoute({
   operationId: 'listWebhookDeliveries',
   tags,
   summary: "List a webhook's deliveries, newest first, with their attempts",
-  access: 'org_admin',
-  tenant: { param: { id: 'webhook' } },
+  operation: ops.listWebhookDeliveries,
   errors: ['not_found'],
   request: { params: IdParams, query: PageQuery },
   responses: { 200: json(collectionOf(WebhookDelivery, 'WebhookDeliveryList'), 'A page of deliveries, newest first') },
@@ -109,8 +104,7 @@ const listAttempts = defineRoute({
   operationId: 'listWebhookDeliveryAttempts',
   tags,
   summary: "A delivery's attempts, first first (at most 9)",
-  access: 'org_admin',
-  tenant: { param: { id: 'webhook', delivery_id: 'webhook_delivery' } },
+  operation: ops.listWebhookDeliveryAttempts,
   errors: ['not_found'],
   request: { params: DeliveryParams },
   responses: {

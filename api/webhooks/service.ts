@@ -3,7 +3,7 @@
  * portal: the URL policy is checked here, and each returns the audit entry of the change
  * (never the secret).
  */
-import type { AuditEntry } from '../audit/repo.ts';
+import type { AuditEntry } from '../access/declaration.ts';
 import type { AppConfig } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';

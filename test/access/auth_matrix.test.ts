@@ -1,12 +1,17 @@
 /**
- * The auth matrix (CONTRACT §2, §12, §17): every operation of the OpenAPI document × every
- * kind of credential, the expected answers taken from a table written from the contract
- * (expected_callers.ts), not from the routes' own declarations; the declarations must
- * agree with that table too. Refused writes are proven to change nothing by a fingerprint
- * of every table, on every run (nothing random writes behind a refusal).
+ * The auth matrix: every operation of the OpenAPI document × every kind of credential,
+ * the expected answers taken from a table written from the contract (expected_callers.ts),
+ * not from the routes' own declarations; the declarations must agree with that table too.
+ * Refused writes are proven to change nothing by a fingerprint of every table, on every
+ * run (nothing random writes behind a refusal). The portal's forms are held to the same
+ * declarations: each names the very declaration object its API twin is defined with.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { apiRouteOf } from '../../api/access/route.ts';
+import { portalWrites } from '../../api/portal/access.ts';
 import { ADMIN_TOKEN, useTestApp } from '../support/app.ts';
+import { TEMPLATES } from '../support/activation.ts';
+import { PortalClient } from '../support/portal_client.ts';
 import { EXPECTED_CALLERS, xCallersOf } from './expected_callers.ts';
 import {
   credentialNames,
@@ -120,4 +125,106 @@ describe('the auth matrix', () => {
     expect(res.status).toBe(401);
     expect(ran).toBe(false);
   });
+});
+
+/** The portal's paths with the fixture's ids, by the segment before each parameter. */
+function fillPortalPath(path: string, f: TenantFixture): string {
+  const idOf: Record<string, string> = {
+    devices: f.deviceId,
+    'org-units': f.orgUnitId,
+    groups: f.groupId,
+    members: f.deviceId,
+    'enrollment-sessions': f.sessionId,
+    'iso-builds': f.isoBuildId,
+    'api-keys': f.spareKeyId,
+    webhooks: f.webhookId,
+    catalog: 'libreoffice',
+  };
+  const segments = path.split('/');
+  return segments
+    .map((segment, i) => {
+      if (!segment.startsWith(':')) return segment;
+      const id = idOf[segments[i - 1]!];
+      if (id === undefined) throw new Error(`${path}: no fixture id for ${segment}`);
+      return id;
+    })
+    .join('/');
+}
+
+describe("the portal's forms", () => {
+  /** The portal's own session forms, which make no operation of the API. */
+  const sessionForms = ['POST /portal/login', 'POST /portal/logout', 'POST /portal/organization'];
+
+  it('make each write through the declaration object its API twin was defined with', async () => {
+    const documented = new Map((await documentedOperations(ctx)).map((op) => [keyOf(op), op]));
+    const forms = ctx.app.routes
+      .filter((r) => r.method === 'POST' && r.path.startsWith('/portal/'))
+      .map((r) => `POST ${r.path}`);
+    // Every form of the portal is registered with its operation (or is a session form).
+    expect(forms.filter((f) => !sessionForms.includes(f) && !portalWrites.has(f))).toEqual([]);
+    expect(portalWrites.size).toBeGreaterThan(20);
+    const drifts: string[] = [];
+    for (const [form, declaration] of portalWrites) {
+      const twin = apiRouteOf(declaration);
+      if (twin === undefined) {
+        drifts.push(`${form}: its declaration is not the one of any API route`);
+        continue;
+      }
+      const key = `${twin.method.toUpperCase()} /api/v1${twin.path}`;
+      const op = documented.get(key);
+      if (op === undefined) {
+        drifts.push(`${form}: its twin ${key} is not in the OpenAPI document`);
+        continue;
+      }
+      if (declaration.audit === undefined) drifts.push(`${form}: its twin ${key} declares no audit action`);
+      // The document, the contract table and the portal all speak of the same callers.
+      expect(op.callers, form).toEqual(xCallersOf(EXPECTED_CALLERS[key]!));
+    }
+    expect(drifts).toEqual([]);
+  });
+
+  it("refuse what the API twin refuses: a viewer's session 403, another organization's admin 404, nothing changed", async () => {
+    const fixture = await tenantFixture(ctx);
+    const viewer = new PortalClient(ctx.app, '10.39.0.1');
+    const stranger = new PortalClient(ctx.app, '10.39.0.2');
+    expect((await viewer.signIn(fixture.viewerKey)).status).toBe(303);
+    expect((await stranger.signIn(other.adminKey)).status).toBe(303);
+    const csrf = async (client: PortalClient) => PortalClient.csrf((await client.get('/portal/devices')).text);
+    const tokens = new Map([
+      [viewer, await csrf(viewer)],
+      [stranger, await csrf(stranger)],
+    ]);
+    // Valid input for every form, so each reaches its authorization (forms check their input first).
+    const fields = {
+      name: 'x',
+      role: 'viewer',
+      url: 'https://hooks.example.com/portal',
+      'event:device.activated': 'on',
+      template_id: TEMPLATES.debianStandard,
+      max_devices: '5',
+      days: '7',
+      source: `template:${TEMPLATES.debianStandard}`,
+      device: fixture.deviceId,
+    };
+    const before = await databaseFingerprint(ctx.sql);
+    const failures: string[] = [];
+    for (const [form, declaration] of portalWrites) {
+      const path = fillPortalPath(form.slice('POST '.length), fixture);
+      const allowedToViewer = declaration.access === 'org_viewer';
+      for (const [client, expected] of [
+        [viewer, allowedToViewer ? undefined : 403],
+        [stranger, 404],
+      ] as const) {
+        if (expected === undefined) continue;
+        // An organization's own forms name its organization through the session, so a
+        // stranger's session reaches only the forms that name a resource.
+        if (client === stranger && !path.slice('/portal/'.length).includes('/')) continue;
+        const res = await client.request('POST', path, { ...fields, _csrf: tokens.get(client)! });
+        if (res.status !== expected)
+          failures.push(`${form} as ${client === viewer ? 'viewer' : 'stranger'}: ${res.status}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(await databaseFingerprint(ctx.sql)).toBe(before);
+  }, 120_000);
 });

@@ -1,0 +1,17 @@
+/**
+ * Recording an audit event: the access layer writes one for each successful write of the
+ * operator or an organization key, in the write's transaction, and one for each read that
+ * hands out a credential. The audit feature reads them.
+ */
+import type { Db } from '../db/client.ts';
+import { type AuditAction, type AuditEntry, actorOf, type Caller } from './declaration.ts';
+
+export async function insertAuditEvent(
+  db: Db,
+  event: AuditEntry & { action: AuditAction; caller: Caller; requestId: string },
+): Promise<void> {
+  await db`
+    insert into audit_events (organization_id, actor, action, target_type, target_id, request_id, details)
+    values (${event.organizationId}, ${db.json(actorOf(event.caller))}, ${event.action}, ${event.targetType},
+            ${event.targetId}, ${event.requestId}, ${db.json((event.details ?? {}) as Parameters<Db['json']>[0])})`;
+}
