@@ -4,7 +4,7 @@
  * worker dead, so a live worker is always several beats away from being reaped.
  */
 import { hostname } from 'node:os';
-import type pg from 'pg';
+import type { Sql } from '../api/db/client.ts';
 import type { Logger } from '../api/log.ts';
 
 export const DEFAULT_WORKER_SILENCE_SECONDS = 120;
@@ -18,7 +18,7 @@ export function heartbeatIntervalMs(silenceSeconds: number): number {
  * worker silent for longer than the silence (the dead build check then runs at once).
  */
 export function startHeartbeat(
-  pool: pg.Pool,
+  sql: Sql,
   workerIds: () => string[],
   silenceSeconds: number,
   log: Logger,
@@ -29,18 +29,16 @@ export function startHeartbeat(
     const ids = workerIds();
     if (ids.length === 0) return;
     try {
-      const { rows } = await pool.query<{ silent: boolean }>(
-        `with beat as (
-           insert into worker_heartbeats (worker_id, host, pid, seen_at)
-           select id, $2, $3, now() from unnest($1::text[]) id
-           on conflict (worker_id) do update set seen_at = now()
-         )
-         select exists (
-           select from worker_heartbeats
-            where seen_at < now() - make_interval(secs => $4) and worker_id <> all($1::text[])
-         ) as silent`,
-        [ids, hostname(), process.pid, silenceSeconds],
-      );
+      const rows = await sql<{ silent: boolean }[]>`
+        with beat as (
+          insert into worker_heartbeats (worker_id, host, pid, seen_at)
+          select id, ${hostname()}, ${process.pid}, now() from unnest(${ids}::text[]) id
+          on conflict (worker_id) do update set seen_at = now()
+        )
+        select exists (
+          select from worker_heartbeats
+           where seen_at < now() - make_interval(secs => ${silenceSeconds}) and worker_id <> all(${ids}::text[])
+        ) as silent`;
       if (failing) log.info('worker heartbeat recorded again');
       failing = false;
       if (rows[0]?.silent) await onSilentWorker();
@@ -59,7 +57,7 @@ export function startHeartbeat(
     async stop() {
       clearInterval(timer);
       const ids = workerIds();
-      if (ids.length > 0) await pool.query(`delete from worker_heartbeats where worker_id = any($1::text[])`, [ids]);
+      if (ids.length > 0) await sql`delete from worker_heartbeats where worker_id = any(${ids}::text[])`;
     },
   };
 }

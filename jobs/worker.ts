@@ -7,12 +7,12 @@ import { fileURLToPath } from 'node:url';
 import { Logger as GraphileLogger, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
 import { DEFAULT_WEBHOOK_CONCURRENCY } from '../api/config.ts';
-import { databaseTimeouts } from '../api/db/client.ts';
+import { createSql, databaseTimeouts } from '../api/db/client.ts';
 import type { Logger } from '../api/log.ts';
 import { DEFAULT_WORKER_SILENCE_SECONDS, startHeartbeat } from './heartbeat.ts';
 import { REAP_DEAD_BUILDS_TASK } from './tasks/reap_dead_builds.ts';
 import { buildHostTasks, deliveryTasks, reaperTasks } from './tasks/index.ts';
-import type { WorkerDeps } from './worker_deps.ts';
+import type { TaskDeps, WorkerDeps } from './worker_deps.ts';
 
 export const crontabFile = fileURLToPath(new URL('./crontab', import.meta.url));
 
@@ -42,10 +42,12 @@ export async function startWorker(
 ): Promise<Runner> {
   const timeouts = databaseTimeouts(options.databaseTimeoutSeconds);
   const webhookConcurrency = options.webhookConcurrency ?? DEFAULT_WEBHOOK_CONCURRENCY;
+  // Graphile Worker's own pool: the runners fetch and settle their jobs on it, beside
+  // their LISTEN connections and the crontab's. The tasks and the heartbeat run the
+  // project's SQL on the postgres.js client, one connection each at most.
   const pool = new pg.Pool({
     connectionString: databaseUrl,
-    // Each runner's jobs, plus its LISTEN connection and the heartbeat.
-    max: concurrency + webhookConcurrency + 1 + 6,
+    max: concurrency + webhookConcurrency + 1 + 5,
     connectionTimeoutMillis: timeouts.connectSeconds * 1000,
     statement_timeout: timeouts.statementMs,
     idle_in_transaction_session_timeout: timeouts.statementMs,
@@ -56,6 +58,12 @@ export async function startWorker(
   pool.on('error', (err) => deps.log.warn('worker database connection lost', { error: err.message }));
   const lost = (err: Error) => deps.log.warn('worker database connection lost', { error: err.message });
   pool.on('connect', (client) => client.on('error', lost));
+  const sql = createSql(databaseUrl, {
+    max: concurrency + webhookConcurrency + 2,
+    applicationName: 'fleet-worker',
+    timeoutSeconds: options.databaseTimeoutSeconds,
+  });
+  const taskDeps: TaskDeps = { ...deps, sql };
   const workerIds = new Set<string>();
   const silence = deps.config.workerSilenceSeconds ?? DEFAULT_WORKER_SILENCE_SECONDS;
   // A silent worker seen by a beat queues the check at once, rather than at the crontab's
@@ -66,7 +74,7 @@ export async function startWorker(
       ?.addJob(REAP_DEAD_BUILDS_TASK, {}, { jobKey: 'reap_dead_builds', maxAttempts: 1 })
       .catch((err) => deps.log.warn('could not queue the dead build check', { error: (err as Error).message }));
   };
-  const heartbeat = startHeartbeat(pool, () => [...workerIds], silence, deps.log, reapNow);
+  const heartbeat = startHeartbeat(sql, () => [...workerIds], silence, deps.log, reapNow);
   const events: WorkerEvents = new EventEmitter();
   // Jobs are locked by the pool's id (batched fetching) or a worker's: both beat, from the
   // moment they exist (a runner takes a job at once, and a host may die in its first second).
@@ -87,14 +95,14 @@ export async function startWorker(
     runner = await startRunner(
       pool,
       deps,
-      { concurrency, tasks: buildHostTasks(deps), crontab: true },
+      { concurrency, tasks: buildHostTasks(taskDeps), crontab: true },
       options,
       events,
     );
     deliveries = await startRunner(
       pool,
       deps,
-      { concurrency: webhookConcurrency, tasks: deliveryTasks(deps), crontab: false },
+      { concurrency: webhookConcurrency, tasks: deliveryTasks(taskDeps), crontab: false },
       options,
       events,
     ).catch(async (err) => {
@@ -104,7 +112,7 @@ export async function startWorker(
     reaper = await startRunner(
       pool,
       deps,
-      { concurrency: 1, tasks: reaperTasks(deps), crontab: false },
+      { concurrency: 1, tasks: reaperTasks(taskDeps), crontab: false },
       options,
       events,
     ).catch(async (err) => {
@@ -113,7 +121,7 @@ export async function startWorker(
     });
   } catch (err) {
     await heartbeat.stop().catch(() => {});
-    await pool.end().catch(() => {});
+    await Promise.all([sql.end({ timeout: 2 }).catch(() => {}), pool.end().catch(() => {})]);
     throw err;
   }
   await heartbeat.beat();
@@ -135,7 +143,7 @@ export async function startWorker(
   runner.stop = async () => {
     await Promise.all([stop(), deliveries.stop(), reaper?.stop()]);
     await heartbeat.stop().catch(() => {});
-    await pool.end();
+    await Promise.all([sql.end({ timeout: 2 }), pool.end()]);
   };
   return runner;
 }

@@ -1,7 +1,7 @@
-import type { Resolver } from './webhooks/post.ts';
-
-/** What the worker's tasks need: configuration and a logger (tasks get their pg client from Graphile Worker). */
+/** What the worker is started with, and what its tasks get besides. */
+import type { Sql } from '../api/db/client.ts';
 import type { Logger } from '../api/log.ts';
+import type { Resolver } from './webhooks/post.ts';
 
 export interface WorkerConfig {
   /** Folder of the finished ISO files (shared with the API when on one host). */
@@ -23,7 +23,16 @@ export interface WorkerConfig {
   webhooks?: { allowPrivate: boolean; timeoutMs?: number | undefined; resolve?: Resolver | undefined };
 }
 
+/** What a worker process is started with: configuration and a logger. */
 export interface WorkerDeps {
   config: WorkerConfig;
   log: Logger;
+}
+
+/**
+ * What the tasks get: the worker's postgres.js client runs the project's own SQL, as on the
+ * API side. Graphile Worker's pg pool is its own, for fetching and settling jobs.
+ */
+export interface TaskDeps extends WorkerDeps {
+  sql: Sql;
 }

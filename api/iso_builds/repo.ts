@@ -1,4 +1,7 @@
-/** SQL of ISO builds on the API side: trigger (row and job in one transaction) and reads. */
+/**
+ * SQL of ISO builds: the trigger (row and job in one transaction) and the reads, the API's
+ * and the build host's. Every later change of a build's state is in transitions.ts.
+ */
 import { type Db, transaction } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';
@@ -151,4 +154,43 @@ export async function listIsoBuilds(
     where organization_id = ${organizationId} and ${afterCursor(db, cursor, 'desc')}
     order by created_at desc, id desc
     limit ${limit + 1}`;
+}
+
+export interface BuildTemplate {
+  id: string;
+  backend: string;
+  partitioning: { scheme: string; root_filesystem: string };
+  installation: Record<string, unknown>;
+}
+
+/**
+ * The template the image installs: its own, else the default template of the preferred
+ * backend, which is what an activation with the organization's code offers as default.
+ */
+export async function buildTemplate(db: Db, templateId: string | null): Promise<BuildTemplate> {
+  const [row] = await db<BuildTemplate[]>`
+    select t.id, t.backend, t.partitioning, t.installation from templates t
+     where t.id = coalesce(${templateId}::uuid, (select d.id from templates d join backends b on b.key = d.backend
+                                                 where b.preferred and d.is_default))`;
+  if (!row) throw new Error(`template ${templateId ?? '(preferred default)'} not found`);
+  return row;
+}
+
+/** Why an installer could not use the session now, or null when it can. */
+export async function sessionUnusable(db: Db, sessionId: string): Promise<string | null> {
+  const [row] = await db<{ why: string | null }[]>`
+    select case when revoked_at is not null then 'revoked'
+                when expires_at <= now() then 'expired'
+                when devices_used >= max_devices then 'used up' end as why
+      from enrollment_sessions where id = ${sessionId}`;
+  return row ? row.why : 'gone';
+}
+
+/** Status and file of the given builds, for the sweep's look at files no build owns. */
+export function buildFiles(
+  db: Db,
+  ids: string[],
+): Promise<Array<{ id: string; status: IsoBuildType['status']; file_name: string | null }>> {
+  return db<{ id: string; status: IsoBuildType['status']; file_name: string | null }[]>`
+    select id, status, file_name from iso_builds where id = any(${ids}::uuid[])`;
 }

@@ -13,24 +13,23 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JobHelpers, Task } from 'graphile-worker';
 import { BuildIsoPayload, type BuildIsoPayloadType } from '../../api/iso_builds/job.ts';
+import { buildTemplate, sessionUnusable } from '../../api/iso_builds/repo.ts';
+import {
+  type ClaimedBuild,
+  claimBuild,
+  completeBuild,
+  failBuild,
+  releaseBuild,
+  setProgress,
+} from '../../api/iso_builds/transitions.ts';
 import { openWlan, type WlanCredentials } from '../../api/iso_builds/wlan_crypto.ts';
 import { BOOT_FILES, installerFiles, InstallerConfigError, isBackend } from '../iso/installer_config.ts';
 import { AGENT_FILES, devBaseName, digestFile, finalFileName, workPaths } from '../iso/iso_files.ts';
 import { wlanNetplan } from '../iso/netplan.ts';
 import { wlanKeyfile } from '../iso/nm_keyfile.ts';
 import { runBuildScript } from '../iso/run_script.ts';
-import {
-  buildTemplate,
-  type ClaimedBuild,
-  claimBuild,
-  completeBuild,
-  failBuild,
-  releaseBuild,
-  sessionUnusable,
-  setProgress,
-} from '../iso/store.ts';
 import { buildScriptOf, buildTimeoutOf } from '../iso/worker_config.ts';
-import type { WorkerDeps } from '../worker_deps.ts';
+import type { TaskDeps } from '../worker_deps.ts';
 
 /** The scripts every image carries in /fleet (handshake.sh, install.sh) and /fleet/agent. */
 const INSTALLER_SCRIPTS = fileURLToPath(new URL('../iso/installer/', import.meta.url));
@@ -41,7 +40,7 @@ class BuildFailure extends Error {}
 /** The worker is shutting down: release the build for a retry. */
 class BuildInterrupted extends Error {}
 
-export function buildIsoTask(deps: WorkerDeps): Task {
+export function buildIsoTask(deps: TaskDeps): Task {
   return async (rawPayload, helpers) => {
     const parsed = BuildIsoPayload.safeParse(rawPayload);
     if (!parsed.success) {
@@ -53,10 +52,10 @@ export function buildIsoTask(deps: WorkerDeps): Task {
   };
 }
 
-async function runBuild(deps: WorkerDeps, payload: BuildIsoPayloadType, helpers: JobHelpers): Promise<void> {
+async function runBuild(deps: TaskDeps, payload: BuildIsoPayloadType, helpers: JobHelpers): Promise<void> {
   const { log, config } = deps;
   const buildId = payload.build_id;
-  const claim = await helpers.withPgClient((db) => claimBuild(db, buildId));
+  const claim = await claimBuild(deps.sql, buildId);
   if (!claim) {
     log.info('build_iso: nothing to do, the build is gone or finished', { build_id: buildId });
     return;
@@ -74,15 +73,13 @@ async function runBuild(deps: WorkerDeps, payload: BuildIsoPayloadType, helpers:
     const image = await buildImage(deps, payload, claim, helpers);
     // Renamed into place only when complete and hashed: a half-written image is never served.
     await rename(image.path, finalPath);
-    const result = await helpers.withPgClient((db) =>
-      completeBuild(db, {
-        buildId,
-        organizationId: claim.organization_id,
-        sizeBytes: image.size,
-        sha256: image.sha256,
-        fileName,
-      }),
-    );
+    const result = await completeBuild(deps.sql, {
+      buildId,
+      organizationId: claim.organization_id,
+      sizeBytes: image.size,
+      sha256: image.sha256,
+      fileName,
+    });
     if (!result.completed) {
       // The row was deleted or failed by the sweep meanwhile: its file has no owner.
       await rm(finalPath, { force: true });
@@ -101,7 +98,7 @@ async function runBuild(deps: WorkerDeps, payload: BuildIsoPayloadType, helpers:
     // Renamed but not recorded as completed: no row will ever own this file.
     await rm(finalPath, { force: true });
     if (err instanceof BuildInterrupted && helpers.job.attempts < helpers.job.max_attempts) {
-      await helpers.withPgClient((db) => releaseBuild(db, buildId));
+      await releaseBuild(deps.sql, buildId);
       log.warn('iso build interrupted by worker shutdown; released for a retry', { build_id: buildId });
       throw err;
     }
@@ -109,7 +106,7 @@ async function runBuild(deps: WorkerDeps, payload: BuildIsoPayloadType, helpers:
       err instanceof BuildFailure || err instanceof BuildInterrupted
         ? err.message
         : `unexpected error on the build host: ${(err as Error)?.message ?? String(err)}`;
-    const failed = await helpers.withPgClient((db) => failBuild(db, buildId, message));
+    const failed = await failBuild(deps.sql, buildId, message);
     log.warn('iso build failed', { build_id: buildId, error: message, recorded: failed });
   } finally {
     // The staging folder holds the plaintext WLAN profile: it never outlives the attempt.
@@ -118,7 +115,7 @@ async function runBuild(deps: WorkerDeps, payload: BuildIsoPayloadType, helpers:
 }
 
 async function buildImage(
-  deps: WorkerDeps,
+  deps: TaskDeps,
   payload: BuildIsoPayloadType,
   claim: ClaimedBuild,
   helpers: JobHelpers,
@@ -128,7 +125,7 @@ async function buildImage(
   // A session-bound image carries the session id, never the organization's code.
   let credential = claim.activation_code;
   if (claim.enrollment_session_id) {
-    const why = await helpers.withPgClient((db) => sessionUnusable(db, claim.enrollment_session_id!));
+    const why = await sessionUnusable(deps.sql, claim.enrollment_session_id!);
     if (why) {
       throw new BuildFailure(
         `the enrollment session of this build is ${why}: an image bound to it could not activate any device`,
@@ -137,7 +134,7 @@ async function buildImage(
     credential = claim.enrollment_session_id;
   }
   if (!credential) throw new BuildFailure('the organization has no activation code to write into the image');
-  const template = await helpers.withPgClient((db) => buildTemplate(db, claim.template_id));
+  const template = await buildTemplate(deps.sql, claim.template_id);
   const backend = template.backend;
   if (!isBackend(backend)) throw new BuildFailure(`no installer setup is known for backend ${backend}`);
   let setup: Record<string, string>;
@@ -220,7 +217,7 @@ async function buildImage(
       if (value <= reported) return;
       reported = value;
       progressWrites = progressWrites
-        .then(() => helpers.withPgClient((db) => setProgress(db, buildId, value)))
+        .then(() => setProgress(deps.sql, buildId, value))
         .catch((err) => log.warn('iso build progress not recorded', { build_id: buildId, error: String(err) }));
     },
     onWarning(text) {
@@ -241,7 +238,7 @@ async function buildImage(
   return { path: work.partial, ...digest };
 }
 
-async function removeFile(deps: WorkerDeps, path: string): Promise<void> {
+async function removeFile(deps: TaskDeps, path: string): Promise<void> {
   try {
     await unlink(path);
   } catch (err) {

@@ -6,13 +6,14 @@
  * failed for 3 days is disabled, and the audit log says so.
  */
 import type { Task } from 'graphile-worker';
-import type { PoolClient } from 'pg';
 import { z } from 'zod';
+import { insertAuditEvent } from '../../api/audit/repo.ts';
+import { type Db, transaction } from '../../api/db/client.ts';
 import { open, Sealed } from '../../api/http/sealed_box.ts';
 import { secretContext } from '../../api/webhooks/repo.ts';
 import { type AttemptOutcome, postWebhook } from '../webhooks/post.ts';
 import { fleetSignature } from '../webhooks/signature.ts';
-import type { WorkerDeps } from '../worker_deps.ts';
+import type { TaskDeps, WorkerDeps } from '../worker_deps.ts';
 
 export const DELIVER_WEBHOOK_TASK = 'deliver_webhook';
 
@@ -38,34 +39,31 @@ interface Due {
   data: Record<string, unknown>;
 }
 
-export function deliverWebhookTask(deps: WorkerDeps): Task {
+export function deliverWebhookTask(deps: TaskDeps): Task {
   return async (rawPayload, helpers) => {
     const payload = Payload.safeParse(rawPayload);
     if (!payload.success) {
       deps.log.error('deliver_webhook: payload not understood, job dropped', { job_id: helpers.job.id });
       return;
     }
-    await helpers.withPgClient((db) => deliver(deps, db, payload.data.delivery_id, `job:${helpers.job.id}`));
+    await deliver(deps, deps.sql, payload.data.delivery_id, `job:${helpers.job.id}`);
   };
 }
 
-export async function deliver(deps: WorkerDeps, db: PoolClient, deliveryId: string, requestId: string): Promise<void> {
-  const { rows } = await db.query<Due>(
-    `select d.id, d.attempts, d.status, w.id as webhook_id, w.organization_id, w.url, w.secret_sealed,
-            w.disabled_at, e.id as event_id, e.type, e.created_at as event_created_at, e.data
-       from webhook_deliveries d
-       join webhooks w on w.id = d.webhook_id
-       join webhook_events e on e.id = d.event_id
-      where d.id = $1`,
-    [deliveryId],
-  );
-  const due = rows[0];
+export async function deliver(deps: WorkerDeps, db: Db, deliveryId: string, requestId: string): Promise<void> {
+  const [due] = await db<Due[]>`
+    select d.id, d.attempts, d.status, w.id as webhook_id, w.organization_id, w.url, w.secret_sealed,
+           w.disabled_at, e.id as event_id, e.type, e.created_at as event_created_at, e.data
+      from webhook_deliveries d
+      join webhooks w on w.id = d.webhook_id
+      join webhook_events e on e.id = d.event_id
+     where d.id = ${deliveryId}`;
   // Deleted with its webhook, or already settled: nothing to do.
   if (due?.status !== 'pending') return;
   // Disabling fails the pending deliveries, but one queued by a change that committed
   // just after may still arrive here.
   if (due.disabled_at !== null) {
-    await db.query(`update webhook_deliveries set status = 'failed', next_attempt_at = null where id = $1`, [due.id]);
+    await db`update webhook_deliveries set status = 'failed', next_attempt_at = null where id = ${due.id}`;
     return;
   }
   const startedAt = new Date();
@@ -122,7 +120,7 @@ export function retryPauseSeconds(attempts: number): number {
 
 async function record(
   deps: WorkerDeps,
-  db: PoolClient,
+  db: Db,
   due: Due,
   outcome: AttemptOutcome,
   attempt: { startedAt: Date; requestId: string },
@@ -132,42 +130,32 @@ async function record(
   const ok = delivered(outcome);
   const retry = !ok && attempts < MAX_ATTEMPTS;
   const pause = retry ? retryPauseSeconds(attempts) : null;
-  await db.query('begin');
-  try {
+  const recorded = await transaction(db, async (tx) => {
     // Guarded by the attempt count: a duplicate run of the same attempt records nothing.
-    const { rowCount } = await db.query(
-      `update webhook_deliveries
-          set attempts = $2, last_status_code = $3, last_error = $4,
-              status = case when $5 then 'delivered' when $6 then 'pending' else 'failed' end,
-              delivered_at = case when $5 then now() end,
-              next_attempt_at = case when $6 then now() + make_interval(secs => $7) end
-        where id = $1 and status = 'pending' and attempts = $8`,
-      [due.id, attempts, outcome.statusCode, error, ok, retry, pause ?? 0, due.attempts],
-    );
-    if (rowCount === 0) {
-      await db.query('rollback');
-      return;
-    }
-    await db.query(
-      `insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error)
-       values ($1, $2, $3, $4, $5, $6)`,
-      [due.id, attempts, attempt.startedAt, Date.now() - attempt.startedAt.getTime(), outcome.statusCode, error],
-    );
+    const updated = await tx`
+      update webhook_deliveries
+         set attempts = ${attempts}, last_status_code = ${outcome.statusCode}, last_error = ${error},
+             status = case when ${ok} then 'delivered' when ${retry} then 'pending' else 'failed' end,
+             delivered_at = case when ${ok} then now() end,
+             next_attempt_at = case when ${retry} then now() + make_interval(secs => ${pause ?? 0}) end
+       where id = ${due.id} and status = 'pending' and attempts = ${due.attempts}`;
+    if (updated.count === 0) return false;
+    await tx`
+      insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error)
+      values (${due.id}, ${attempts}, ${attempt.startedAt}, ${Date.now() - attempt.startedAt.getTime()},
+              ${outcome.statusCode}, ${error})`;
     if (retry) {
-      await db.query(
-        `select from graphile_worker.add_job($1, json_build_object('delivery_id', $2::uuid),
-                 run_at => now() + make_interval(secs => $3), max_attempts => 3, job_key => $1 || ':' || $2)`,
-        [DELIVER_WEBHOOK_TASK, due.id, pause],
-      );
+      // The next attempt is queued with the outcome: both or neither.
+      await tx`
+        select from graphile_worker.add_job(${DELIVER_WEBHOOK_TASK}, json_build_object('delivery_id', ${due.id}::uuid),
+                 run_at => now() + make_interval(secs => ${pause}), max_attempts => 3,
+                 job_key => ${DELIVER_WEBHOOK_TASK}::text || ':' || ${due.id}::text)`;
     }
-    if (ok) await db.query(`update webhooks set failing_since = null where id = $1`, [due.webhook_id]);
-    else await failing(deps, db, due, attempt.requestId);
-    await db.query('commit');
-  } catch (err) {
-    await db.query('rollback').catch(() => {});
-    throw err;
-  }
-  if (!ok) {
+    if (ok) await tx`update webhooks set failing_since = null where id = ${due.webhook_id}`;
+    else await failing(deps, tx, due, attempt.requestId);
+    return true;
+  });
+  if (recorded && !ok) {
     deps.log.info('webhook delivery failed', {
       webhook_id: due.webhook_id,
       delivery_id: due.id,
@@ -179,33 +167,26 @@ async function record(
 }
 
 /** Marks the webhook failing; after 3 days of failures it is disabled, with its pending deliveries. */
-async function failing(deps: WorkerDeps, db: PoolClient, due: Due, requestId: string) {
-  const { rows } = await db.query<{ failing_since: Date }>(
-    `update webhooks set failing_since = coalesce(failing_since, now())
-      where id = $1 returning failing_since`,
-    [due.webhook_id],
-  );
-  const { rows: disabled } = await db.query<{ id: string }>(
-    `update webhooks set disabled_at = now()
-      where id = $1 and disabled_at is null and failing_since <= now() - interval '${DISABLE_AFTER}'
-      returning id`,
-    [due.webhook_id],
-  );
+async function failing(deps: WorkerDeps, db: Db, due: Due, requestId: string) {
+  const [webhook] = await db<{ failing_since: Date }[]>`
+    update webhooks set failing_since = coalesce(failing_since, now())
+     where id = ${due.webhook_id} returning failing_since`;
+  const disabled = await db`
+    update webhooks set disabled_at = now()
+     where id = ${due.webhook_id} and disabled_at is null and failing_since <= now() - ${DISABLE_AFTER}::interval
+     returning id`;
   if (disabled.length === 0) return;
-  await db.query(
-    `update webhook_deliveries set status = 'failed', next_attempt_at = null
-      where webhook_id = $1 and status = 'pending'`,
-    [due.webhook_id],
-  );
-  await db.query(
-    `insert into audit_events (organization_id, actor, action, target_type, target_id, request_id, details)
-     values ($1, '{"type":"system"}', 'webhook.disable', 'webhook', $2, $3, $4)`,
-    [
-      due.organization_id,
-      due.webhook_id,
-      requestId,
-      JSON.stringify({ reason: `deliveries failed for ${DISABLE_AFTER}`, failing_since: rows[0]?.failing_since }),
-    ],
-  );
+  await db`
+    update webhook_deliveries set status = 'failed', next_attempt_at = null
+     where webhook_id = ${due.webhook_id} and status = 'pending'`;
+  await insertAuditEvent(db, {
+    organizationId: due.organization_id,
+    actor: { type: 'system' },
+    action: 'webhook.disable',
+    targetType: 'webhook',
+    targetId: due.webhook_id,
+    requestId,
+    details: { reason: `deliveries failed for ${DISABLE_AFTER}`, failing_since: webhook?.failing_since },
+  });
   deps.log.warn('webhook disabled: its deliveries failed for 3 days', { webhook_id: due.webhook_id });
 }

@@ -1,7 +1,7 @@
 /** The Graphile Worker task lists of the worker: one file per task, named after it. */
 import type { TaskList } from 'graphile-worker';
 import { BUILD_ISO_TASK } from '../../api/iso_builds/job.ts';
-import type { WorkerDeps } from '../worker_deps.ts';
+import type { TaskDeps } from '../worker_deps.ts';
 import { buildIsoTask } from './build_iso.ts';
 import { DELIVER_WEBHOOK_TASK, deliverWebhookTask } from './deliver_webhook.ts';
 import { REAP_DEAD_BUILDS_TASK, reapDeadBuildsTask } from './reap_dead_builds.ts';
@@ -11,7 +11,7 @@ import { SWEEP_WEBHOOK_DELIVERIES_TASK, sweepWebhookDeliveriesTask } from './swe
 export const SWEEP_ISO_BUILDS_TASK = 'sweep_iso_builds';
 
 /** The tasks of the main runner: ISO builds and the hourly sweeps. */
-export function buildHostTasks(deps: WorkerDeps): TaskList {
+export function buildHostTasks(deps: TaskDeps): TaskList {
   return {
     [BUILD_ISO_TASK]: buildIsoTask(deps),
     [SWEEP_ISO_BUILDS_TASK]: sweepIsoBuildsTask(deps),
@@ -20,16 +20,16 @@ export function buildHostTasks(deps: WorkerDeps): TaskList {
 }
 
 /** The dead build check, on a runner of its own: it never waits behind a build or a delivery. */
-export function reaperTasks(deps: WorkerDeps): TaskList {
+export function reaperTasks(deps: TaskDeps): TaskList {
   return { [REAP_DEAD_BUILDS_TASK]: reapDeadBuildsTask(deps) };
 }
 
 /** Webhook deliveries, run by a runner of their own beside the builds. */
-export function deliveryTasks(deps: WorkerDeps): TaskList {
+export function deliveryTasks(deps: TaskDeps): TaskList {
   return { [DELIVER_WEBHOOK_TASK]: deliverWebhookTask(deps) };
 }
 
 /** Every task (tests run all due jobs at once). */
-export function createTaskList(deps: WorkerDeps): TaskList {
+export function createTaskList(deps: TaskDeps): TaskList {
   return { ...buildHostTasks(deps), ...reaperTasks(deps), ...deliveryTasks(deps) };
 }

@@ -10,59 +10,44 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PoolClient } from 'pg';
 import type { Task } from 'graphile-worker';
+import { type Db, transaction } from '../../api/db/client.ts';
 import { BUILD_ISO_TASK } from '../../api/iso_builds/job.ts';
+import { FAILURE_REASONS, failBuilds } from '../../api/iso_builds/transitions.ts';
 import { DEFAULT_WORKER_SILENCE_SECONDS } from '../heartbeat.ts';
 import { workDirName } from '../iso/iso_files.ts';
-import type { WorkerDeps } from '../worker_deps.ts';
+import type { TaskDeps, WorkerDeps } from '../worker_deps.ts';
 
 export const REAP_DEAD_BUILDS_TASK = 'reap_dead_builds';
-export const DEAD_WORKER_ERROR =
-  'the build host stopped during the build (worker killed or host lost); trigger a new build';
 
-export function reapDeadBuildsTask(deps: WorkerDeps): Task {
-  return async (_payload, helpers) => {
-    const failed = await helpers.withPgClient((db) => reapDeadBuilds(deps, db));
+export function reapDeadBuildsTask(deps: TaskDeps): Task {
+  return async () => {
+    const failed = await reapDeadBuilds(deps, deps.sql);
     if (failed.length > 0) deps.log.warn('failed the builds of dead workers', { builds: failed });
   };
 }
 
-export async function reapDeadBuilds(deps: WorkerDeps, db: PoolClient): Promise<string[]> {
+export async function reapDeadBuilds(deps: WorkerDeps, db: Db): Promise<string[]> {
   const silence = deps.config.workerSilenceSeconds ?? DEFAULT_WORKER_SILENCE_SECONDS;
-  const { rows: dead } = await db.query<{ worker_id: string }>(
-    `select worker_id from worker_heartbeats where seen_at < now() - make_interval(secs => $1)`,
-    [silence],
-  );
-  const { rows: jobs } = await db.query<{ id: string; key: string; locked_by: string }>(
-    `select id, key, locked_by from graphile_worker.jobs j
-      where task_identifier = $1 and key is not null
-        and (locked_by = any($2::text[])
-          or (locked_at < now() - make_interval(secs => $3)
-            and not exists (select from worker_heartbeats h where h.worker_id = j.locked_by)))`,
-    [BUILD_ISO_TASK, dead.map((r) => r.worker_id), silence],
-  );
+  const dead = await db<{ worker_id: string }[]>`
+    select worker_id from worker_heartbeats where seen_at < now() - make_interval(secs => ${silence})`;
+  const jobs = await db<{ id: string; key: string; locked_by: string }[]>`
+    select id, key, locked_by from graphile_worker.jobs j
+     where task_identifier = ${BUILD_ISO_TASK} and key is not null
+       and (locked_by = any(${dead.map((r) => r.worker_id)}::text[])
+         or (locked_at < now() - make_interval(secs => ${silence})
+           and not exists (select from worker_heartbeats h where h.worker_id = j.locked_by)))`;
   if (dead.length === 0 && jobs.length === 0) return [];
   const deadIds = [...new Set([...dead.map((r) => r.worker_id), ...jobs.map((j) => j.locked_by)])];
   const buildIds = jobs.map((j) => j.key.slice(BUILD_ISO_TASK.length + 1));
   // One transaction: nobody sees a failed build whose job is still locked or queued.
-  await db.query('begin');
-  let failed: Array<{ id: string }>;
-  try {
-    ({ rows: failed } = await db.query<{ id: string }>(
-      `update iso_builds set status = 'failed', finished_at = now_ms(), error = $2
-        where id = any($1::uuid[]) and status in ('pending', 'running')
-        returning id`,
-      [buildIds, DEAD_WORKER_ERROR],
-    ));
-    await db.query(`select graphile_worker.force_unlock_workers($1::text[])`, [deadIds]);
-    await db.query(`select from graphile_worker.complete_jobs($1::bigint[])`, [jobs.map((j) => j.id)]);
-    await db.query(`delete from worker_heartbeats where worker_id = any($1::text[])`, [deadIds]);
-    await db.query('commit');
-  } catch (err) {
-    await db.query('rollback').catch(() => {});
-    throw err;
-  }
+  const failed = await transaction(db, async (tx) => {
+    const ids = await failBuilds(tx, buildIds, FAILURE_REASONS.deadWorker);
+    await tx`select graphile_worker.force_unlock_workers(${deadIds}::text[])`;
+    await tx`select from graphile_worker.complete_jobs(${jobs.map((j) => j.id)}::bigint[])`;
+    await tx`delete from worker_heartbeats where worker_id = any(${deadIds}::text[])`;
+    return ids;
+  });
   for (const id of buildIds) await rm(join(deps.config.isoDir, workDirName(id)), { recursive: true, force: true });
-  return failed.map((r) => r.id);
+  return failed;
 }

@@ -7,12 +7,21 @@
  */
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PoolClient } from 'pg';
 import type { Task } from 'graphile-worker';
-import { BUILD_ISO_TASK } from '../../api/iso_builds/job.ts';
+import type { Db } from '../../api/db/client.ts';
+import { BUILD_ISO_TASK, buildIsoJobKey } from '../../api/iso_builds/job.ts';
+import { buildFiles } from '../../api/iso_builds/repo.ts';
+import {
+  deleteExpiredBuilds,
+  deleteOldFailedBuilds,
+  FAILURE_REASONS,
+  failBuilds,
+  failBuildsWithoutJob,
+  failStuckBuilds,
+} from '../../api/iso_builds/transitions.ts';
 import { buildIdOf, isDevBaseTemporary } from '../iso/iso_files.ts';
 import { stuckAfterMs } from '../iso/worker_config.ts';
-import type { WorkerDeps } from '../worker_deps.ts';
+import type { TaskDeps, WorkerDeps } from '../worker_deps.ts';
 
 export interface SweepResult {
   expired: number;
@@ -26,36 +35,24 @@ export interface SweepResult {
 /** Temporaries of the development base image older than this belong to a dead build. */
 const DEV_BASE_TEMP_MAX_AGE_MS = 60 * 60_000;
 
-export function sweepIsoBuildsTask(deps: WorkerDeps): Task {
-  return async (_payload, helpers) => {
-    const result = await helpers.withPgClient((db) => sweepIsoBuilds(deps, db));
+export function sweepIsoBuildsTask(deps: TaskDeps): Task {
+  return async () => {
+    const result = await sweepIsoBuilds(deps, deps.sql);
     deps.log.info('iso sweep done', { ...result });
   };
 }
 
-export async function sweepIsoBuilds(deps: WorkerDeps, db: PoolClient): Promise<SweepResult> {
+export async function sweepIsoBuilds(deps: WorkerDeps, db: Db): Promise<SweepResult> {
   const deadJobsFailed = await failBuildsOfDeadJobs(db);
-  const stuckFailed = await failStuckBuilds(db, stuckAfterMs(deps.config));
-  const lostFailed = await failPendingWithoutJob(db);
+  const stuckFailed = await failStuckBuildsAndJobs(db, stuckAfterMs(deps.config));
+  const lostFailed = await failBuildsWithoutJob(db);
 
-  const expired = await db.query<{ file_name: string }>(
-    `delete from iso_builds where status = 'completed' and expires_at <= now() returning file_name`,
-  );
-  for (const row of expired.rows) await rm(join(deps.config.isoDir, row.file_name), { force: true });
-  // Failed builds own no file; their rows are kept a week so a portal can show why.
-  const failedDeleted = await db.query(
-    `delete from iso_builds where status = 'failed' and finished_at < now() - interval '7 days'`,
-  );
+  const expired = await deleteExpiredBuilds(db);
+  for (const file of expired) await rm(join(deps.config.isoDir, file), { force: true });
+  const failedDeleted = await deleteOldFailedBuilds(db);
 
   const orphansRemoved = await removeOrphans(deps, db);
-  return {
-    expired: expired.rowCount ?? 0,
-    failedDeleted: failedDeleted.rowCount ?? 0,
-    stuckFailed,
-    deadJobsFailed,
-    lostFailed,
-    orphansRemoved,
-  };
+  return { expired: expired.length, failedDeleted, stuckFailed, deadJobsFailed, lostFailed, orphansRemoved };
 }
 
 /**
@@ -63,65 +60,35 @@ export async function sweepIsoBuilds(deps: WorkerDeps, db: PoolClient): Promise<
  * e.g. the database was away) would keep the sealed WLAN credentials: delete it, and fail
  * its build.
  */
-async function failBuildsOfDeadJobs(db: PoolClient): Promise<number> {
-  const { rows } = await db.query<{ key: string | null }>(
-    `select key from graphile_worker.complete_jobs(array(
-       select id from graphile_worker.jobs
-        where task_identifier = $1 and attempts >= max_attempts and locked_at is null))`,
-    [BUILD_ISO_TASK],
-  );
+async function failBuildsOfDeadJobs(db: Db): Promise<number> {
+  const rows = await db<{ key: string | null }[]>`
+    select key from graphile_worker.complete_jobs(array(
+      select id from graphile_worker.jobs
+       where task_identifier = ${BUILD_ISO_TASK} and attempts >= max_attempts and locked_at is null))`;
   const ids = rows.map((r) => r.key?.split(':')[1]).filter((id): id is string => !!id);
   if (ids.length === 0) return 0;
-  const failed = await db.query(
-    `update iso_builds set status = 'failed', finished_at = now_ms(),
-            error = 'the build could not run: its job failed on every attempt (see the worker log)'
-      where id = any($1::uuid[]) and status in ('pending', 'running')`,
-    [ids],
-  );
-  return failed.rowCount ?? 0;
+  return (await failBuilds(db, ids, FAILURE_REASONS.jobExhausted)).length;
 }
 
 /**
- * A build running far longer than any build may (the script is stopped at its timeout)
- * lost its worker: killed with SIGKILL, or the host went away. Fail it, and delete its job,
- * which the dead worker still locks, so the sealed credentials go now rather than when
- * Graphile Worker reclaims stale locks hours later.
+ * A build running far longer than any build may lost its worker: fail it, and delete its
+ * job, which the dead worker still locks, so the sealed credentials go now rather than
+ * when Graphile Worker reclaims stale locks hours later.
  */
-async function failStuckBuilds(db: PoolClient, stuckAfter: number): Promise<number> {
-  const { rows } = await db.query<{ id: string }>(
-    `update iso_builds set status = 'failed', finished_at = now_ms(),
-            error = 'the build host stopped while building (worker killed or host lost); trigger a new build'
-      where status = 'running' and started_at < now() - make_interval(secs => $1)
-      returning id`,
-    [stuckAfter / 1000],
-  );
-  if (rows.length === 0) return 0;
-  const keys = rows.map((r) => `${BUILD_ISO_TASK}:${r.id}`);
+async function failStuckBuildsAndJobs(db: Db, stuckAfter: number): Promise<number> {
+  const failed = await failStuckBuilds(db, stuckAfter);
+  if (failed.length === 0) return 0;
+  const keys = failed.map(buildIsoJobKey);
   // Only locks as old as the build itself: those workers are certainly dead.
-  await db.query(
-    `select graphile_worker.force_unlock_workers(array(
-       select distinct locked_by from graphile_worker.jobs
-        where key = any($1::text[]) and locked_by is not null and locked_at < now() - make_interval(secs => $2)))`,
-    [keys, stuckAfter / 1000],
-  );
-  await db.query(
-    `select from graphile_worker.complete_jobs(array(
-       select id from graphile_worker.jobs where key = any($1::text[]) and locked_at is null))`,
-    [keys],
-  );
-  return rows.length;
-}
-
-/** Row and job are created together, and the job ends only after the build does. */
-async function failPendingWithoutJob(db: PoolClient): Promise<number> {
-  const { rowCount } = await db.query(
-    `update iso_builds b set status = 'failed', finished_at = now_ms(),
-            error = 'the build job was lost from the queue; trigger a new build'
-      where b.status = 'pending'
-        and not exists (select 1 from graphile_worker.jobs j where j.key = $1 || ':' || b.id::text)`,
-    [BUILD_ISO_TASK],
-  );
-  return rowCount ?? 0;
+  await db`
+    select graphile_worker.force_unlock_workers(array(
+      select distinct locked_by from graphile_worker.jobs
+       where key = any(${keys}::text[]) and locked_by is not null
+         and locked_at < now() - make_interval(secs => ${stuckAfter / 1000})))`;
+  await db`
+    select from graphile_worker.complete_jobs(array(
+      select id from graphile_worker.jobs where key = any(${keys}::text[]) and locked_at is null))`;
+  return failed.length;
 }
 
 /**
@@ -129,7 +96,7 @@ async function failPendingWithoutJob(db: PoolClient): Promise<number> {
  * so an entry that appears meanwhile is simply not looked at; a build's files stay while
  * it is pending or running, and a completed build keeps exactly its file_name.
  */
-async function removeOrphans(deps: WorkerDeps, db: PoolClient): Promise<number> {
+async function removeOrphans(deps: WorkerDeps, db: Db): Promise<number> {
   const dir = deps.config.isoDir;
   let names: string[];
   try {
@@ -150,11 +117,7 @@ async function removeOrphans(deps: WorkerDeps, db: PoolClient): Promise<number> 
     // Anything else is not ours to delete.
   }
   if (byId.size > 0) {
-    const { rows } = await db.query<{ id: string; status: string; file_name: string | null }>(
-      `select id, status, file_name from iso_builds where id = any($1::uuid[])`,
-      [[...byId.keys()]],
-    );
-    const builds = new Map(rows.map((r) => [r.id, r]));
+    const builds = new Map((await buildFiles(db, [...byId.keys()])).map((r) => [r.id, r]));
     for (const [id, entries] of byId) {
       const build = builds.get(id);
       for (const name of entries) {

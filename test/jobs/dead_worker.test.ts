@@ -13,7 +13,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg, { type PoolClient } from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startWorker } from '../../jobs/worker.ts';
 import { reapDeadBuilds } from '../../jobs/tasks/reap_dead_builds.ts';
@@ -132,15 +131,7 @@ describe('builds of a dead worker', () => {
     try {
       // Three silences pass while both run; the reaper (crontab and start-up) finds nothing.
       await new Promise((r) => setTimeout(r, 3 * SILENCE * 1000));
-      const client = new pg.Client({ connectionString: ctx.db.url });
-      await client.connect();
-      try {
-        expect(
-          await reapDeadBuilds(workerDeps(ctx, { workerSilenceSeconds: SILENCE }), client as unknown as PoolClient),
-        ).toEqual([]);
-      } finally {
-        await client.end();
-      }
+      expect(await reapDeadBuilds(workerDeps(ctx, { workerSilenceSeconds: SILENCE }), ctx.sql)).toEqual([]);
       expect((await getBuild(ctx, queued.id)).body.status).toBe('running');
       expect((await jobsOf(queued.id))[0]?.locked_by).toEqual(expect.any(String));
     } finally {

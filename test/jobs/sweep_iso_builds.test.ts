@@ -20,6 +20,7 @@ import {
   queueJob,
   runJobs,
   silentGraphileLogger,
+  taskDeps,
   tempIsoDir,
   triggerBuild,
   waitForStatus,
@@ -40,7 +41,7 @@ afterAll(async () => {
 /** Queues and runs a sweep, and nothing else (queued builds stay queued). */
 async function sweep() {
   await queueJob(ctx.sql, 'sweep_iso_builds');
-  const { sweep_iso_builds } = createTaskList(workerDeps(ctx));
+  const { sweep_iso_builds } = createTaskList(taskDeps(ctx));
   await runOnce({
     connectionString: ctx.db.url,
     taskList: { sweep_iso_builds: sweep_iso_builds! },
@@ -279,7 +280,7 @@ describe('jobs/crontab', () => {
     expect(sweepItem!.match(at(0, 0))).toBe(true);
     expect(sweepItem!.match(at(13, 30))).toBe(false);
     // Each task of the crontab is one that a runner of the worker runs.
-    const tasks = createTaskList(workerDeps(ctx));
+    const tasks = createTaskList(taskDeps(ctx));
     for (const item of items) expect(Object.keys(tasks)).toContain(item.task);
   });
 });

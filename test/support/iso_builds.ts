@@ -14,7 +14,7 @@ import { expect } from 'vitest';
 import { createLogger, type Logger as AppLogger } from '../../api/log.ts';
 import { createTaskList } from '../../jobs/tasks/index.ts';
 import { jobSettlement } from '../../jobs/worker.ts';
-import type { WorkerConfig, WorkerDeps } from '../../jobs/worker_deps.ts';
+import type { TaskDeps, WorkerConfig, WorkerDeps } from '../../jobs/worker_deps.ts';
 import type { Sql } from '../../api/db/client.ts';
 import type { TestContext } from './app.ts';
 
@@ -49,13 +49,18 @@ export function workerDeps(
   };
 }
 
+/** The worker's deps as its tasks get them, over the test file's postgres.js client. */
+export function taskDeps(ctx: TestContext, overrides: Partial<WorkerConfig> = {}, log?: AppLogger): TaskDeps {
+  return { ...workerDeps(ctx, overrides, log), sql: ctx.sql };
+}
+
 export const silentGraphileLogger = new Logger(() => () => {});
 
 /** Runs every job that is due, with the real task list, then returns. */
 export async function runJobs(ctx: TestContext, deps: WorkerDeps): Promise<void> {
   await runOnce({
     connectionString: ctx.db.url,
-    taskList: createTaskList(deps),
+    taskList: createTaskList({ ...deps, sql: ctx.sql }),
     noHandleSignals: true,
     logger: silentGraphileLogger,
     // As the real worker settles jobs, so that a job is completed when runOnce returns.

@@ -8,7 +8,6 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import nock from 'nock';
-import pg, { type PoolClient } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ATTEMPTS, RETRY_PAUSES_SECONDS, retryPauseSeconds } from '../../jobs/tasks/deliver_webhook.ts';
 import { sweepWebhookDeliveries } from '../../jobs/tasks/sweep_webhook_deliveries.ts';
@@ -378,7 +377,11 @@ describe('delivery', () => {
     expect(d).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 410, next_attempt_at: null });
     const audit = await ctx.request('GET', `/api/v1/organizations/${org}/audit-events?action=webhook.disable`);
     expect(audit.body.items).toHaveLength(1);
-    expect(audit.body.items[0]).toMatchObject({ actor: { type: 'system' }, target_id: hook.id });
+    expect(audit.body.items[0]).toMatchObject({
+      actor: { type: 'system' },
+      target_id: hook.id,
+      details: { reason: 'deliveries failed for 3 days', failing_since: expect.any(String) },
+    });
     await activateDevice(ctx, org);
     expect(await deliveries(hook.id)).toHaveLength(1);
   });
@@ -451,9 +454,7 @@ describe('the hourly sweep', () => {
     await ctx.sql`
       update webhook_deliveries set created_at = now() - interval '40 days' where status = 'pending'
         and webhook_id = ${hook.id}`;
-    const client = new pg.Client({ connectionString: ctx.db.url });
-    await client.connect();
-    const result = await sweepWebhookDeliveries(client as unknown as PoolClient).finally(() => client.end());
+    const result = await sweepWebhookDeliveries(ctx.sql);
     expect(result).toEqual({ deliveries: 1, events: 1 });
     const left = await deliveries(hook.id);
     expect(left.map((d) => d.id).sort()).toEqual([recent!.id, left.find((d) => d.status === 'pending')!.id].sort());
