@@ -7,7 +7,7 @@
  */
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import { insertAuditEvent } from '../../api/audit/repo.ts';
+import { insertAuditEvent } from '../../api/access/audit_events.ts';
 import { type Db, transaction } from '../../api/db/client.ts';
 import { open, Sealed } from '../../api/http/sealed_box.ts';
 import { secretContext } from '../../api/webhooks/repo.ts';
@@ -181,7 +181,7 @@ async function failing(deps: WorkerDeps, db: Db, due: Due, requestId: string) {
      where webhook_id = ${due.webhook_id} and status = 'pending'`;
   await insertAuditEvent(db, {
     organizationId: due.organization_id,
-    actor: { type: 'system' },
+    caller: 'system',
     action: 'webhook.disable',
     targetType: 'webhook',
     targetId: due.webhook_id,
