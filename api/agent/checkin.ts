@@ -15,7 +15,7 @@ import type { CheckinReads } from '../db/replica.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { resolveStateRow } from '../catalog/state.ts';
 import type { z } from '@hono/zod-openapi';
-import { invalidAgentSecret, requireLiveDevice } from './auth.ts';
+import { invalidAgentSecret, isLiveDevice, requireLiveDevice } from './auth.ts';
 import type { Heartbeats } from './heartbeats.ts';
 import * as repo from './repo.ts';
 import { checkinState } from './batched_reads.ts';
@@ -72,8 +72,7 @@ async function readCheckin(
     input.hardware === undefined
       ? await checkinState(source, input.secretHash)
       : await repo.checkinStateStoringHardware(source, input.secretHash, input.hardware);
-  const live = row && row.deprovisioned_at === null && row.archived_at === null;
-  return { row, answer: live ? await answerFor(source, config, row, input) : undefined };
+  return { row, answer: row && isLiveDevice(row) ? await answerFor(source, config, row, input) : undefined };
 }
 
 /** The in-process path: the heartbeat (and hardware) written by the check-in's one statement. */

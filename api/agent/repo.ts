@@ -9,10 +9,15 @@ import { deviceStateColumns, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { ApiError } from '../http/errors.ts';
-import type { AgentDeviceState } from './auth.ts';
+import { type AgentDeviceState, type AgentRefusal, requireLiveDevice } from './auth.ts';
 import type { AgentEventType } from './schemas.ts';
 
 type Hardware = Record<string, unknown>;
+
+const refusedBootstrap: Record<AgentRefusal, string> = {
+  device_archived: 'this device is archived and cannot bootstrap',
+  device_deprovisioned: 'this device is deprovisioned; an admin must reprovision it first',
+};
 
 /**
  * Consumes the bootstrap token and stores the agent secret's hash, in one transaction:
@@ -45,11 +50,7 @@ export async function bootstrap(
       from devices where id = ${input.deviceId}
       for update`;
     // The token row references the device (on delete cascade), so the device exists.
-    if (device!.archived_at !== null)
-      throw new ApiError('device_archived', 'this device is archived and cannot bootstrap');
-    if (device!.deprovisioned_at !== null) {
-      throw new ApiError('device_deprovisioned', 'this device is deprovisioned; an admin must reprovision it first');
-    }
+    requireLiveDevice(device!, refusedBootstrap);
     if (device!.bootstrapped) {
       throw new ApiError(
         'agent_already_bootstrapped',
