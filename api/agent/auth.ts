@@ -1,6 +1,6 @@
 /**
- * The agent's credential: issuing agent secrets, and the bearer checks of check-in and
- * report.
+ * The agent's credential: issuing agent secrets, the bearer checks of check-in and report,
+ * and the one rule of which devices may still call in (`agentRefusal`).
  *
  * The check-in's (`agentSecretHash`) only checks the shape of `Authorization: Bearer
  * <secret>` and hands the SHA-256 of the secret to the handler; it does not query the
