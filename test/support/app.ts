@@ -60,9 +60,11 @@ export function useTestApp(overrides: Partial<AppConfig> = {}): TestContext {
     ctx.db = await createTestDatabase();
     ctx.sql = ctx.db.sql;
     ctx.config = testConfig(overrides);
-    ctx.checkin = createCheckinPath({ primary: ctx.sql }, { log: silentLogger });
+    const app = testApp(ctx.sql, ctx.config);
+    ctx.app = app;
+    ctx.checkin = app.checkin;
+    // As in the service: heartbeats written every second.
     await ctx.checkin.start();
-    ctx.app = createApp({ sql: ctx.sql, config: ctx.config, log: silentLogger, checkin: ctx.checkin });
     ctx.request = (method, path, options) => request(ctx.app, method, path, options);
   });
   afterAll(async () => {
@@ -73,9 +75,9 @@ export function useTestApp(overrides: Partial<AppConfig> = {}): TestContext {
 }
 
 /**
- * Another app over `sql` (another configuration, a counted or broken client), wired like
- * every other. Its heartbeats are not written on a timer: a test that reads them flushes
- * `app.checkin.heartbeats` itself.
+ * An app over `sql`, its check-in path built as the service builds it; for another
+ * configuration, a counted or broken client. Its heartbeats are written when flushed
+ * (`writeHeartbeats(app)`), not on a timer: `useTestApp` starts its own.
  */
 export function testApp(sql: Sql, config: AppConfig, log: Logger = silentLogger): App & { checkin: CheckinPath } {
   const checkin = createCheckinPath({ primary: sql }, { log });
