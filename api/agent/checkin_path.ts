@@ -42,6 +42,10 @@ export interface CheckinPathOptions {
   replica?: Omit<ReplicaOptions, 'onChange'>;
 }
 
+/**
+ * The check-in path over the given pools, not yet started: the service starts it with its
+ * pools open and stops it before they close; a test app starts it or flushes by hand.
+ */
 export function createCheckinPath(pools: CheckinPools, options: CheckinPathOptions): CheckinPath {
   const { log } = options;
   const heartbeats = new Heartbeats(pools.heartbeats ?? pools.primary, (err, devices) =>
