@@ -14,7 +14,6 @@ import { webhookRoutes } from './webhooks/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
 import { DEFAULT_DATABASE_TIMEOUT_SECONDS, isDatabaseUnavailable, isPgError, pgError } from './db/client.ts';
-import { CheckinReads } from './db/replica.ts';
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
 import { deviceRoutes } from './devices/routes.ts';
 import { apiDescription } from './docs/description.ts';
@@ -42,10 +41,8 @@ import { portalRoutes } from './portal/routes.tsx';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export function createApp(appDeps: AppDeps) {
-  // Check-ins read from the primary unless the runtime gives a replica router.
   const deps: AppDeps = {
     ...appDeps,
-    checkinReads: appDeps.checkinReads ?? new CheckinReads(appDeps.sql, null),
     checkinGate: appDeps.checkinGate ?? new CheckinGate(appDeps.config.checkin),
   };
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -55,7 +52,7 @@ export function createApp(appDeps: AppDeps) {
     c.set('deps', deps);
     await next();
   });
-  const metrics = new Metrics(deps);
+  const metrics = new Metrics({ heartbeats: deps.checkin.heartbeats, checkinReads: deps.checkin.reads });
   const refused = new RefusedCheckins(deps.log, () => deps.checkinGate!.takeRefused());
   app.use('*', observeRequests(metrics, refused));
   app.use('*', methodNotAllowed(app));

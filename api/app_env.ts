@@ -5,8 +5,7 @@
 import type { AppConfig } from './config.ts';
 import type { AuditEntry, Caller } from './access/declaration.ts';
 import type { Db, Sql } from './db/client.ts';
-import type { CheckinReads } from './db/replica.ts';
-import type { Heartbeats } from './agent/heartbeats.ts';
+import type { CheckinPath } from './agent/checkin_path.ts';
 import type { CheckinGate } from './http/shed.ts';
 import type { Logger } from './log.ts';
 
@@ -14,16 +13,8 @@ export interface AppDeps {
   sql: Sql;
   config: AppConfig;
   log: Logger;
-  /** Batched heartbeats (api/agent/README.md, Heartbeats); absent: each check-in writes its own. */
-  heartbeats?: Heartbeats;
-  /** Where check-ins read: the replica while healthy; absent: the primary (`sql`). */
-  checkinReads?: CheckinReads;
-  /**
-   * The primary's connections for check-ins that write at once (hardware), apart from the
-   * reads' pool: a connection carries its queries in order, so a read queued behind a commit
-   * that waits (a slow WAL flush) would wait with it. Absent: `sql`.
-   */
-  checkinWrites?: Sql;
+  /** Where check-ins read and write: built by `createCheckinPath`, the same in the service and the tests. */
+  checkin: CheckinPath;
   /** Admits or sheds check-ins (api/agent/README.md, Load shedding); absent: one per app, from `config.checkin`. */
   checkinGate?: CheckinGate;
 }

@@ -4,11 +4,9 @@
  * and the interactive docs.
  */
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../api/app.ts';
 import { createSql } from '../api/db/client.ts';
-import { silentLogger } from '../api/log.ts';
 import { freePort } from '../api/runtime/embedded_postgres.ts';
-import { request, testConfig, useTestApp } from './support/app.ts';
+import { request, testApp, testConfig, useTestApp } from './support/app.ts';
 
 const ctx = useTestApp();
 
@@ -124,7 +122,7 @@ describe('GET /api/v1/health', () => {
   it('answers 503 when the database is unreachable', async () => {
     const port = await freePort();
     const sql = createSql(`postgres://nobody:nothing@127.0.0.1:${port}/none`, { max: 1 });
-    const app = createApp({ sql, config: testConfig(), log: silentLogger });
+    const app = testApp(sql, testConfig());
     const res = await request(app, 'GET', '/api/v1/health', { token: null });
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ status: 'degraded', database: 'unreachable' });

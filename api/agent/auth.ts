@@ -1,6 +1,6 @@
 /**
- * The agent's credential: issuing agent secrets, and the bearer checks of check-in and
- * report.
+ * The agent's credential: issuing agent secrets, the bearer checks of check-in and report,
+ * and the one rule of which devices may still call in (`agentRefusal`).
  *
  * The check-in's (`agentSecretHash`) only checks the shape of `Authorization: Bearer
  * <secret>` and hands the SHA-256 of the secret to the handler; it does not query the
@@ -66,19 +66,36 @@ export interface AgentDeviceState {
   archived_at: Date | null;
 }
 
+/** Why a device's agent may no longer call in, the one rule of every agent call; null: it may. */
+export type AgentRefusal = 'device_archived' | 'device_deprovisioned';
+
 /**
- * 401 for no device, 403 for a device that may no longer call in. Archived wins over
- * deprovisioned: it is the later, final state.
+ * Whether the device may still use its agent (check-in, report, bootstrap), and if not why.
+ * Archived wins over deprovisioned: it is the later, final state.
  */
-export function requireLiveDevice<T extends AgentDeviceState>(device: T | undefined | null): T {
+export function agentRefusal(device: AgentDeviceState): AgentRefusal | null {
+  if (device.archived_at !== null) return 'device_archived';
+  if (device.deprovisioned_at !== null) return 'device_deprovisioned';
+  return null;
+}
+
+export function isLiveDevice(device: AgentDeviceState): boolean {
+  return agentRefusal(device) === null;
+}
+
+/** The 403 messages of an agent's calls; bootstrap names its own remedy. */
+const callingIn: Record<AgentRefusal, string> = {
+  device_archived: 'this device is archived; its agent may no longer call in',
+  device_deprovisioned: 'this device is deprovisioned; an admin must reprovision it before its agent can call in again',
+};
+
+/** 401 for no device, 403 (with `messages`) for a device whose agent may no longer call in. */
+export function requireLiveDevice<T extends AgentDeviceState>(
+  device: T | undefined | null,
+  messages: Record<AgentRefusal, string> = callingIn,
+): T {
   if (!device) throw invalidAgentSecret();
-  if (device.archived_at !== null)
-    throw new ApiError('device_archived', 'this device is archived; its agent may no longer call in');
-  if (device.deprovisioned_at !== null) {
-    throw new ApiError(
-      'device_deprovisioned',
-      'this device is deprovisioned; an admin must reprovision it before its agent can call in again',
-    );
-  }
+  const refusal = agentRefusal(device);
+  if (refusal !== null) throw new ApiError(refusal, messages[refusal]);
   return device;
 }

@@ -1,22 +1,20 @@
 /**
- * The agent's check-in (api/agent/README.md). In the service, one read statement (on the
- * replica when there is a healthy one), shared by the check-ins of the same turn of the
- * event loop (batched_reads.ts), finds the device by the secret's hash and returns its own
- * inputs of its desired state, and the heartbeat is recorded for the next batched
- * write (heartbeats.ts); hardware, when sent, is stored at once in that statement on the
- * primary. An app built without `Heartbeats` (tests, in-process use) writes the heartbeat
- * in its one statement instead. The ETag is a stamp of those inputs and of the versions of
- * everything else the answer depends on, so an unchanged state is answered 304 without
- * resolving the catalog at all.
+ * The agent's check-in (api/agent/README.md), on its one path (checkin_path.ts): one read
+ * statement (on the replica when there is a healthy one), shared by the check-ins of the
+ * same turn of the event loop (batched_reads.ts), finds the device by the secret's hash and
+ * returns its own inputs of its desired state, and the heartbeat is recorded for the next
+ * batched write (heartbeats.ts); hardware, when sent, is stored at once in that statement
+ * on the primary. The ETag is a stamp of those inputs and of the versions of everything
+ * else the answer depends on, so an unchanged state is answered 304 without resolving the
+ * catalog at all.
  */
 import type { AppConfig } from '../config.ts';
 import type { Db } from '../db/client.ts';
-import type { CheckinReads } from '../db/replica.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { resolveStateRow } from '../catalog/state.ts';
 import type { z } from '@hono/zod-openapi';
-import { invalidAgentSecret, requireLiveDevice } from './auth.ts';
-import type { Heartbeats } from './heartbeats.ts';
+import { isLiveDevice, requireLiveDevice } from './auth.ts';
+import type { CheckinPath } from './checkin_path.ts';
 import * as repo from './repo.ts';
 import { checkinState } from './batched_reads.ts';
 import type { CheckinResponse } from './schemas.ts';
@@ -24,15 +22,6 @@ import type { CheckinResponse } from './schemas.ts';
 export type CheckinAnswer =
   | { etag: string; notModified: true }
   | { etag: string; notModified: false; body: z.infer<typeof CheckinResponse> };
-
-/** Where a check-in reads and where its writes go. */
-export interface CheckinPath {
-  reads: CheckinReads;
-  /** Absent: the heartbeat is written in the check-in's own statement. */
-  heartbeats?: Heartbeats;
-  /** The primary's connections for a check-in with hardware; absent: `db`. */
-  writes?: Db;
-}
 
 /**
  * Records the check-in and answers the desired state, or `notModified` when the agent's
@@ -47,13 +36,12 @@ export async function checkIn(
 ): Promise<CheckinAnswer> {
   const at = Date.now();
   const { heartbeats, reads } = path;
-  if (!heartbeats) return reads.onPrimary(db, (primary) => writingCheckIn(primary, config, input));
   // Bound rather than a closure: under tsx (esbuild's keepNames) a named closure costs a
   // defineProperty on every check-in.
   const read = readCheckin.bind(null, config, input);
   // Hardware is a write: the primary. Everything else may come from the replica.
   let { row, answer } =
-    input.hardware === undefined ? await reads.read(db, read) : await reads.onPrimary(path.writes ?? db, read);
+    input.hardware === undefined ? await reads.read(db, read) : await reads.onPrimary(path.writes, read);
   // A secret the replica does not know may be one the primary issued a moment ago (a device
   // that just bootstrapped or was reprovisioned): only the primary may call it unknown.
   if (!row && input.hardware === undefined && reads.usingReplica) ({ row, answer } = await reads.onPrimary(db, read));
@@ -72,22 +60,7 @@ async function readCheckin(
     input.hardware === undefined
       ? await checkinState(source, input.secretHash)
       : await repo.checkinStateStoringHardware(source, input.secretHash, input.hardware);
-  const live = row && row.deprovisioned_at === null && row.archived_at === null;
-  return { row, answer: live ? await answerFor(source, config, row, input) : undefined };
-}
-
-/** The in-process path: the heartbeat (and hardware) written by the check-in's one statement. */
-async function writingCheckIn(
-  db: Db,
-  config: AppConfig,
-  input: { secretHash: Uint8Array; hardware: Record<string, unknown> | undefined; ifNoneMatch: string | undefined },
-): Promise<CheckinAnswer> {
-  const row = await repo.checkin(db, input.secretHash, input.hardware);
-  if (!row) {
-    requireLiveDevice(await repo.findAgentDevice(db, input.secretHash));
-    throw invalidAgentSecret(); // a secret that missed a live device finds a dead one or none
-  }
-  return answerFor(db, config, row, input);
+  return { row, answer: row && isLiveDevice(row) ? await answerFor(source, config, row, input) : undefined };
 }
 
 /** The ETag of a live device's desired state, and the state itself unless the agent has it. */

@@ -1,18 +1,22 @@
 /**
  * SQL of the agent protocol: bootstrap (one-time token → agent secret), the check-in's
- * statements (the read of the batched-heartbeat path, or the heartbeat update of the
- * in-process path), the blueprints of a template (cached: seed data), and the report's
- * all-or-nothing insert of events.
+ * reads (the heartbeats are written in batches by heartbeats.ts), the blueprints of a
+ * template (cached: seed data), and the report's all-or-nothing insert of events.
  */
 import { storeHardware, templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
 import { deviceStateColumns, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { ApiError } from '../http/errors.ts';
-import type { AgentDeviceState } from './auth.ts';
+import { type AgentDeviceState, type AgentRefusal, requireLiveDevice } from './auth.ts';
 import type { AgentEventType } from './schemas.ts';
 
 type Hardware = Record<string, unknown>;
+
+const refusedBootstrap: Record<AgentRefusal, string> = {
+  device_archived: 'this device is archived and cannot bootstrap',
+  device_deprovisioned: 'this device is deprovisioned; an admin must reprovision it first',
+};
 
 /**
  * Consumes the bootstrap token and stores the agent secret's hash, in one transaction:
@@ -45,11 +49,7 @@ export async function bootstrap(
       from devices where id = ${input.deviceId}
       for update`;
     // The token row references the device (on delete cascade), so the device exists.
-    if (device!.archived_at !== null)
-      throw new ApiError('device_archived', 'this device is archived and cannot bootstrap');
-    if (device!.deprovisioned_at !== null) {
-      throw new ApiError('device_deprovisioned', 'this device is deprovisioned; an admin must reprovision it first');
-    }
+    requireLiveDevice(device!, refusedBootstrap);
     if (device!.bootstrapped) {
       throw new ApiError(
         'agent_already_bootstrapped',
@@ -68,51 +68,14 @@ export async function bootstrap(
 /** The device's own inputs of its desired state, as the check-in statement returns them. */
 export interface CheckinRow extends AgentDeviceState, StateRow {}
 
-/**
- * The check-in of a live device in one statement, one round trip: it finds the device by
- * the secret's hash (one probe of the unique index), updates its heartbeat (the row
- * bootstrap made, as the batched path does), stores the hardware when sent, and returns the
- * device's own resolution inputs with the very columns the catalog listing uses
- * (api/catalog/state.ts; the organization's overrides come from its versioned cache), so
- * `auftraege` and the listing cannot disagree.
- *
- * Undefined when no live device holds the secret: nothing was written, and the caller
- * probes with `findAgentDevice` which answer to give (401 or 403).
- *
- * `set_config('synchronous_commit', 'off', true)` applies to this statement's own implicit
- * transaction only: its commit does not wait for the WAL flush. Losing the last few
- * heartbeats in a crash is harmless (the next check-in writes them again), and it costs no
- * extra round trip, unlike `begin; set local ...; commit`. Bootstrap, report and every admin
- * write keep the durable default.
- */
-export async function checkin(
-  db: Db,
-  secretHash: Uint8Array,
-  hardware: Hardware | undefined,
-): Promise<CheckinRow | undefined> {
-  // Two prepared statements: the hardware CTE costs PostgreSQL work on every execution, but
-  // agents send hardware only now and then.
-  const ctes = hardware === undefined ? db`with` : db`${storingHardware(db, secretHash, hardware)},`;
-  const [row] = await db<Array<CheckinRow & { async_commit: string }>>`
-    ${ctes} live as (
-      select d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
-      from devices d
-      where d.agent_secret_hash = ${secretHash} and d.deprovisioned_at is null and d.archived_at is null
-    ), heartbeat as (
-      update device_heartbeats h set at = greatest(h.at, now()) from live where h.device_id = live.id
-    )
-    select live.*, set_config('synchronous_commit', 'off', true) as async_commit from live`;
-  return row;
-}
-
 /** The type oid of `bytea[]`: postgres.js sends the hashes as one array parameter. */
 const BYTEA_ARRAY = 1001;
 
 /**
- * The batched-heartbeat check-in's read (api/agent/README.md, Heartbeats), for the check-ins of one turn of
- * the event loop (batched_reads.ts): the devices behind the secrets' hashes (one probe of
- * the unique index each), their lifecycle state and their own resolution inputs, in one
- * read statement that a replica can answer. Nothing is written; the heartbeats go to
+ * The check-in's read, for the check-ins of one turn of the event loop (batched_reads.ts):
+ * the devices behind the secrets' hashes (one probe of the unique index each), their
+ * lifecycle state and their own resolution inputs, in one read statement that a replica
+ * can answer. Nothing is written; the heartbeats go to
  * `Heartbeats`. `rows[i]` is the device of `hashes[i]`, undefined when none holds it.
  */
 export async function checkinStates(db: Db, hashes: Uint8Array[]): Promise<Array<CheckinRow | undefined>> {
@@ -126,9 +89,10 @@ export async function checkinStates(db: Db, hashes: Uint8Array[]): Promise<Array
 }
 
 /**
- * The same read with the hardware written at once (api/agent/README.md), in one statement on the
- * primary: a live device's hardware is stored, a dead one's is not. Agents send hardware
- * now and then, so this stays a second prepared statement beside the plain read.
+ * The same read with the hardware written at once (hardware is not batched), in one
+ * statement on the primary. Only a live device's hardware is stored: `isLiveDevice`'s rule,
+ * here in SQL, because the write is in the statement that reads the device. Agents send
+ * hardware now and then, so this stays a second prepared statement beside the plain read.
  */
 export async function checkinStateStoringHardware(
   db: Db,
@@ -136,22 +100,16 @@ export async function checkinStateStoringHardware(
   hardware: Hardware,
 ): Promise<CheckinRow | undefined> {
   const [row] = await db<CheckinRow[]>`
-    ${storingHardware(db, secretHash, hardware)}
-    select d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
-    from devices d where d.agent_secret_hash = ${secretHash}`;
-  return row;
-}
-
-/** The CTE that stores a live device's hardware in the statement of its check-in (a dead one's is not). */
-function storingHardware(db: Db, secretHash: Uint8Array, hardware: Hardware) {
-  return db`
     with hardware as (
       insert into device_hardware (device_id, hardware, reported_at)
       select id, ${db.json(hardware as never)}::jsonb, now()
       from devices
       where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
       on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
-    )`;
+    )
+    select d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
+    from devices d where d.agent_secret_hash = ${secretHash}`;
+  return row;
 }
 
 /**

@@ -163,12 +163,8 @@ export function agentRoutes() {
     const answer = await checkIn(
       c.get('db'),
       deps.config,
-      {
-        secretHash: c.get('agentSecretHash'),
-        hardware: body.hardware,
-        ifNoneMatch,
-      },
-      { reads: deps.checkinReads!, heartbeats: deps.heartbeats, writes: deps.checkinWrites },
+      { secretHash: c.get('agentSecretHash'), hardware: body.hardware, ifNoneMatch },
+      deps.checkin,
     );
     c.header('ETag', answer.etag);
     return answer.notModified ? c.body(null, 304) : c.json(answer.body, 200);

@@ -95,9 +95,8 @@ export const ReportEntry = z
   .strictObject({
     // Well-formed: the entries travel to PostgreSQL as jsonb, which refuses lone surrogates.
     merkmal: wellFormedText().max(200).openapi({ example: 'libreoffice' }),
-    // A plain string here, so that a wrong type is answered 422 invalid_event_type, not 400.
-    // A string for validation, so another event type gets the 422
-    // invalid_event_type rather than a 400; the document lists the accepted values.
+    // A plain string here, so that another event type is answered 422 invalid_event_type
+    // rather than 400; the document lists the accepted values.
     event: z
       .string()
       .max(100)

@@ -4,11 +4,10 @@
  * `DATABASE_REPLICA_URL`), the batched heartbeats, the app, and the ordered stop. Only the
  * HTTP front differs per runtime; nothing here imports a runtime's own modules.
  */
-import { Heartbeats } from '../agent/heartbeats.ts';
+import { type CheckinPath, createCheckinPath } from '../agent/checkin_path.ts';
 import { createApp, type EarlyAnswer } from '../app.ts';
 import type { AppConfig, Env } from '../config.ts';
 import { createSql, type Sql } from '../db/client.ts';
-import { CheckinReads } from '../db/replica.ts';
 import type { Logger } from '../log.ts';
 
 /** The runtime's HTTP server, bound before anything else starts (a port in use stops at once). */
@@ -28,11 +27,9 @@ export interface StopStep {
 export interface ApiDatabase {
   sql: Sql;
   replica: Sql | null;
-  heartbeats: Heartbeats;
-  checkinReads: CheckinReads;
-  /** The primary's connections for check-ins with hardware (`AppDeps.checkinWrites`). */
-  checkinWrites: Sql;
-  /** Ends the lag sampling and closes every pool (after `heartbeats.stop()`). */
+  /** The check-in's reads, heartbeat batches and hardware writes over these pools. */
+  checkin: CheckinPath;
+  /** Closes every pool (after `checkin.stop()`). */
   close(): Promise<void>;
 }
 
@@ -42,7 +39,7 @@ export interface ApiDatabase {
  */
 export function apiStopSteps(api: () => ApiDatabase | null): StopStep[] {
   return [
-    { name: 'heartbeats written', run: async () => api()?.heartbeats.stop() },
+    { name: 'heartbeats written', run: async () => api()?.checkin.stop() },
     { name: 'database connections closed', run: async () => api()?.close() },
   ];
 }
@@ -74,24 +71,15 @@ export async function openApiDatabase(env: Env, log: Logger, url: string): Promi
     timeoutSeconds: pool.timeoutSeconds,
     applicationName: 'fleet-api-checkin-writes',
   });
-  const heartbeats = new Heartbeats(heartbeatSql, (err, devices) =>
-    log.warn('heartbeats: the batched write failed; the next one retries it', { devices, error: String(err) }),
+  const checkin = createCheckinPath(
+    { primary: sql, replica, heartbeats: heartbeatSql, writes: checkinWrites },
+    { log, replica: { maxLagSeconds: env.REPLICA_MAX_LAG_SECONDS, timeoutMs: replicaTimeoutMs(env) } },
   );
-  heartbeats.start();
-  const checkinReads = new CheckinReads(sql, replica, {
-    maxLagSeconds: env.REPLICA_MAX_LAG_SECONDS,
-    timeoutMs: replicaTimeoutMs(env),
-    onChange: (healthy, why) =>
-      healthy
-        ? log.info('replica: check-ins read from the replica', { why })
-        : log.warn('replica: bypassed, check-ins read from the primary', { why }),
-  });
-  await checkinReads.start();
+  await checkin.start();
   // After the drain no request waits for an answer any more, and the heartbeats are written:
   // a short grace, then the connections are closed (Deno otherwise keeps them while a
   // request that outlasted the drain is still open).
   const close = async () => {
-    checkinReads.stop();
     await Promise.all([
       sql.end({ timeout: 2 }),
       heartbeatSql.end({ timeout: 2 }),
@@ -99,14 +87,7 @@ export async function openApiDatabase(env: Env, log: Logger, url: string): Promi
       replica?.end({ timeout: 2 }),
     ]);
   };
-  return {
-    sql,
-    replica,
-    heartbeats,
-    checkinReads,
-    checkinWrites,
-    close,
-  };
+  return { sql, replica, checkin, close };
 }
 
 /** What a runtime's HTTP front serves: the app, and the check-ins it refuses before the app. */
@@ -117,14 +98,7 @@ export interface ApiHandler {
 }
 
 export function apiHandler(db: ApiDatabase, config: AppConfig, log: Logger): ApiHandler {
-  const app = createApp({
-    sql: db.sql,
-    config,
-    log,
-    heartbeats: db.heartbeats,
-    checkinReads: db.checkinReads,
-    checkinWrites: db.checkinWrites,
-  });
+  const app = createApp({ sql: db.sql, config, log, checkin: db.checkin });
   return { fetch: app.fetch, refuseEarly: app.refuseEarly };
 }
 

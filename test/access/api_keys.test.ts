@@ -1,10 +1,9 @@
 /** Organization API keys (CONTRACT §12): lifecycle, roles, storage, throttled last use, the revoke race. */
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../api/app.ts';
 import { createSql } from '../../api/db/client.ts';
 import { lockSecret } from '../../api/db/secret_locks.ts';
 import { hashSecret } from '../../api/http/crypto.ts';
-import { request, useTestApp } from '../support/app.ts';
+import { request, testApp, useTestApp } from '../support/app.ts';
 import { createApiKey } from '../support/access.ts';
 import { createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
@@ -134,7 +133,7 @@ describe('using keys', () => {
 
   it('never writes a key into the log', async () => {
     const log = capturingLogger();
-    const app = createApp({ sql: ctx.sql, config: ctx.config, log });
+    const app = testApp(ctx.sql, ctx.config, log);
     const org = await createOrganization(ctx);
     const created = await request(app, 'POST', `/api/v1/organizations/${org.id}/api-keys`, {
       body: { name: 'x', role: 'admin' },

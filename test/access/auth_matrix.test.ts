@@ -9,7 +9,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { apiRouteOf } from '../../api/access/route.ts';
 import { portalWrites } from '../../api/portal/access.ts';
-import { ADMIN_TOKEN, useTestApp } from '../support/app.ts';
+import { ADMIN_TOKEN, testApp, useTestApp } from '../support/app.ts';
 import { TEMPLATES } from '../support/activation.ts';
 import { PortalClient } from '../support/portal_client.ts';
 import { EXPECTED_CALLERS, xCallersOf } from './expected_callers.ts';
@@ -113,9 +113,7 @@ describe('the auth matrix', () => {
   }, 600_000);
 
   it('refuses a route that declares no callers, before its handler runs', async () => {
-    const { createApp } = await import('../../api/app.ts');
-    const { silentLogger } = await import('../../api/log.ts');
-    const app = createApp({ sql: ctx.sql, config: ctx.config, log: silentLogger });
+    const app = testApp(ctx.sql, ctx.config);
     let ran = false;
     app.get('/api/v1/undeclared', (c) => {
       ran = true;

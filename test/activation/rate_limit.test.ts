@@ -3,10 +3,8 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { clientAddress } from '../../api/activation/rate_limit.ts';
-import { createApp } from '../../api/app.ts';
 import { createSql } from '../../api/db/client.ts';
-import { silentLogger } from '../../api/log.ts';
-import { request, testConfig, useTestApp } from '../support/app.ts';
+import { request, testApp, testConfig, useTestApp } from '../support/app.ts';
 import { activateDevice, createEnrollmentSession, newSerial, TEMPLATES } from '../support/activation.ts';
 import { activationCodeOf, createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
@@ -174,11 +172,7 @@ describe('the limit of failed activations per client address', () => {
   it('ignores X-Forwarded-For unless the proxy is trusted', async () => {
     const org = await createOrganization(ctx);
     const code = await activationCodeOf(ctx, org.id);
-    const untrusting = createApp({
-      sql: ctx.sql,
-      config: testConfig({ activation: { ...limit, trustProxy: false } }),
-      log: silentLogger,
-    });
+    const untrusting = testApp(ctx.sql, testConfig({ activation: { ...limit, trustProxy: false } }));
     const send = (address: string, body: unknown) =>
       request(untrusting, 'POST', '/api/v1/activate', { token: null, body, headers: { 'x-forwarded-for': address } });
     // Three different claimed addresses, one real client (no connection in-process: "unknown").
@@ -217,11 +211,7 @@ describe('clientAddress', () => {
 
 describe('the limit over a real Node server', () => {
   it('counts failures against the address of the connection', async () => {
-    const app = createApp({
-      sql: ctx.sql,
-      config: testConfig({ activation: { ...limit, trustProxy: false } }),
-      log: silentLogger,
-    });
+    const app = testApp(ctx.sql, testConfig({ activation: { ...limit, trustProxy: false } }));
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
     });
@@ -253,7 +243,7 @@ describe('the limit under concurrency and behind one NAT address (a real Node se
   async function withServer<T>(run: (base: string) => Promise<T>): Promise<T> {
     const sql = createSql(ctx.db.url, { max: 20, timeoutSeconds: 120, applicationName: 'fleet-burst' });
     const config = testConfig({ activation: burstLimit, databaseTimeoutSeconds: 120 });
-    const app = createApp({ sql, config, log: silentLogger });
+    const app = testApp(sql, config);
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
     });

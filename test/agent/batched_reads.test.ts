@@ -5,14 +5,10 @@
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Heartbeats } from '../../api/agent/heartbeats.ts';
-import { type App, createApp } from '../../api/app.ts';
 import type { Sql } from '../../api/db/client.ts';
-import { CheckinReads } from '../../api/db/replica.ts';
-import { silentLogger } from '../../api/log.ts';
 import { enrollAgent, lastCheckinOf, unknownSecret } from '../support/agent.ts';
 import { planOnBigTables } from '../support/db.ts';
-import { request, useTestApp } from '../support/app.ts';
+import { request, testApp, useTestApp, writeHeartbeats } from '../support/app.ts';
 
 const ctx = useTestApp();
 
@@ -21,8 +17,7 @@ const batchReads: number[] = [];
 /** The text of the batched read, as sent. */
 let readText = '';
 let counted: Sql;
-let heartbeats: Heartbeats;
-let app: App;
+let app: ReturnType<typeof testApp>;
 
 beforeAll(async () => {
   counted = postgres(ctx.db.url, {
@@ -34,14 +29,7 @@ beforeAll(async () => {
       readText = query;
     },
   });
-  heartbeats = new Heartbeats(counted);
-  app = createApp({
-    sql: counted,
-    config: ctx.config,
-    log: silentLogger,
-    heartbeats,
-    checkinReads: new CheckinReads(counted, null),
-  });
+  app = testApp(counted, ctx.config);
 });
 
 afterAll(async () => {
@@ -53,7 +41,7 @@ function checkin(secret: string, headers: Record<string, string> = {}) {
 }
 
 async function lastCheckin(deviceId: string): Promise<Date | null> {
-  return lastCheckinOf(ctx.sql, deviceId);
+  return lastCheckinOf({ sql: ctx.sql, checkin: app.checkin }, deviceId);
 }
 
 describe('check-ins read in one statement', () => {
@@ -63,7 +51,7 @@ describe('check-ins read in one statement', () => {
     const first = await checkin(a.secret);
     expect(first.status).toBe(200);
     const etag = first.headers.get('etag')!;
-    await heartbeats.flush();
+    await writeHeartbeats(app);
 
     batchReads.length = 0;
     const t0 = Date.now();
@@ -88,7 +76,6 @@ describe('check-ins read in one statement', () => {
     expect(unknown.status).toBe(401);
     expect(unknown.body.error).toBe('invalid_agent_secret');
 
-    await heartbeats.flush();
     expect((await lastCheckin(a.device_id))!.getTime()).toBeGreaterThanOrEqual(t0);
     expect((await lastCheckin(b.device_id))!.getTime()).toBeGreaterThanOrEqual(t0);
     expect(await lastCheckin(gone.device_id)).toBeNull();
@@ -106,13 +93,7 @@ describe('check-ins read in one statement', () => {
     const [a, b] = await Promise.all([enrollAgent(ctx), enrollAgent(ctx)]);
     const broken = postgres(ctx.db.url, { max: 1, onnotice: () => {} });
     await broken.end();
-    const down = createApp({
-      sql: broken,
-      config: ctx.config,
-      log: silentLogger,
-      heartbeats: new Heartbeats(broken),
-      checkinReads: new CheckinReads(broken, null),
-    });
+    const down = testApp(broken, ctx.config);
     const answers = await Promise.all(
       [a, b].map((agent) => request(down, 'POST', '/api/v1/agent/checkin', { token: agent.secret })),
     );

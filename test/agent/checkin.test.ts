@@ -1,9 +1,7 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../api/app.ts';
-import { silentLogger } from '../../api/log.ts';
 import { TEMPLATES } from '../support/activation.ts';
-import { ADMIN_TOKEN, request, useTestApp } from '../support/app.ts';
+import { ADMIN_TOKEN, request, testApp, useTestApp } from '../support/app.ts';
 import { checkin, enrollAgent, lastCheckinOf, unknownSecret } from '../support/agent.ts';
 
 const ctx = useTestApp({ roleRepositoryUrl: 'https://roles.test/fleet.git', agentPollIntervalSeconds: 120 });
@@ -24,7 +22,7 @@ const defaultAuftraege = [
 ];
 
 async function lastCheckin(deviceId: string): Promise<Date | null> {
-  return lastCheckinOf(ctx.sql, deviceId);
+  return lastCheckinOf(ctx, deviceId);
 }
 
 async function storedHardware(deviceId: string) {
@@ -279,7 +277,7 @@ describe('check-in cost', () => {
     let statements = 0;
     const counted = postgres(ctx.db.url, { max: 2, onnotice: () => {}, debug: () => void statements++ });
     try {
-      const app = createApp({ sql: counted, config: ctx.config, log: silentLogger });
+      const app = testApp(counted, ctx.config);
       expect((await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret })).status).toBe(200); // warms the cache
       statements = 0;
       const res = await request(app, 'POST', '/api/v1/agent/checkin', {

@@ -4,10 +4,8 @@
  */
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../api/app.ts';
-import { silentLogger } from '../../api/log.ts';
 import { resolveDevice, TEMPLATES } from '../support/activation.ts';
-import { request, testConfig, useTestApp } from '../support/app.ts';
+import { request, testApp, testConfig, useTestApp } from '../support/app.ts';
 import {
   bootstrapAgent,
   type EnrolledAgent,
@@ -15,6 +13,7 @@ import {
   expectShed,
   lastCheckinOf,
   unknownSecret,
+  waitForLockWaiter,
 } from '../support/agent.ts';
 
 const ctx = useTestApp();
@@ -32,7 +31,7 @@ async function etagOf(secret: string): Promise<string> {
 }
 
 async function lastCheckin(deviceId: string): Promise<number> {
-  return (await lastCheckinOf(ctx.sql, deviceId))!.getTime();
+  return (await lastCheckinOf(ctx, deviceId))!.getTime();
 }
 
 const ok = <T extends { status: number; body: any }>(res: T, status = 200): T => {
@@ -172,7 +171,7 @@ describe('the ETag of the desired state', () => {
         { agentPollIntervalSeconds: 600 },
         { roleRepositoryUrl: 'https://roles.example.invalid/other.git' },
       ]) {
-        const app = createApp({ sql: ctx.sql, config: testConfig(overrides), log: silentLogger });
+        const app = testApp(ctx.sql, testConfig(overrides));
         const res = await request(app, 'POST', '/api/v1/agent/checkin', {
           token: agent.secret,
           headers: { 'if-none-match': before },
@@ -191,7 +190,7 @@ describe('the ETag of the desired state', () => {
       await ctx.sql`update blueprints set ansible_role = 'qgis_ubuntu' where merkmal = 'qgis' and backend = 'ubuntu'`;
       await ctx.sql`insert into schema_migrations (version) values ('99990101000000')`;
       try {
-        const app = createApp({ sql: client, config: ctx.config, log: silentLogger });
+        const app = testApp(client, ctx.config);
         const call = (secret: string, etag: string) =>
           request(app, 'POST', '/api/v1/agent/checkin', { token: secret, headers: { 'if-none-match': etag } });
         const onUbuntu = await call(ubuntu.secret, before.ubuntu);
@@ -232,24 +231,27 @@ describe('the ETag of the desired state', () => {
 describe('load shedding', () => {
   it('refuses check-ins past the in-flight bound with 503 and a jittered Retry-After, while health and admin calls are served', async () => {
     const config = testConfig({ checkin: { maxInFlight: 1, retryAfterSeconds: 30 } });
-    const app = createApp({ sql: ctx.sql, config, log: silentLogger });
+    const app = testApp(ctx.sql, config);
     const agent = await enrollAgent(ctx);
-    // Hold the heartbeats' table so the first check-in waits inside its statement (the
-    // heartbeat's write of this app's in-process path).
+    // Hold the hardware's table so the first check-in, which sends hardware, waits inside
+    // its statement.
     const blocker = postgres(ctx.db.url, { max: 1, onnotice: () => {} });
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     const locked = new Promise<void>((ready) => {
       void blocker.begin(async (tx) => {
-        await tx`lock table device_heartbeats in exclusive mode`;
+        await tx`lock table device_hardware in exclusive mode`;
         ready();
         await released;
       });
     });
     try {
       await locked;
-      const first = request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret });
-      await new Promise((r) => setTimeout(r, 200));
+      const first = request(app, 'POST', '/api/v1/agent/checkin', {
+        token: agent.secret,
+        body: { hardware: { cpu: 'i5' } },
+      });
+      await waitForLockWaiter(ctx.sql, 'device_hardware');
       const refused = await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret });
       expectShed(refused);
       expect((await request(app, 'GET', '/api/v1/health', { token: null })).status).toBe(200);

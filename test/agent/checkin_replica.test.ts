@@ -7,13 +7,12 @@
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Heartbeats } from '../../api/agent/heartbeats.ts';
+import { type CheckinPath, createCheckinPath } from '../../api/agent/checkin_path.ts';
 import { createApp } from '../../api/app.ts';
 import { createSql, type Sql } from '../../api/db/client.ts';
-import { CheckinReads } from '../../api/db/replica.ts';
 import { randomToken } from '../../api/http/crypto.ts';
 import { silentLogger } from '../../api/log.ts';
-import { enrollAgent, lastCheckinOf } from '../support/agent.ts';
+import { enrollAgent, storedCheckinOf } from '../support/agent.ts';
 import { ADMIN_TOKEN, request, type TestContext, testConfig } from '../support/app.ts';
 import { type PrimaryAndStandby, startPrimaryAndStandby } from '../support/standby.ts';
 
@@ -22,8 +21,7 @@ const DATABASE_TIMEOUT_SECONDS = 4;
 let pair: PrimaryAndStandby;
 let primary: Sql;
 let replica: Sql;
-let heartbeats: Heartbeats;
-let reads: CheckinReads;
+let checkinPath: CheckinPath;
 const ctx = {} as TestContext;
 
 beforeAll(async () => {
@@ -37,18 +35,24 @@ beforeAll(async () => {
   });
   primary = createSql(pair.primary.url, { max: 4, timeoutSeconds: DATABASE_TIMEOUT_SECONDS });
   replica = createSql(pair.standby.url, { max: 4, timeoutSeconds: DATABASE_TIMEOUT_SECONDS });
-  // Flushed by hand here, so the log shows what a check-in does before its batch is written.
-  heartbeats = new Heartbeats(primary);
-  reads = new CheckinReads(primary, replica, { maxLagSeconds: 5, timeoutMs: 1000 });
-  await reads.start();
+  checkinPath = onReplica({ maxLagSeconds: 5, timeoutMs: 1000 });
+  // Heartbeats flushed by hand here (their timer not started), so the log shows what a
+  // check-in does before its batch is written.
+  await checkinPath.reads.start();
   ctx.sql = primary;
+  ctx.checkin = checkinPath;
   ctx.config = testConfig({ databaseTimeoutSeconds: DATABASE_TIMEOUT_SECONDS });
-  ctx.app = createApp({ sql: primary, config: ctx.config, log: silentLogger, heartbeats, checkinReads: reads });
+  ctx.app = createApp({ sql: primary, config: ctx.config, log: silentLogger, checkin: checkinPath });
   ctx.request = (method, path, options) => request(ctx.app, method, path, options);
 }, 180_000);
 
+/** The service's check-in path over the pair, with its own bounds for the replica. */
+function onReplica(bounds: { maxLagSeconds: number; timeoutMs: number }): CheckinPath {
+  return createCheckinPath({ primary, replica }, { log: silentLogger, replica: bounds });
+}
+
 afterAll(async () => {
-  reads?.stop();
+  checkinPath?.reads.stop();
   await Promise.all([primary?.end({ timeout: 1 }), replica?.end({ timeout: 1 })]);
   await pair?.stop();
 });
@@ -82,6 +86,7 @@ describe('check-ins read from a streaming replica', () => {
   it('read on the replica and write nothing of their own: the heartbeat reaches the primary with the next batch', async () => {
     const agent = await enrollAgent(ctx);
     await pair.caughtUp();
+    const { reads, heartbeats } = checkinPath;
     await until('the replica to be in use', async () => (reads.usingReplica ? true : undefined));
     const replicaBefore = reads.counts.replica;
     const mark = pair.primaryLog().length;
@@ -93,7 +98,7 @@ describe('check-ins read from a streaming replica', () => {
     const t1 = Date.now();
     expect(reads.counts.replica - replicaBefore).toBe(2);
     expect(heartbeats.size).toBe(1);
-    expect(await lastCheckinOf(primary, agent.device_id)).toBeNull();
+    expect(await storedCheckinOf(primary, agent.device_id)).toBeNull();
 
     await heartbeats.flush();
     // The log arrives through the postmaster's stderr: wait for the batch to show in it.
@@ -103,7 +108,7 @@ describe('check-ins read from a streaming replica', () => {
     });
     expect(writes).toHaveLength(1);
     expect(writes[0]).toMatch(/^update device_heartbeats h set at = greatest/);
-    const at = (await lastCheckinOf(primary, agent.device_id))!.getTime();
+    const at = (await storedCheckinOf(primary, agent.device_id))!.getTime();
     expect(at).toBeGreaterThanOrEqual(t0);
     expect(at).toBeLessThanOrEqual(t1);
   });
@@ -112,6 +117,7 @@ describe('check-ins read from a streaming replica', () => {
     const agent = await enrollAgent(ctx);
     await pair.caughtUp();
     const etag = (await checkin(agent.secret)).headers.get('etag')!;
+    const { reads } = checkinPath;
     const replicaBefore = reads.counts.replica;
     const selected = await ctx.request('POST', `/api/v1/devices/${agent.device_id}/catalog/qgis/select`);
     expect(selected.status).toBe(200);
@@ -143,13 +149,14 @@ describe('check-ins read from a streaming replica', () => {
 
   it('ask the primary before 401 when the replica, within its lag bound, does not know the secret yet', async () => {
     // A bound no test reaches: the replica stays in use while its replay is paused.
-    const patient = new CheckinReads(primary, replica, { maxLagSeconds: 3600, timeoutMs: 1000 });
+    const patientPath = onReplica({ maxLagSeconds: 3600, timeoutMs: 1000 });
+    const patient = patientPath.reads;
     await pair.caughtUp();
     await until('a caught-up sample', async () => {
       await patient.sample();
       return patient.lagSeconds === 0 ? true : undefined;
     });
-    const app = createApp({ sql: primary, config: ctx.config, log: silentLogger, heartbeats, checkinReads: patient });
+    const app = createApp({ sql: primary, config: ctx.config, log: silentLogger, checkin: patientPath });
     const known = await enrollAgent(ctx);
     await pair.caughtUp();
     await replica`select pg_wal_replay_pause()`;
@@ -185,7 +192,8 @@ describe('check-ins read from a streaming replica', () => {
   });
 
   it('bypass a replica whose replay lags more than the bound, and take it back once it caught up', async () => {
-    const lagging = new CheckinReads(primary, replica, { maxLagSeconds: 1, timeoutMs: 1000 });
+    const laggingPath = onReplica({ maxLagSeconds: 1, timeoutMs: 1000 });
+    const lagging = laggingPath.reads;
     await pair.caughtUp();
     // Caught up and streaming: no lag, however old the last write (a sample taken between
     // receiving and replaying the earlier tests' WAL still sees a moment of lag).
@@ -207,7 +215,7 @@ describe('check-ins read from a streaming replica', () => {
       );
       expect(lagging.lagSeconds!).toBeGreaterThan(1);
       const agent = await enrollAgent(ctx);
-      const app = createApp({ sql: primary, config: ctx.config, log: silentLogger, heartbeats, checkinReads: lagging });
+      const app = createApp({ sql: primary, config: ctx.config, log: silentLogger, checkin: laggingPath });
       const before = { ...lagging.counts };
       const res = await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret });
       expect(res.status).toBe(200); // the device is not on the paused replica yet: the primary answered
@@ -225,6 +233,7 @@ describe('check-ins read from a streaming replica', () => {
   it('answer from the primary while the replica is stopped and killed, and read from it again once it is back', async () => {
     const agent = await enrollAgent(ctx);
     await pair.caughtUp();
+    const { reads } = checkinPath;
     await until('the replica to be in use', async () => (reads.usingReplica ? true : undefined));
     expect((await checkin(agent.secret)).status).toBe(200);
     const primaryBefore = await readsOf('primary');

@@ -3,11 +3,10 @@
  * refused at once with 503 and a jittered Retry-After; once it keeps time, they are served.
  */
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../api/app.ts';
 import { eventLoopDelayMs, TickDrift } from '../../api/http/shed.ts';
 import { createLogger } from '../../api/log.ts';
 import { enrollAgent, expectShed } from '../support/agent.ts';
-import { request, testConfig, useTestApp } from '../support/app.ts';
+import { request, testApp, testConfig, useTestApp } from '../support/app.ts';
 
 const ctx = useTestApp();
 
@@ -22,7 +21,11 @@ describe('shedding on the event loop delay', () => {
   it('refuses check-ins while the loop runs late, liveness still served, and serves them again after', async () => {
     const config = testConfig({ checkin: { maxInFlight: 1000, retryAfterSeconds: 30, maxEventLoopDelayMs: 50 } });
     const lines: string[] = [];
-    const app = createApp({ sql: ctx.sql, config, log: createLogger('info', (line) => lines.push(line)) });
+    const app = testApp(
+      ctx.sql,
+      config,
+      createLogger('info', (line) => lines.push(line)),
+    );
     const agent = await enrollAgent(ctx);
     expect((await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret })).status).toBe(200);
     eventLoopDelayMs();

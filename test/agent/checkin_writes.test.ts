@@ -6,10 +6,9 @@
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Heartbeats } from '../../api/agent/heartbeats.ts';
+import { createCheckinPath } from '../../api/agent/checkin_path.ts';
 import { type App, createApp } from '../../api/app.ts';
 import type { Sql } from '../../api/db/client.ts';
-import { CheckinReads } from '../../api/db/replica.ts';
 import { silentLogger } from '../../api/log.ts';
 import { enrollAgent, waitForLockWaiter } from '../support/agent.ts';
 import { request, useTestApp } from '../support/app.ts';
@@ -24,14 +23,9 @@ beforeAll(async () => {
   // One connection for the reads: whatever it carries, it carries in order.
   reads = postgres(ctx.db.url, { max: 1, onnotice: () => {} });
   writes = postgres(ctx.db.url, { max: 2, onnotice: () => {} });
-  app = createApp({
-    sql: reads,
-    config: ctx.config,
-    log: silentLogger,
-    heartbeats: new Heartbeats(reads),
-    checkinReads: new CheckinReads(reads, null),
-    checkinWrites: writes,
-  });
+  // The service's pools in small: the writes' own connections beside the reads' one.
+  const checkin = createCheckinPath({ primary: reads, writes }, { log: silentLogger });
+  app = createApp({ sql: reads, config: ctx.config, log: silentLogger, checkin });
 });
 
 afterAll(async () => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { activateDevice, resolveDevice } from '../support/activation.ts';
-import { useTestApp } from '../support/app.ts';
+import { useTestApp, writeHeartbeats } from '../support/app.ts';
 import { bootstrapAgent, checkin, report } from '../support/agent.ts';
 import { createOrganization } from '../support/builders.ts';
 
@@ -85,6 +85,7 @@ describe('the agent over HTTP', () => {
       detail: 'libreoffice 7.4 installed',
     });
 
+    await writeHeartbeats(ctx);
     const device = await ok('GET', `/api/v1/devices/${activated.device_id}`);
     expect(device.agent_secret_issued_at).not.toBeNull();
     expect(device.agent_last_checkin).not.toBeNull();

@@ -7,31 +7,23 @@ import { Buffer } from 'node:buffer';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Heartbeats } from '../../api/agent/heartbeats.ts';
-import { createApp } from '../../api/app.ts';
 import { createSql } from '../../api/db/client.ts';
-import { silentLogger } from '../../api/log.ts';
-import { enrollAgent, lastCheckinOf } from '../support/agent.ts';
-import { request, useTestApp } from '../support/app.ts';
+import { enrollAgent, storedCheckinOf } from '../support/agent.ts';
+import { useTestApp } from '../support/app.ts';
 import { startService } from '../support/service_process.ts';
 
 const ctx = useTestApp();
 
 async function lastCheckin(deviceId: string): Promise<number | null> {
-  return (await lastCheckinOf(ctx.sql, deviceId))?.getTime() ?? null;
+  return (await storedCheckinOf(ctx.sql, deviceId))?.getTime() ?? null;
 }
 
 describe('batched heartbeats', () => {
-  let heartbeats: Heartbeats;
-  beforeAll(() => {
-    heartbeats = new Heartbeats(ctx.sql);
-    heartbeats.start();
-  });
-  afterAll(() => heartbeats.stop());
-
   it('store the time of each check-in within 2 s, written in one statement per batch', async () => {
-    const app = createApp({ sql: ctx.sql, config: ctx.config, log: silentLogger, heartbeats });
+    // The test app's own batches, on the service's timer.
+    const { heartbeats } = ctx.checkin;
     const agents = await Promise.all(Array.from({ length: 5 }, () => enrollAgent(ctx)));
     let flushes = 0;
     let written = 0;
@@ -42,7 +34,7 @@ describe('batched heartbeats', () => {
     const windows = await Promise.all(
       agents.map(async (agent) => {
         const t0 = Date.now();
-        const res = await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret });
+        const res = await ctx.request('POST', '/api/v1/agent/checkin', { token: agent.secret });
         expect(res.status).toBe(200);
         return [t0, Date.now()] as const;
       }),

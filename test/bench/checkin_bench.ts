@@ -48,9 +48,8 @@ import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import postgres from 'postgres';
-import { Heartbeats } from '../../api/agent/heartbeats.ts';
+import { createCheckinPath } from '../../api/agent/checkin_path.ts';
 import { createApp, type App } from '../../api/app.ts';
-import { CheckinReads } from '../../api/db/replica.ts';
 import type { AppConfig } from '../../api/config.ts';
 import { createSql, type Sql } from '../../api/db/client.ts';
 import { migrate } from '../../api/db/migrate.ts';
@@ -997,16 +996,14 @@ async function main(): Promise<void> {
     ? postgres(replicaUrl, { max: 10, onnotice: () => {}, debug: () => void statements++ })
     : null;
   clients.push(counted);
-  const reads = new CheckinReads(counted, countedReplica, { maxLagSeconds: 5, timeoutMs: 2000 });
-  await reads.start();
-  reads.stop();
-  const app = createApp({
-    sql: counted,
-    config: inProcessConfig(),
-    log: silentLogger,
-    heartbeats: new Heartbeats(counted),
-    checkinReads: reads,
-  });
+  const checkinPath = createCheckinPath(
+    { primary: counted, replica: countedReplica },
+    { log: silentLogger, replica: { maxLagSeconds: 5, timeoutMs: 2000 } },
+  );
+  // One lag sample, so the reads go to the replica when there is one; nothing on a timer.
+  await checkinPath.reads.start();
+  checkinPath.reads.stop();
+  const app = createApp({ sql: counted, config: inProcessConfig(), log: silentLogger, checkin: checkinPath });
   const pick = () => secrets[Math.floor(Math.random() * secrets.length)]!;
   // Warm the caches first (templates, blueprints, and each organization's overrides, which
   // load once per organization): the first devices are one per organization (seed_fleet.ts).

@@ -7,13 +7,12 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../../api/app.ts';
 import { createSql } from '../../api/db/client.ts';
 import { migrate } from '../../api/db/migrate.ts';
 import { randomToken } from '../../api/http/crypto.ts';
 import { silentLogger } from '../../api/log.ts';
 import { startEmbeddedPostgres } from '../../api/runtime/embedded_postgres.ts';
-import { testConfig } from '../support/app.ts';
+import { testApp, testConfig } from '../support/app.ts';
 import { seedFleet } from './seed_fleet.ts';
 
 const DEVICES = Number(process.argv.find((a) => a.startsWith('--devices='))?.slice('--devices='.length) ?? 10_000);
@@ -29,7 +28,7 @@ try {
   await seedFleet(sql, secrets, { organizations: 1 });
   const [org] = await sql<{ id: string }[]>`select id from organizations limit 1`;
   const config = testConfig();
-  const app = createApp({ sql, config, log: silentLogger });
+  const app = testApp(sql, config);
   const created = await app.request(`/api/v1/organizations/${org!.id}/api-keys`, {
     method: 'POST',
     headers: { authorization: `Bearer ${config.adminToken}`, 'content-type': 'application/json' },

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../api/http/json_value.ts';
-import { useTestApp, type TestResponse } from '../support/app.ts';
+import { useTestApp, type TestResponse, writeHeartbeats } from '../support/app.ts';
 import { activateDevice, newSerial, resolveDevice } from '../support/activation.ts';
 import { activationCodeOf, createOrganization } from '../support/builders.ts';
 import { bootstrapAgent, enrollAgent } from '../support/agent.ts';
@@ -94,8 +94,9 @@ async function setUp() {
   return { org, agent, waiting, blueprint, endpoints };
 }
 
-/** Everything a rejected request could have written. */
+/** Everything a rejected request could have written (pending heartbeats written first). */
 async function snapshot() {
+  await writeHeartbeats(ctx);
   const [row] = await ctx.sql`
     select (select count(*)::int from devices) as devices,
            (select count(*)::int from device_hardware) as hardware,

@@ -102,11 +102,11 @@ describe('the check-in body over Node', () => {
     ['chunked, without a Content-Length', true],
   ])('answers 400 invalid_request to malformed JSON %s and writes nothing', async (_case, chunked) => {
     const agent = await enrollAgent(ctx);
-    const before = await lastCheckinOf(ctx.sql, agent.device_id);
+    const before = await lastCheckinOf(ctx, agent.device_id);
     const res = await post('/api/v1/agent/checkin', agent.secret, '{"hardware": {', { chunked });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
-    expect(await lastCheckinOf(ctx.sql, agent.device_id)).toEqual(before);
+    expect(await lastCheckinOf(ctx, agent.device_id)).toEqual(before);
   });
 });
 
@@ -120,7 +120,7 @@ describe('the check-in body without a JSON Content-Type over Node', () => {
     const res = await post('/api/v1/agent/checkin', agent.secret, '{"agent_version":"1"}', { contentType });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'invalid_request', message });
-    expect(await lastCheckinOf(ctx.sql, agent.device_id)).toBeNull();
+    expect(await lastCheckinOf(ctx, agent.device_id)).toBeNull();
   });
 
   it.each([

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../api/app.ts';
 import { createSql } from '../../api/db/client.ts';
-import { createLogger, silentLogger } from '../../api/log.ts';
+import { createLogger } from '../../api/log.ts';
 import { freePort } from '../../api/runtime/embedded_postgres.ts';
 import { activateDevice } from '../support/activation.ts';
 import { checkin, enrollAgent, unknownSecret } from '../support/agent.ts';
-import { request, testConfig, useTestApp } from '../support/app.ts';
+import { request, testApp, testConfig, useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -98,7 +97,7 @@ describe('GET /metrics', () => {
 
   it('reports devices by state, stale devices, ISO builds and queued jobs from one cached query', async () => {
     // A fresh app: its fleet cache is empty.
-    const app = createApp({ sql: ctx.sql, config: ctx.config, log: silentLogger });
+    const app = testApp(ctx.sql, ctx.config);
     const org = await createOrganization(ctx);
     const hook = await ctx.request('POST', `/api/v1/organizations/${org.id}/webhooks`, {
       body: { url: 'https://hooks.example.com/fleet', events: ['device.activated'] },
@@ -146,7 +145,7 @@ describe('GET /api/v1/health/live', () => {
     const port = await freePort();
     const deadSql = createSql(`postgres://nobody:nothing@127.0.0.1:${port}/none`, { max: 1 });
     try {
-      const app = createApp({ sql: deadSql, config: testConfig(), log: silentLogger });
+      const app = testApp(deadSql, testConfig());
       const live = await request(app, 'GET', '/api/v1/health/live', { token: null });
       expect(live.status).toBe(200);
       expect(live.body).toEqual({ status: 'ok' });
@@ -161,7 +160,11 @@ describe('GET /api/v1/health/live', () => {
 describe('access log', () => {
   it('writes one info line per admin request with the route template, never the id', async () => {
     const lines: string[] = [];
-    const app = createApp({ sql: ctx.sql, config: ctx.config, log: createLogger('info', (l) => lines.push(l)) });
+    const app = testApp(
+      ctx.sql,
+      ctx.config,
+      createLogger('info', (l) => lines.push(l)),
+    );
     const id = crypto.randomUUID();
     const res = await request(app, 'GET', `/api/v1/devices/${id}?secret=abc`);
     expect(res.status).toBe(404);
@@ -182,7 +185,11 @@ describe('access log', () => {
 
   it('logs a check-in only when it fails', async () => {
     const lines: string[] = [];
-    const app = createApp({ sql: ctx.sql, config: ctx.config, log: createLogger('info', (l) => lines.push(l)) });
+    const app = testApp(
+      ctx.sql,
+      ctx.config,
+      createLogger('info', (l) => lines.push(l)),
+    );
     const agent = await enrollAgent(ctx);
     expect((await request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret })).status).toBe(200);
     expect(lines).toEqual([]);

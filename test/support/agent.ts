@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import type { Sql } from '../../api/db/client.ts';
 import { lastCheckin } from '../../api/devices/repo.ts';
 import { hashSecret, randomToken } from '../../api/http/crypto.ts';
-import type { TestContext, TestResponse } from './app.ts';
+import { type TestContext, type TestResponse, writeHeartbeats } from './app.ts';
 import { activateDevice, resolveDevice, type RuntimeBlueprintBody } from './activation.ts';
 import { createOrganization } from './builders.ts';
 
@@ -99,8 +99,17 @@ export async function waitForLockWaiter(sql: Sql, statementPart: string): Promis
   }
 }
 
-/** The device's `agent_last_checkin` as the API reads it (its heartbeat's row); null before the first. */
-export async function lastCheckinOf(sql: Sql, deviceId: string): Promise<Date | null> {
+/**
+ * The device's `agent_last_checkin` as the API reads it once the app's pending heartbeats
+ * are written; null before the first check-in.
+ */
+export async function lastCheckinOf(ctx: Pick<TestContext, 'sql' | 'checkin'>, deviceId: string): Promise<Date | null> {
+  await writeHeartbeats(ctx);
+  return storedCheckinOf(ctx.sql, deviceId);
+}
+
+/** The device's `agent_last_checkin` as stored now (its heartbeat's row), pending heartbeats not written. */
+export async function storedCheckinOf(sql: Sql, deviceId: string): Promise<Date | null> {
   const [row] = await sql<
     { at: Date | null }[]
   >`select ${lastCheckin(sql)} as at from devices d where d.id = ${deviceId}`;

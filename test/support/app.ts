@@ -1,12 +1,14 @@
 /**
- * An in-process app over a test file's own database, and a small request helper that
- * sends JSON with the admin token unless told otherwise.
+ * An in-process app over a test file's own database, wired as the service wires it (its
+ * check-in path from `createCheckinPath`: batched reads, batched heartbeats), and a small
+ * request helper that sends JSON with the admin token unless told otherwise.
  */
 import { afterAll, beforeAll } from 'vitest';
+import { type CheckinPath, createCheckinPath } from '../../api/agent/checkin_path.ts';
 import { createApp, type App } from '../../api/app.ts';
 import type { AppConfig } from '../../api/config.ts';
 import type { Sql } from '../../api/db/client.ts';
-import { silentLogger } from '../../api/log.ts';
+import { type Logger, silentLogger } from '../../api/log.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdefghijklmnopqrstuv';
@@ -46,6 +48,8 @@ export interface TestContext {
   sql: Sql;
   db: TestDatabase;
   config: AppConfig;
+  /** The app's check-in path; its heartbeats are written every second, or by `writeHeartbeats`. */
+  checkin: CheckinPath;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
 }
 
@@ -56,13 +60,36 @@ export function useTestApp(overrides: Partial<AppConfig> = {}): TestContext {
     ctx.db = await createTestDatabase();
     ctx.sql = ctx.db.sql;
     ctx.config = testConfig(overrides);
-    ctx.app = createApp({ sql: ctx.sql, config: ctx.config, log: silentLogger });
+    const app = testApp(ctx.sql, ctx.config);
+    ctx.app = app;
+    ctx.checkin = app.checkin;
+    // As in the service: heartbeats written every second.
+    await ctx.checkin.start();
     ctx.request = (method, path, options) => request(ctx.app, method, path, options);
   });
   afterAll(async () => {
+    await ctx.checkin?.stop();
     await ctx.db?.drop();
   });
   return ctx;
+}
+
+/**
+ * An app over `sql`, its check-in path built as the service builds it; for another
+ * configuration, a counted or broken client. Its heartbeats are written when flushed
+ * (`writeHeartbeats(app)`), not on a timer: `useTestApp` starts its own.
+ */
+export function testApp(sql: Sql, config: AppConfig, log: Logger = silentLogger): App & { checkin: CheckinPath } {
+  const checkin = createCheckinPath({ primary: sql }, { log });
+  return Object.assign(createApp({ sql, config, log, checkin }), { checkin });
+}
+
+/**
+ * Writes the check-ins' pending heartbeats now, as the service does every second and at
+ * its stop, so a test reads `agent_last_checkin` without waiting for the batch.
+ */
+export async function writeHeartbeats(ctx: { checkin: CheckinPath }): Promise<void> {
+  await ctx.checkin.heartbeats.flush();
 }
 
 export async function request<T = any>(
