@@ -23,7 +23,8 @@ import { groupRoutes } from './groups/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { limitBodySize } from './http/body.ts';
 import { busyMessage, CheckinGate } from './http/shed.ts';
-import type { AppDeps, AppEnv } from './app_env.ts';
+import type { AppEnv, HandlerDeps } from './app_env.ts';
+import type { CheckinPath } from './agent/checkin_path.ts';
 import { ApiError, errorBody } from './http/errors.ts';
 import { validationHook } from './http/openapi.ts';
 import { CHECKIN, observeRequests, RefusedCheckins } from './metrics/observe.ts';
@@ -39,6 +40,12 @@ import { templateRoutes } from './templates/routes.ts';
 import { portalRoutes } from './portal/routes.tsx';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** What the app is built from: what every handler reaches, and the agent's check-in path. */
+export interface AppDeps extends HandlerDeps {
+  /** Where check-ins read and write: built by `createCheckinPath`, the same in the service and the tests. */
+  checkin: CheckinPath;
+}
 
 export function createApp(appDeps: AppDeps) {
   const deps: AppDeps = {
@@ -79,7 +86,7 @@ export function createApp(appDeps: AppDeps) {
     orgUnitRoutes(),
     groupRoutes(),
     catalogRoutes(),
-    agentRoutes(),
+    agentRoutes(deps.checkin),
     isoBuildRoutes(),
     apiKeyRoutes(),
     auditRoutes(),

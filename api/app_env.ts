@@ -1,27 +1,26 @@
 /**
  * The dependencies every handler reaches through `c.get('deps')`, and the Hono env type.
  * (`c.get`, not `c.var`: Hono builds a new object of all variables on every `c.var` read.)
+ * What only one feature uses (the agent's check-in path) is handed to that feature's routes
+ * by `createApp`, so this file, which every layer imports, names no feature.
  */
 import type { AppConfig } from './config.ts';
 import type { AuditEntry, Caller } from './access/declaration.ts';
 import type { Db, Sql } from './db/client.ts';
-import type { CheckinPath } from './agent/checkin_path.ts';
 import type { CheckinGate } from './http/shed.ts';
 import type { Logger } from './log.ts';
 
-export interface AppDeps {
+export interface HandlerDeps {
   sql: Sql;
   config: AppConfig;
   log: Logger;
-  /** Where check-ins read and write: built by `createCheckinPath`, the same in the service and the tests. */
-  checkin: CheckinPath;
   /** Admits or sheds check-ins (api/agent/README.md, Load shedding); absent: one per app, from `config.checkin`. */
   checkinGate?: CheckinGate;
 }
 
 export interface AppEnv {
   Variables: {
-    deps: AppDeps;
+    deps: HandlerDeps;
     requestId: string;
     /** The database for this request: the client, or the transaction of an audited write. */
     db: Db;

@@ -41,7 +41,7 @@ const gitUrl = z
 
 const scpLike = /^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9][A-Za-z0-9.-]*:(?!\/\/)[^:\s][^\s]*$/;
 
-export function isGitRepositoryUrl(value: string): boolean {
+function isGitRepositoryUrl(value: string): boolean {
   const unprintable = [...value].some((ch) => ch <= ' ' || ch === '\u007f');
   if (unprintable || /\s/.test(value) || value.startsWith('-') || value.includes('::')) return false;
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase();
@@ -56,7 +56,7 @@ export function isGitRepositoryUrl(value: string): boolean {
   return ['https', 'http', 'ssh', 'git'].includes(scheme) && parsed.hostname !== '' && parsed.pathname.length > 1;
 }
 
-export const DEFAULT_ROLE_REPOSITORY_URL = 'https://roles.example.invalid/fleet/ansible-roles.git';
+const DEFAULT_ROLE_REPOSITORY_URL = 'https://roles.example.invalid/fleet/ansible-roles.git';
 
 /** Webhook deliveries in flight per worker (WEBHOOK_CONCURRENCY). */
 export const DEFAULT_WEBHOOK_CONCURRENCY = 4;

@@ -7,7 +7,7 @@
 import { pino } from 'pino';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type LogFields = Record<string, unknown>;
+type LogFields = Record<string, unknown>;
 
 export interface Logger {
   debug(msg: string, fields?: LogFields): void;

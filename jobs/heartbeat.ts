@@ -9,7 +9,7 @@ import type { Logger } from '../api/log.ts';
 
 export const DEFAULT_WORKER_SILENCE_SECONDS = 120;
 
-export function heartbeatIntervalMs(silenceSeconds: number): number {
+function heartbeatIntervalMs(silenceSeconds: number): number {
   return Math.max(500, Math.min(30_000, (silenceSeconds * 1000) / 4));
 }
 

@@ -40,7 +40,7 @@ function isOperation(route: RouteAccess): route is { method: string } & Operatio
 }
 
 /** Marks the middlewares made here, so the app can refuse a route that has none. */
-export const accessMiddlewares = new WeakSet<object>();
+const accessMiddlewares = new WeakSet<object>();
 
 export function accessMiddleware(route: RouteAccess): MiddlewareHandler<AppEnv> {
   const middleware: MiddlewareHandler<AppEnv> = isOperation(route)

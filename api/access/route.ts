@@ -5,7 +5,7 @@
  */
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { AppEnv } from '../app_env.ts';
-import { operationExamples } from '../docs/error_examples.ts';
+import { operationExamples } from './error_examples.ts';
 import { errorResponses, type ErrorSpec } from '../http/errors.ts';
 import { wellFormedJsonBody } from '../http/json_value.ts';
 import { validationHook } from '../http/openapi.ts';

@@ -9,9 +9,9 @@
 import type { z } from '@hono/zod-openapi';
 
 /** Fields whose value is an installer credential. */
-export const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(['enrollment_session_id']);
+const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(['enrollment_session_id']);
 
-export const VIEWER_OMITS = 'Left out of what a `viewer` key reads: the id is an installer credential.';
+const VIEWER_OMITS = 'Left out of what a `viewer` key reads: the id is an installer credential.';
 
 /**
  * The schema of a response field that carries an installer credential: optional in the
@@ -23,7 +23,7 @@ export function credentialField<T extends z.ZodType>(name: string, schema: T, de
 }
 
 /** The value without any credential field, at any depth; other values are kept as they are. */
-export function withoutCredentials(value: unknown): unknown {
+function withoutCredentials(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutCredentials);
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};

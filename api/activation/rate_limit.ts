@@ -53,7 +53,7 @@ export function clientAddress(c: Context, trustProxy: boolean): string {
  * is at the limit: when the `maxFailures`-th most recent failure leaves the window. A
  * plain read: it takes no lock and waits for none.
  */
-export async function failuresOf(
+async function failuresOf(
   db: Db,
   clientKey: string,
   limit: FailureLimit,
@@ -82,7 +82,7 @@ export async function failuresOf(
  * guesses, and each guess removes up to a hundred idle ones, so the table stays as small
  * as the window allows with no job and no chance involved.
  */
-export async function countGuess(db: Db, clientKey: string, limit: FailureLimit): Promise<boolean> {
+async function countGuess(db: Db, clientKey: string, limit: FailureLimit): Promise<boolean> {
   const window = db`make_interval(secs => ${limit.windowSeconds})`;
   const rows = await db`
     with pruned as (

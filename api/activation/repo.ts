@@ -104,14 +104,6 @@ export async function upsertActivatedDevice(
   return row?.id ?? null;
 }
 
-/** Replaces the stored hardware of the device. */
-export async function storeHardware(db: Db, deviceId: string, hardware: Record<string, unknown>): Promise<void> {
-  await db`
-    insert into device_hardware (device_id, hardware, reported_at)
-    values (${deviceId}, ${db.json(hardware as Parameters<Db['json']>[0])}, now())
-    on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at`;
-}
-
 /** Every template, in the stable order of the template list. */
 export async function allTemplates(db: Db): Promise<TemplateRow[]> {
   return db<TemplateRow[]>`
@@ -141,7 +133,7 @@ export async function assignTemplate(
   return row === undefined ? 'not_found' : row.enrolled ? 'enrolled' : 'assigned';
 }
 
-export const BOOTSTRAP_TOKEN_DAYS = 7;
+const BOOTSTRAP_TOKEN_DAYS = 7;
 
 /**
  * A fresh one-time bootstrap token for the device, stored only as its SHA-256 hash. One

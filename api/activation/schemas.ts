@@ -1,6 +1,6 @@
 /** Request and response schemas of the installer's handshake: activate and resolve. */
 import { z } from '@hono/zod-openapi';
-import { Hardware } from '../agent/schemas.ts';
+import { Hardware } from '../devices/schemas.ts';
 import { Uuid } from '../http/openapi.ts';
 import { Partitioning, Template } from '../templates/schemas.ts';
 
@@ -78,7 +78,7 @@ export const ResolveBody = z
 
 export type ResolveInput = z.infer<typeof ResolveBody>;
 
-export const MerkmalBlueprint = z
+const MerkmalBlueprint = z
   .object({
     merkmal: z.string().openapi({ example: 'firefox' }),
     ansible_role: z.string().openapi({ example: 'firefox' }),

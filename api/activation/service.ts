@@ -4,6 +4,7 @@
  * Each runs in one transaction, so a refusal writes nothing.
  */
 import type { Sql } from '../db/client.ts';
+import { storeHardware } from '../devices/lifecycle_repo.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import type { GuessLimit } from './rate_limit.ts';
 import { getPreferredDefaultTemplate, getTemplate, serializeTemplate } from '../templates/repo.ts';
@@ -54,7 +55,7 @@ export async function activate(sql: Sql, input: ActivateInput, limit: GuessLimit
     });
     // Throwing rolls back the session's quota claim too.
     if (deviceId === null) throw deviceAlreadyEnrolled();
-    if (input.hardware) await repo.storeHardware(tx, deviceId, input.hardware);
+    if (input.hardware) await storeHardware(tx, deviceId, input.hardware);
     return { credential, deviceId };
   });
   if (activated === null) return refuseCredential(sql, input.code, limit);

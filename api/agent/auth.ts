@@ -12,7 +12,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import type { Db } from '../db/client.ts';
-import type { AppDeps } from '../app_env.ts';
+import type { HandlerDeps } from '../app_env.ts';
 import { bearerToken } from '../http/auth.ts';
 import { hashSecret, randomToken } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
@@ -26,7 +26,7 @@ export function issueAgentSecret(): { secret: string; hash: Uint8Array } {
   return { secret, hash: hashSecret(secret) };
 }
 
-export function invalidAgentSecret(): ApiError {
+function invalidAgentSecret(): ApiError {
   return new ApiError(
     'invalid_agent_secret',
     'a valid agent secret is required (Authorization: Bearer <agent_secret>)',
@@ -48,7 +48,7 @@ export function agentSecretHash(authorization: string | undefined): Uint8Array {
  * database before the body is validated, so an unknown secret is 401 whatever the body.
  */
 export function liveAgentDevice(find: (db: Db, hash: Uint8Array) => Promise<AgentDeviceState | undefined>) {
-  const middleware: MiddlewareHandler<{ Variables: { agentDevice: AgentDeviceState; deps: AppDeps } }> = async (
+  const middleware: MiddlewareHandler<{ Variables: { agentDevice: AgentDeviceState; deps: HandlerDeps } }> = async (
     c,
     next,
   ) => {
@@ -73,7 +73,7 @@ export type AgentRefusal = 'device_archived' | 'device_deprovisioned';
  * Whether the device may still use its agent (check-in, report, bootstrap), and if not why.
  * Archived wins over deprovisioned: it is the later, final state.
  */
-export function agentRefusal(device: AgentDeviceState): AgentRefusal | null {
+function agentRefusal(device: AgentDeviceState): AgentRefusal | null {
   if (device.archived_at !== null) return 'device_archived';
   if (device.deprovisioned_at !== null) return 'device_deprovisioned';
   return null;

@@ -152,7 +152,7 @@ function stamp(text: string): string {
  * RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly (a `W/` prefix does not
  * matter).
  */
-export function matchesIfNoneMatch(header: string, etag: string): boolean {
+function matchesIfNoneMatch(header: string, etag: string): boolean {
   if (header.trim() === '*') return true;
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }

@@ -14,7 +14,7 @@
  */
 import type { Sql } from '../db/client.ts';
 
-export const HEARTBEAT_FLUSH_MS = 1000;
+const HEARTBEAT_FLUSH_MS = 1000;
 
 /**
  * One batch: $1 the device ids and $2 the check-in times (ms since the epoch), each joined

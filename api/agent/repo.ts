@@ -3,7 +3,8 @@
  * reads (the heartbeats are written in batches by heartbeats.ts), the blueprints of a
  * template (cached: seed data), and the report's all-or-nothing insert of events.
  */
-import { storeHardware, templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
+import { templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
+import { storeHardware } from '../devices/lifecycle_repo.ts';
 import { deviceStateColumns, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';

@@ -17,6 +17,7 @@ import { json, jsonBody, validationHook } from '../http/openapi.ts';
 import { defineRoute, newRouter, withoutBodyLayer } from '../access/route.ts';
 import { agentSecretHash, issueAgentSecret, liveAgentDevice } from './auth.ts';
 import { checkIn } from './checkin.ts';
+import type { CheckinPath } from './checkin_path.ts';
 import * as repo from './repo.ts';
 import {
   agentEventTypes,
@@ -137,7 +138,8 @@ const report = defineRoute({
 
 const agentEvents: ReadonlySet<string> = new Set(agentEventTypes);
 
-export function agentRoutes() {
+/** The agent's routes; check-ins go through `checkinPath`, the one the service built. */
+export function agentRoutes(checkinPath: CheckinPath) {
   const router = newRouter();
 
   router.openapi(bootstrap, async (c) => {
@@ -164,7 +166,7 @@ export function agentRoutes() {
       c.get('db'),
       deps.config,
       { secretHash: c.get('agentSecretHash'), hardware: body.hardware, ifNoneMatch },
-      deps.checkin,
+      checkinPath,
     );
     c.header('ETag', answer.etag);
     return answer.notModified ? c.body(null, 304) : c.json(answer.body, 200);

@@ -1,17 +1,8 @@
 /** Request and response schemas of the agent protocol (api/agent/README.md). */
 import { z } from '@hono/zod-openapi';
-import { jsonObject, jsonValue, MAX_JSON_DEPTH, wellFormedText } from '../http/json_value.ts';
+import { jsonValue, MAX_JSON_DEPTH, wellFormedText } from '../http/json_value.ts';
 import { Uuid } from '../http/openapi.ts';
-
-/** Largest hardware object accepted, as UTF-8 JSON text: up to 64 KiB. */
-export const MAX_HARDWARE_BYTES = 64 * 1024;
-
-export const Hardware = jsonObject({ maxBytes: MAX_HARDWARE_BYTES }).openapi('Hardware', {
-  description:
-    'What the device reports about its hardware: a JSON object of at most 64 KiB, nested at most ' +
-    `${MAX_JSON_DEPTH} levels, without lone UTF-16 surrogates in strings or keys. Replaces the stored one.`,
-  example: { cpu: 'Intel Core i5-8365U', memory_mb: 16384, disks: [{ model: 'SAMSUNG MZVLB512', size_gb: 512 }] },
-});
+import { Hardware } from '../devices/schemas.ts';
 
 export const BootstrapRequest = z
   .strictObject({
@@ -42,16 +33,14 @@ export const CheckinRequest = z
   })
   .openapi('AgentCheckinRequest');
 
-export type CheckinRequestType = z.infer<typeof CheckinRequest>;
-
-export const RoleBlueprint = z
+const RoleBlueprint = z
   .object({
     merkmal: z.string().openapi({ example: 'firefox' }),
     ansible_role: z.string().openapi({ example: 'firefox' }),
   })
   .openapi('RoleBlueprint');
 
-export const Auftrag = z
+const Auftrag = z
   .object({
     merkmal: z.string().openapi({ example: 'libreoffice' }),
     ansible_role: z.string().openapi({
@@ -89,9 +78,9 @@ export const CheckinResponse = z
 export const agentEventTypes = ['applied', 'apply_failed', 'removed', 'remove_failed'] as const;
 export type AgentEventType = (typeof agentEventTypes)[number];
 
-export const MAX_REPORT_ENTRIES = 500;
+const MAX_REPORT_ENTRIES = 500;
 
-export const ReportEntry = z
+const ReportEntry = z
   .strictObject({
     // Well-formed: the entries travel to PostgreSQL as jsonb, which refuses lone surrogates.
     merkmal: wellFormedText().max(200).openapi({ example: 'libreoffice' }),
@@ -121,8 +110,6 @@ export const ReportRequest = z
     entries: z.array(ReportEntry).min(1).max(MAX_REPORT_ENTRIES),
   })
   .openapi('AgentReportRequest');
-
-export type ReportEntryType = z.infer<typeof ReportEntry>;
 
 export const ReportResponse = z
   .object({ accepted: z.number().int().openapi({ example: 3 }) })

@@ -2,11 +2,12 @@
  * Organization API keys: created with a random secret shown once, stored only as its
  * SHA-256 hash (access/keys.ts finds a key by it), revoked for good.
  */
+import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
 import { secretLockName } from '../db/secret_locks.ts';
 import { API_KEY_PREFIX } from '../access/keys.ts';
 import { hashSecret, randomToken } from '../http/crypto.ts';
-import { afterCursor, type Cursor } from '../http/pagination.ts';
+import type { Cursor } from '../http/pagination.ts';
 
 /** How much of a key a list shows: enough to recognise it, far too little to use it. */
 const SHOWN_PREFIX_LENGTH = 12;

@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { FutureTimestamp, Timestamp, Uuid } from '../http/openapi.ts';
 
-export const ApiKeyRole = z.enum(['admin', 'viewer']).openapi({
+const ApiKeyRole = z.enum(['admin', 'viewer']).openapi({
   description:
     '`admin`: everything the operator can do for this organization. `viewer`: every read of the organization ' +
     'except the activation code, the ISO download, the API keys and the audit log.',

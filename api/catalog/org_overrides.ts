@@ -15,7 +15,7 @@ import type { Db } from '../db/client.ts';
 import type { GroupOverride, OrgUnitOverride, Override } from './resolution.ts';
 
 /** Org-unit chains longer than this are treated as corrupt data rather than followed forever. */
-export const MAX_ORG_UNIT_DEPTH = 1000;
+const MAX_ORG_UNIT_DEPTH = 1000;
 
 /** Organizations kept per database client; the least recently loaded one goes first. */
 const MAX_ORGANIZATIONS = 10_000;

@@ -18,7 +18,7 @@
  */
 
 export type OverrideState = 'present' | 'absent';
-export type Origin = 'workspace' | 'oe' | 'gruppe' | 'geraet';
+type Origin = 'workspace' | 'oe' | 'gruppe' | 'geraet';
 export type Optionen = Record<string, unknown>;
 
 /** One sparse override row: no row for a Merkmal means "unset" (inherit). */
@@ -142,7 +142,7 @@ function mostRecent(groups: readonly GroupOverride[], state: OverrideState): Gro
 }
 
 /** One step of the resolution as `GET /devices/{id}/catalog/{merkmal}/explain` shows it. */
-export type ExplainStep =
+type ExplainStep =
   | { step: 'workspace'; state: OverrideState }
   | { step: 'oe'; org_unit_id: string; name: string; state: OverrideState | null }
   | {

@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { jsonObject, MAX_JSON_DEPTH } from '../http/json_value.ts';
 
-export const Optionen = jsonObject().openapi({
+const Optionen = jsonObject().openapi({
   type: 'object',
   additionalProperties: true,
   description:
@@ -13,15 +13,15 @@ export const Optionen = jsonObject().openapi({
   example: { sprache: 'de' },
 });
 
-export const OverrideState = z.enum(['present', 'absent']);
+const OverrideState = z.enum(['present', 'absent']);
 
-export const Origin = z.enum(['workspace', 'oe', 'gruppe', 'geraet']).openapi({
+const Origin = z.enum(['workspace', 'oe', 'gruppe', 'geraet']).openapi({
   description:
     'Where the effective state comes from: the workspace default, the nearest org unit with an override, ' +
     "the majority of the device's groups, or the device's own override.",
 });
 
-export const CatalogItem = z
+const CatalogItem = z
   .object({
     merkmal: z.string().openapi({ example: 'libreoffice' }),
     name: z.string().openapi({ example: 'LibreOffice' }),

@@ -104,7 +104,7 @@ export function deviceStateColumns(db: Db) {
 }
 
 /** The device's groups and own overrides, parsed from the row. */
-export function ownInputs(row: StateRow): { groupIds: string[]; overrides: Override[] } {
+function ownInputs(row: StateRow): { groupIds: string[]; overrides: Override[] } {
   return { groupIds: row.group_ids === '' ? [] : row.group_ids.split(','), overrides: JSON.parse(row.device) };
 }
 

@@ -9,7 +9,7 @@ import { resolveBinary } from 'dbmate';
 import { runMigrations } from 'graphile-worker';
 import type { Logger } from '../log.ts';
 
-export const migrationsDir = fileURLToPath(new URL('../../sql/migrations', import.meta.url));
+const migrationsDir = fileURLToPath(new URL('../../sql/migrations', import.meta.url));
 
 export async function migrate(databaseUrl: string, log: Logger): Promise<void> {
   await dbmate(databaseUrl, ['--migrations-dir', migrationsDir, '--no-dump-schema', '--wait', 'up'], log);

@@ -25,7 +25,7 @@ export interface ReplicaOptions {
   onChange?: (healthy: boolean, why: string) => void;
 }
 
-export const REPLICA_SAMPLE_MS = 1000;
+const REPLICA_SAMPLE_MS = 1000;
 
 class Timeout extends Error {}
 

@@ -90,3 +90,11 @@ export async function listEvents(db: Db, deviceId: string, before: number | null
     order by seq desc
     limit ${limit + 1}`;
 }
+
+/** Replaces the stored hardware of the device. */
+export async function storeHardware(db: Db, deviceId: string, hardware: Record<string, unknown>): Promise<void> {
+  await db`
+    insert into device_hardware (device_id, hardware, reported_at)
+    values (${deviceId}, ${db.json(hardware as Parameters<Db['json']>[0])}, now())
+    on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at`;
+}

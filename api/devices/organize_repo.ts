@@ -1,9 +1,10 @@
 /** SQL of the admin's device views (list, filters) and of moving a device to an org unit. */
+import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
 import { isPgError, pgError } from '../db/client.ts';
-import { requireGroup } from '../groups/repo.ts';
+import { organizationOf } from '../access/owners.ts';
 import { ApiError, notFound } from '../http/errors.ts';
-import { afterCursor, type Cursor } from '../http/pagination.ts';
+import type { Cursor } from '../http/pagination.ts';
 import { requireOrgUnitOf } from '../org_units/repo.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import { deviceSelect, getDevice, staleDevice, type DeviceRow } from './repo.ts';
@@ -44,8 +45,10 @@ export async function listOrganizationDevices(
   await requireOrganization(db, organizationId);
   if (filter.oe_id !== undefined) await requireOrgUnitOf(db, filter.oe_id, organizationId, 'oe_id');
   if (filter.group_id !== undefined) {
-    const group = await requireGroup(db, filter.group_id);
-    if (group.organization_id !== organizationId) {
+    // Whose group it is, from the access layer: a device knows no group of its own.
+    const owner = await organizationOf(db, 'group', filter.group_id);
+    if (owner === null) throw notFound('group', filter.group_id);
+    if (owner !== organizationId) {
       throw new ApiError(
         'organization_mismatch',
         `group ${filter.group_id} (group_id) belongs to another organization`,

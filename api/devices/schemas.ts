@@ -1,6 +1,7 @@
-/** The Device object. Never carries agent_secret_hash. */
+/** The Device object (never carries agent_secret_hash), and the hardware a device reports. */
 import { z } from '@hono/zod-openapi';
 import { credentialField } from '../access/viewer_view.ts';
+import { jsonObject, MAX_JSON_DEPTH } from '../http/json_value.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 
 export const Device = z
@@ -29,3 +30,13 @@ export const Device = z
   .openapi('Device');
 
 export type DeviceType = z.infer<typeof Device>;
+
+/** Largest hardware object accepted, as UTF-8 JSON text: up to 64 KiB. */
+const MAX_HARDWARE_BYTES = 64 * 1024;
+
+export const Hardware = jsonObject({ maxBytes: MAX_HARDWARE_BYTES }).openapi('Hardware', {
+  description:
+    'What the device reports about its hardware: a JSON object of at most 64 KiB, nested at most ' +
+    `${MAX_JSON_DEPTH} levels, without lone UTF-16 surrogates in strings or keys. Replaces the stored one.`,
+  example: { cpu: 'Intel Core i5-8365U', memory_mb: 16384, disks: [{ model: 'SAMSUNG MZVLB512', size_gb: 512 }] },
+});

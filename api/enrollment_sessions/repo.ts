@@ -1,6 +1,7 @@
 /** SQL of enrollment sessions. The quota itself is claimed at activation (activation/repo.ts). */
+import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
-import { afterCursor, type Cursor } from '../http/pagination.ts';
+import type { Cursor } from '../http/pagination.ts';
 import type { EnrollmentSessionCreateInput } from './schemas.ts';
 
 export interface EnrollmentSessionRow {

@@ -17,7 +17,7 @@ import * as ops from './operations.ts';
 
 const tags = ['Enrollment sessions'];
 
-export function serializeSession(row: repo.EnrollmentSessionRow): z.infer<typeof EnrollmentSession> {
+function serializeSession(row: repo.EnrollmentSessionRow): z.infer<typeof EnrollmentSession> {
   return {
     ...row,
     expires_at: iso(row.expires_at),

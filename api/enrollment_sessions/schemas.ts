@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { FutureTimestamp, Timestamp, Uuid } from '../http/openapi.ts';
 
-export const MAX_SESSION_DEVICES = 100_000;
+const MAX_SESSION_DEVICES = 100_000;
 
 export const EnrollmentSession = z
   .object({
@@ -19,8 +19,6 @@ export const EnrollmentSession = z
     created_at: Timestamp,
   })
   .openapi('EnrollmentSession');
-
-export type EnrollmentSessionType = z.infer<typeof EnrollmentSession>;
 
 export const EnrollmentSessionCreate = z
   .strictObject({

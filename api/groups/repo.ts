@@ -1,10 +1,11 @@
 /** SQL of groups (flat, per organization) and their many-to-many device memberships. */
+import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
 import { isPgError, pgError } from '../db/client.ts';
 import { deviceSelect, type DeviceRow } from '../devices/repo.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';
-import { afterCursor, type Cursor } from '../http/pagination.ts';
+import type { Cursor } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import type { GroupCreateInput, GroupPatchInput, GroupType } from './schemas.ts';
 
@@ -19,7 +20,7 @@ export function serializeGroup(row: GroupRow): GroupType {
   return { ...row, created_at: iso(row.created_at) };
 }
 
-export async function getGroup(db: Db, id: string): Promise<GroupRow | null> {
+async function getGroup(db: Db, id: string): Promise<GroupRow | null> {
   const [row] = await db<GroupRow[]>`select id, organization_id, name, created_at from groups where id = ${id}`;
   return row ?? null;
 }

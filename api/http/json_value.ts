@@ -16,17 +16,17 @@ import { ApiError } from './errors.ts';
 /** Deepest nesting of objects and arrays accepted; the value itself is level 1. */
 export const MAX_JSON_DEPTH = 64;
 
-export const NOT_WELL_FORMED = 'is not well-formed Unicode: it contains a lone UTF-16 surrogate';
+const NOT_WELL_FORMED = 'is not well-formed Unicode: it contains a lone UTF-16 surrogate';
 
 /**
  * True when the string has no lone surrogate, so it has a UTF-8 form. (The built-in
  * String.prototype.isWellFormed of Node 20 and Deno; the compiler's lib is ES2023.)
  */
-export function isWellFormed(text: string): boolean {
+function isWellFormed(text: string): boolean {
   return (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
-export interface JsonProblem {
+interface JsonProblem {
   /** Where, relative to the value: object keys and array indexes. */
   path: Array<string | number>;
   message: string;
@@ -43,7 +43,7 @@ interface Node {
  * The first problem of a parsed JSON value in document order (too deep, a string or key
  * that is not well-formed), or null. Iterative on purpose: nesting is what it guards against.
  */
-export function findJsonProblem(value: unknown, maxDepth: number = MAX_JSON_DEPTH): JsonProblem | null {
+function findJsonProblem(value: unknown, maxDepth: number = MAX_JSON_DEPTH): JsonProblem | null {
   const stack: Node[] = [{ value, depth: 0, key: null, parent: null }];
   while (stack.length > 0) {
     const node = stack.pop()!;

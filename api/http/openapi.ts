@@ -6,7 +6,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { ApiError } from './errors.ts';
-import { isUuid, uuidPattern } from './uuid.ts';
+import { uuidPattern } from './uuid.ts';
 
 /**
  * zod failures become 400 `invalid_request` with the failing fields, except a malformed
@@ -61,8 +61,6 @@ export const Uuid = z
  * "Try it out" and an example id filters everything away (or answers 404).
  */
 export const UuidFilter = z.string().regex(uuidPattern, 'must be a UUID').toLowerCase().openapi({ format: 'uuid' });
-
-export { isUuid };
 
 /** `{id}` path parameter. */
 export const IdParams = z.object({

@@ -6,7 +6,6 @@
  */
 import { Buffer } from 'node:buffer';
 import { z } from '@hono/zod-openapi';
-import type { Db } from '../db/client.ts';
 import { ApiError } from './errors.ts';
 import { isUuid } from './uuid.ts';
 
@@ -27,8 +26,6 @@ export const PageQuery = z.object({
   }),
   cursor: z.string().max(200).optional().openapi({ description: 'The `next_cursor` of the previous page.' }),
 });
-
-export type PageQueryType = z.infer<typeof PageQuery>;
 
 export function collectionOf<T extends z.ZodType>(item: T, name: string) {
   return z.object({ items: z.array(item), next_cursor: z.string().nullable() }).openapi(name);
@@ -65,19 +62,6 @@ export function decodeCursor(cursor: string | undefined): Cursor | null {
       details: [{ path: ['cursor'], message: 'not a cursor of this list' }],
     });
   }
-}
-
-/**
- * The keyset condition for a page: rows after the cursor in the list's order.
- * `alias` qualifies the columns when the query joins other tables.
- */
-export function afterCursor(sql: Db, cursor: Cursor | null, order: 'asc' | 'desc' = 'asc', alias?: string) {
-  if (cursor === null) return sql`true`;
-  const createdAt = alias ? sql(`${alias}.created_at`) : sql('created_at');
-  const id = alias ? sql(`${alias}.id`) : sql('id');
-  return order === 'asc'
-    ? sql`(${createdAt}, ${id}) > (${cursor.createdAt}, ${cursor.id})`
-    : sql`(${createdAt}, ${id}) < (${cursor.createdAt}, ${cursor.id})`;
 }
 
 /** Turns `limit + 1` fetched rows into a page; `cursorOf` writes the last row's key (default: created_at, id). */

@@ -2,10 +2,11 @@
  * SQL of ISO builds: the trigger (row and job in one transaction) and the reads, the API's
  * and the build host's. Every later change of a build's state is in transitions.ts.
  */
+import { afterCursor } from '../db/keyset.ts';
 import { type Db, transaction } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';
-import { afterCursor, type Cursor } from '../http/pagination.ts';
+import type { Cursor } from '../http/pagination.ts';
 import { BUILD_ISO_MAX_ATTEMPTS, BUILD_ISO_TASK, buildIsoJobKey, type BuildIsoPayloadType } from './job.ts';
 import type { IsoBuildType } from './schemas.ts';
 import { sealWlan, type WlanCredentials } from './wlan_crypto.ts';

@@ -12,8 +12,6 @@ import * as ops from './operations.ts';
 
 const tags = ['ISO builds'];
 
-export { ISO_CONTENT_TYPE };
-
 const createIsoBuild = defineRoute({
   method: 'post',
   path: '/organizations/{id}/iso-builds',

@@ -5,7 +5,7 @@ import { Timestamp, Uuid } from '../http/openapi.ts';
 
 const utf8Length = (s: string) => new TextEncoder().encode(s).length;
 
-export const WlanInput = z
+const WlanInput = z
   .strictObject({
     ssid: z
       .string()
@@ -43,7 +43,7 @@ export const IsoBuildCreate = z
   })
   .openapi('IsoBuildCreate');
 
-export const IsoBuildStatus = z.enum(['pending', 'running', 'completed', 'failed']).openapi({
+const IsoBuildStatus = z.enum(['pending', 'running', 'completed', 'failed']).openapi({
   description: '`failed` is the failure state (see `error`).',
 });
 
@@ -82,4 +82,3 @@ export const IsoBuild = z
   .openapi('IsoBuild');
 
 export type IsoBuildType = z.infer<typeof IsoBuild>;
-export type IsoBuildCreateInput = z.infer<typeof IsoBuildCreate>;

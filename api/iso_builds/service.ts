@@ -5,7 +5,7 @@
  */
 import { basename, join } from 'node:path';
 import type { Context } from 'hono';
-import type { AppDeps } from '../app_env.ts';
+import type { HandlerDeps } from '../app_env.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { decideRange, fileStream, openFile } from './download.ts';
 import type { AuditEntry } from '../access/declaration.ts';
@@ -23,7 +23,7 @@ export interface TriggerInput {
 
 export async function triggerIsoBuild(
   db: Db,
-  deps: Pick<AppDeps, 'config' | 'log'>,
+  deps: Pick<HandlerDeps, 'config' | 'log'>,
   organizationId: string,
   body: TriggerInput | undefined,
 ): Promise<{ row: repo.IsoBuildRow; audit: AuditEntry }> {
@@ -67,7 +67,7 @@ export async function serveIsoDownload(
   range: string | undefined,
   ifRange: string | undefined,
 ): Promise<Response> {
-  const { config, log } = c.get('deps') as AppDeps;
+  const { config, log } = c.get('deps') as HandlerDeps;
   const row = await repo.getIsoBuild(sql, id);
   if (!row) throw notFound('ISO build', id);
   if (row.status !== 'completed' || !row.file_name || !row.sha256) {

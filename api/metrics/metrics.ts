@@ -225,7 +225,7 @@ export class Metrics {
 }
 
 /** One round trip for every fleet gauge. */
-export async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Promise<FleetCounts> {
+async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Promise<FleetCounts> {
   const [row] = await sql<
     Array<{
       active: number;

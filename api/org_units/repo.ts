@@ -3,10 +3,11 @@
  * no cycles, only empty units are deleted, no mixing of organizations) are checked here
  * under the organization's write lock, so concurrent moves and deletes cannot break them.
  */
+import { afterCursor } from '../db/keyset.ts';
 import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';
-import { afterCursor, type Cursor } from '../http/pagination.ts';
+import type { Cursor } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import { lockOrganization } from './lock.ts';
 import type { OrgUnitCreateInput, OrgUnitPatchInput, OrgUnitType } from './schemas.ts';
@@ -24,7 +25,7 @@ export function serializeOrgUnit(row: OrgUnitRow): OrgUnitType {
   return { ...row, created_at: iso(row.created_at) };
 }
 
-export async function getOrgUnit(db: Db, id: string): Promise<OrgUnitRow | null> {
+async function getOrgUnit(db: Db, id: string): Promise<OrgUnitRow | null> {
   const [row] = await db<OrgUnitRow[]>`
     select id, organization_id, parent_id, name, protected, created_at
     from org_units where id = ${id}`;

@@ -1,11 +1,12 @@
 /** SQL of organizations, their default org unit and their classic activation code. */
+import { afterCursor } from '../db/keyset.ts';
 import { type Db, transaction } from '../db/client.ts';
 import { notFound } from '../http/errors.ts';
-import { afterCursor, type Cursor } from '../http/pagination.ts';
+import type { Cursor } from '../http/pagination.ts';
 import { generateActivationCode } from './activation_code.ts';
 import type { OrganizationCreateInput, OrganizationPatchInput } from './schemas.ts';
 
-export const DEFAULT_ORG_UNIT_NAME = 'Neue Geräte';
+const DEFAULT_ORG_UNIT_NAME = 'Neue Geräte';
 
 export interface OrganizationRow {
   id: string;

@@ -11,7 +11,7 @@ import * as ops from './operations.ts';
 
 const tags = ['Organizations'];
 
-export function serializeOrganization(row: repo.OrganizationRow): z.infer<typeof Organization> {
+function serializeOrganization(row: repo.OrganizationRow): z.infer<typeof Organization> {
   return { ...row, created_at: iso(row.created_at) };
 }
 

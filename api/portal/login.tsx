@@ -15,7 +15,7 @@ import { getOrganization, listOrganizations } from '../organizations/repo.ts';
 import type { PortalEnv } from './access.ts';
 import { formFields, render, redirectWith } from './http.tsx';
 import { CsrfField, Layout } from './layout.tsx';
-import { chooseOrganization, cookieOptions, currentSession, endSession, openSession } from './session.ts';
+import { chooseOrganization, cookieOptions, endSession, openSession } from './session.ts';
 
 /** Before a session exists, the sign-in form's CSRF token is a double-submit cookie. */
 const LOGIN_CSRF_COOKIE = 'fleet_login_csrf';
@@ -150,5 +150,3 @@ export function sessionRoutes() {
   });
   return app;
 }
-
-export { currentSession };

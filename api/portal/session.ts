@@ -9,7 +9,7 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Caller } from '../access/declaration.ts';
 import { lockUsableKey } from '../access/keys.ts';
-import type { AppDeps } from '../app_env.ts';
+import type { HandlerDeps } from '../app_env.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { lockSecret } from '../db/secret_locks.ts';
 import { hashSecret, randomToken, secretsEqual } from '../http/crypto.ts';
@@ -19,7 +19,7 @@ import { constantTimeEqual } from '@oslojs/crypto/subtle';
 type Ctx = Context<any>;
 
 export const SESSION_COOKIE = 'fleet_session';
-export const SESSION_HOURS = 8;
+const SESSION_HOURS = 8;
 
 export interface PortalSession {
   tokenHash: Uint8Array;
@@ -44,7 +44,7 @@ export function cookieOptions(c: Ctx) {
     path: '/portal',
     httpOnly: true,
     sameSite: 'Strict' as const,
-    secure: (c.get('deps') as AppDeps).config.publicBaseUrl.startsWith('https:'),
+    secure: (c.get('deps') as HandlerDeps).config.publicBaseUrl.startsWith('https:'),
   };
 }
 
@@ -88,7 +88,7 @@ export async function currentSession(c: Ctx, db: Db, lock = false): Promise<Port
       and (s.api_key_id is null or (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())))`;
   if (!row) return null;
   if (row.api_key_id === null) {
-    const current = hashSecret((c.get('deps') as AppDeps).config.adminToken);
+    const current = hashSecret((c.get('deps') as HandlerDeps).config.adminToken);
     if (row.operator_token_hash === null || !constantTimeEqual(row.operator_token_hash, current)) return null;
     return { tokenHash, csrfToken: row.csrf_token, caller: { type: 'operator' }, organizationId: row.organization_id };
   }

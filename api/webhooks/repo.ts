@@ -3,12 +3,13 @@
  * (`emit_webhook_event`, sql/migrations/20261123100000_webhooks.sql); the worker delivers
  * them (jobs/tasks/deliver_webhook.ts).
  */
+import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
 import { randomToken } from '../http/crypto.ts';
-import { afterCursor, type Cursor } from '../http/pagination.ts';
+import type { Cursor } from '../http/pagination.ts';
 import { seal } from '../http/sealed_box.ts';
 
-export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
 export interface WebhookRow {
   id: string;

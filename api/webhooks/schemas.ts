@@ -16,7 +16,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'iso_build.failed',
 ] as const;
 
-export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).openapi('WebhookEventType');
+const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).openapi('WebhookEventType');
 
 export const Webhook = z
   .object({
@@ -58,7 +58,7 @@ export const WebhookCreate = z
   })
   .openapi('WebhookCreate');
 
-export const DeliveryStatus = z.enum(['pending', 'delivered', 'failed']).openapi({
+const DeliveryStatus = z.enum(['pending', 'delivered', 'failed']).openapi({
   description:
     '`pending`: not yet answered with 2xx, another attempt is due at `next_attempt_at`. `delivered`: a 2xx came. ' +
     '`failed`: every attempt failed, or the webhook was disabled first.',

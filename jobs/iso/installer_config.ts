@@ -19,7 +19,7 @@
  */
 
 /** What the device agent needs on the installed system, before the template's own packages. */
-export const AGENT_PACKAGES = ['curl', 'git', 'python3', 'ansible-core'] as const;
+const AGENT_PACKAGES = ['curl', 'git', 'python3', 'ansible-core'] as const;
 
 export type Backend = 'debian' | 'ubuntu';
 
@@ -132,7 +132,7 @@ export function debianPreseed(template: InstallTemplate): string {
   ].join('\n');
 }
 
-export function debianIsolinuxCfg(): string {
+function debianIsolinuxCfg(): string {
   const { kernel, initrd } = BOOT_FILES.debian;
   return [
     '# Fleet: the automatic installation boots at once (hold Shift for the menu).',
@@ -169,7 +169,7 @@ function grubCfg(entries: Array<{ title: string; args: string }>, backend: Backe
   ].join('\n');
 }
 
-export function debianGrubCfg(): string {
+function debianGrubCfg(): string {
   return grubCfg(
     [
       { title: 'Fleet: automatic installation', args: `${DEBIAN_AUTO} vga=788 --- quiet` },
@@ -179,7 +179,7 @@ export function debianGrubCfg(): string {
   );
 }
 
-export function ubuntuGrubCfg(): string {
+function ubuntuGrubCfg(): string {
   return grubCfg(
     [
       { title: 'Fleet: automatic installation', args: 'autoinstall ---' },

@@ -9,7 +9,7 @@
  */
 import type { WlanCredentials } from '../../api/iso_builds/wlan_crypto.ts';
 
-export const WLAN_INTERFACE_PLACEHOLDER = '@FLEET_WLAN_INTERFACE@';
+const WLAN_INTERFACE_PLACEHOLDER = '@FLEET_WLAN_INTERFACE@';
 
 /** A YAML double-quoted scalar: JSON's string escapes are a subset of YAML's. */
 const yamlString = (value: string) => JSON.stringify(value);

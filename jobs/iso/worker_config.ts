@@ -5,7 +5,7 @@ import type { WorkerConfig } from '../worker_deps.ts';
 export const DEFAULT_BUILD_SCRIPT = fileURLToPath(new URL('./build_iso.sh', import.meta.url));
 
 /** Far above what a remaster of an installer image takes on a slow disk. */
-export const DEFAULT_BUILD_TIMEOUT_MS = 30 * 60_000;
+const DEFAULT_BUILD_TIMEOUT_MS = 30 * 60_000;
 
 export function buildScriptOf(config: WorkerConfig): string {
   return config.isoBuildScript ?? DEFAULT_BUILD_SCRIPT;

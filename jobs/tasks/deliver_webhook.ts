@@ -50,7 +50,7 @@ export function deliverWebhookTask(deps: TaskDeps): Task {
   };
 }
 
-export async function deliver(deps: WorkerDeps, db: Db, deliveryId: string, requestId: string): Promise<void> {
+async function deliver(deps: WorkerDeps, db: Db, deliveryId: string, requestId: string): Promise<void> {
   const [due] = await db<Due[]>`
     select d.id, d.attempts, d.status, w.id as webhook_id, w.organization_id, w.url, w.secret_sealed,
            w.disabled_at, e.id as event_id, e.type, e.created_at as event_created_at, e.data

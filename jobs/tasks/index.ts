@@ -8,7 +8,7 @@ import { REAP_DEAD_BUILDS_TASK, reapDeadBuildsTask } from './reap_dead_builds.ts
 import { sweepIsoBuildsTask } from './sweep_iso_builds.ts';
 import { SWEEP_WEBHOOK_DELIVERIES_TASK, sweepWebhookDeliveriesTask } from './sweep_webhook_deliveries.ts';
 
-export const SWEEP_ISO_BUILDS_TASK = 'sweep_iso_builds';
+const SWEEP_ISO_BUILDS_TASK = 'sweep_iso_builds';
 
 /** The tasks of the main runner: ISO builds and the hourly sweeps. */
 export function buildHostTasks(deps: TaskDeps): TaskList {

@@ -23,7 +23,7 @@ import { buildIdOf, isDevBaseTemporary } from '../iso/iso_files.ts';
 import { stuckAfterMs } from '../iso/worker_config.ts';
 import type { TaskDeps, WorkerDeps } from '../worker_deps.ts';
 
-export interface SweepResult {
+interface SweepResult {
   expired: number;
   failedDeleted: number;
   stuckFailed: number;
@@ -42,7 +42,7 @@ export function sweepIsoBuildsTask(deps: TaskDeps): Task {
   };
 }
 
-export async function sweepIsoBuilds(deps: WorkerDeps, db: Db): Promise<SweepResult> {
+async function sweepIsoBuilds(deps: WorkerDeps, db: Db): Promise<SweepResult> {
   const deadJobsFailed = await failBuildsOfDeadJobs(db);
   const stuckFailed = await failStuckBuildsAndJobs(db, stuckAfterMs(deps.config));
   const lostFailed = await failBuildsWithoutJob(db);

@@ -8,7 +8,7 @@ import type { Db } from '../../api/db/client.ts';
 import type { TaskDeps } from '../worker_deps.ts';
 
 export const SWEEP_WEBHOOK_DELIVERIES_TASK = 'sweep_webhook_deliveries';
-export const DELIVERY_RETENTION_DAYS = 30;
+const DELIVERY_RETENTION_DAYS = 30;
 
 export function sweepWebhookDeliveriesTask(deps: TaskDeps): Task {
   return async () => {

@@ -10,7 +10,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { addressFamily, isPrivateAddress } from '../../api/webhooks/url_policy.ts';
 
-export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
+const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 const KEPT_BODY_BYTES = 1024;
 
 export interface ResolvedAddress {
@@ -21,7 +21,7 @@ export interface ResolvedAddress {
 /** Resolves a host name to all its addresses (tests substitute their own DNS). */
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: Resolver = async (host) =>
+const systemResolver: Resolver = async (host) =>
   (await lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family as 4 | 6 }));
 
 export interface PostOptions {

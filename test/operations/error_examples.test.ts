@@ -6,7 +6,7 @@
  * replayed against it and must come back word for word.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_IDS } from '../../api/docs/error_examples.ts';
+import { EXAMPLE_IDS } from '../../api/access/error_examples.ts';
 import { errorCodes } from '../../api/http/errors.ts';
 import { createApiKey } from '../support/access.ts';
 import { useTestApp } from '../support/app.ts';

@@ -14,7 +14,7 @@ export interface ProcessInfo {
 }
 
 /** One process, or null when it is gone (zombies are still listed, with state Z). */
-export function processInfo(pid: number): ProcessInfo | null {
+function processInfo(pid: number): ProcessInfo | null {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

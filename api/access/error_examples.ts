@@ -5,7 +5,7 @@
  * answer to a bad input, the 404 names its own resources.
  */
 import type { RouteConfig } from '@hono/zod-openapi';
-import { type Access, credentialRequired, resourceLabel, type TenantIds } from '../access/declaration.ts';
+import { type Access, credentialRequired, resourceLabel, type TenantIds } from './declaration.ts';
 import { type ErrorCode, type ErrorExample, errorBody } from '../http/errors.ts';
 import { invalidRequest } from '../http/openapi.ts';
 
@@ -32,7 +32,7 @@ interface Named {
 }
 
 /** The resources an operation names, its path's own first: the ones a 404 can be about. */
-export function namedResources(op: OperationFacts): Named[] {
+function namedResources(op: OperationFacts): Named[] {
   const named: Array<Omit<Named, 'id'>> = [];
   const segments = op.path.split('/');
   for (const [i, segment] of segments.entries()) {
@@ -184,7 +184,7 @@ const genericMessages: Record<ErrorCode, string> = {
 /** Query and header values that fail most schemas: out of range, or no number, UUID or option. */
 const badQueryValues = ['0', 'not-valid'];
 
-export interface Refusal {
+interface Refusal {
   target: 'json' | 'query' | 'header';
   /** The bad input, as a client would send it: JSON for a body, `name=value` otherwise. */
   input: string;
@@ -197,7 +197,7 @@ export interface Refusal {
  * (the required fields missing), else a body field of the wrong type, else a bad query or
  * header value. Undefined when nothing a client sends can fail them (then there is no 400).
  */
-export function firstRefusal(op: OperationFacts): Refusal | undefined {
+function firstRefusal(op: OperationFacts): Refusal | undefined {
   const request = op.request;
   const media = request?.body?.content?.['application/json'];
   const bodySchema = media && 'schema' in media ? media.schema : undefined;
