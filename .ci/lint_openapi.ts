@@ -8,16 +8,19 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createCheckinPath } from '../api/agent/checkin_path.ts';
 import { createApp } from '../api/app.ts';
 import type { Sql } from '../api/db/client.ts';
 import { silentLogger } from '../api/log.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
+// Never called: the document is built from the route definitions alone.
+const sql = undefined as unknown as Sql;
 const app = createApp({
-  // Never called: the document is built from the route definitions alone.
-  sql: undefined as unknown as Sql,
+  sql,
   log: silentLogger,
+  checkin: createCheckinPath({ primary: sql }, { log: silentLogger }),
   config: {
     adminToken: 'unused-unused-unused-unused-unused',
     publicBaseUrl: 'http://localhost:3000',
@@ -26,6 +29,7 @@ const app = createApp({
     activation: { maxFailures: 20, windowSeconds: 600, trustProxy: false },
     isoDir: '/nonexistent',
     wlanKey: new Uint8Array(32),
+    webhooks: { allowHttp: false, allowPrivate: false },
     checkin: { maxInFlight: 1000, retryAfterSeconds: 30 },
   },
 });
