@@ -23,7 +23,7 @@ import { groupRoutes } from './groups/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { limitBodySize } from './http/body.ts';
 import { busyMessage, CheckinGate } from './http/shed.ts';
-import type { AppEnv, HandlerDeps } from './app_env.ts';
+import type { AppEnv, HandlerDeps } from './access/app_env.ts';
 import type { CheckinPath } from './agent/checkin_path.ts';
 import { ApiError, errorBody } from './http/errors.ts';
 import { validationHook } from './http/openapi.ts';

@@ -8,7 +8,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from './app_env.ts';
 import type { Db } from '../db/client.ts';
 import { bearerToken } from '../http/auth.ts';
 import { secretsEqual } from '../http/crypto.ts';

@@ -4,7 +4,7 @@
  * `/api/v1/openapi.json` stays complete and honest.
  */
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from './app_env.ts';
 import { operationExamples } from './error_examples.ts';
 import { errorResponses, type ErrorSpec } from '../http/errors.ts';
 import { wellFormedJsonBody } from '../http/json_value.ts';

@@ -15,7 +15,7 @@
  * statements: at most `maxFailures` guesses per window get an answer about their code.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from '../access/app_env.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { ApiError } from '../http/errors.ts';
 

@@ -12,7 +12,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import type { Db } from '../db/client.ts';
-import type { HandlerDeps } from '../app_env.ts';
+import type { HandlerDeps } from '../access/app_env.ts';
 import { bearerToken } from '../http/auth.ts';
 import { hashSecret, randomToken } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';

@@ -10,7 +10,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { parseSmallJsonBody, readSmallJsonBody } from '../http/body.ts';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from '../access/app_env.ts';
 import { hashSecret } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
 import { json, jsonBody, validationHook } from '../http/openapi.ts';

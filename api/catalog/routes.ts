@@ -5,7 +5,7 @@
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { recordAudit } from '../access/middleware.ts';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from '../access/app_env.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { IdParams, json, Uuid } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';

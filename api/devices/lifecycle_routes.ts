@@ -17,7 +17,7 @@ import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import * as lifecycle from './lifecycle_repo.ts';
 import { serializeDevice } from './repo.ts';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from '../access/app_env.ts';
 import { Device } from './schemas.ts';
 import * as ops from './operations.ts';
 

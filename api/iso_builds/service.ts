@@ -5,7 +5,7 @@
  */
 import { basename, join } from 'node:path';
 import type { Context } from 'hono';
-import type { HandlerDeps } from '../app_env.ts';
+import type { HandlerDeps } from '../access/app_env.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { decideRange, fileStream, openFile } from './download.ts';
 import type { AuditEntry } from '../access/declaration.ts';

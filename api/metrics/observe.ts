@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import type { Metrics } from './metrics.ts';
 import { UNMATCHED_ROUTE } from './metrics.ts';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from '../access/app_env.ts';
 import type { Logger } from '../log.ts';
 import { routeTemplate } from '../http/routes_table.ts';
 import type { RefusalCause } from '../http/shed.ts';

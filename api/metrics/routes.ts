@@ -5,7 +5,7 @@
  */
 import { Hono } from 'hono';
 import { bearerToken } from '../http/auth.ts';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from '../access/app_env.ts';
 import { secretsEqual } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
 import type { Metrics } from './metrics.ts';

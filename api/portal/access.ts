@@ -19,7 +19,7 @@ import {
   type ResourceKind,
 } from '../access/declaration.ts';
 import { organizationOf } from '../access/owners.ts';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from '../access/app_env.ts';
 import type { Db } from '../db/client.ts';
 import { ApiError } from '../http/errors.ts';
 import { isUuid } from '../http/uuid.ts';

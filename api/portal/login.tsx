@@ -7,7 +7,7 @@ import { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { clientAddress, guessLimit } from '../activation/rate_limit.ts';
 import { API_KEY_PREFIX, findUsableKey } from '../access/keys.ts';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from '../access/app_env.ts';
 import { randomToken, secretsEqual } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
 import { isUuid } from '../http/uuid.ts';

@@ -5,7 +5,7 @@
  */
 import { Hono } from 'hono';
 import { deleteCookie } from 'hono/cookie';
-import type { AppEnv } from '../app_env.ts';
+import type { AppEnv } from '../access/app_env.ts';
 import { limitBodySize } from '../http/body.ts';
 import { ApiError } from '../http/errors.ts';
 import type { PortalEnv } from './access.ts';

@@ -9,7 +9,7 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Caller } from '../access/declaration.ts';
 import { lockUsableKey } from '../access/keys.ts';
-import type { HandlerDeps } from '../app_env.ts';
+import type { HandlerDeps } from '../access/app_env.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { lockSecret } from '../db/secret_locks.ts';
 import { hashSecret, randomToken, secretsEqual } from '../http/crypto.ts';

@@ -4,11 +4,11 @@
  * What only one feature uses (the agent's check-in path) is handed to that feature's routes
  * by `createApp`, so this file, which every layer imports, names no feature.
  */
-import type { AppConfig } from './config.ts';
-import type { AuditEntry, Caller } from './access/declaration.ts';
-import type { Db, Sql } from './db/client.ts';
-import type { CheckinGate } from './http/shed.ts';
-import type { Logger } from './log.ts';
+import type { AppConfig } from '../config.ts';
+import type { AuditEntry, Caller } from './declaration.ts';
+import type { Db, Sql } from '../db/client.ts';
+import type { CheckinGate } from '../http/shed.ts';
+import type { Logger } from '../log.ts';
 
 export interface HandlerDeps {
   sql: Sql;
