@@ -8,6 +8,7 @@ import type { AppEnv } from './app_env.ts';
 import { operationExamples } from './error_examples.ts';
 import { errorResponses, type ErrorSpec } from '../http/errors.ts';
 import { wellFormedJsonBody } from '../http/json_value.ts';
+import { queryNames, requestShape } from '../http/request_shape.ts';
 import { validationHook } from '../http/openapi.ts';
 import { type Access, callersOf, type Operation, takesOrgCredential, type TenantIds } from './declaration.ts';
 import { accessMiddleware } from './middleware.ts';
@@ -39,7 +40,8 @@ export function defineRoute<const R extends RouteConfig>(config: R & RouteDeclar
   if (operation) claim(operation, route.method, route.path);
   const request = route.request;
   const codes: ErrorSpec[] = [...errors];
-  if (request?.params || request?.query || request?.body) codes.push('invalid_request');
+  // Every route refuses unknown query parameters, and a body where it takes none.
+  codes.push('invalid_request');
   if (request?.body) codes.push('payload_too_large');
   if (takesOrgCredential(access)) {
     codes.push('unauthorized');
@@ -49,6 +51,7 @@ export function defineRoute<const R extends RouteConfig>(config: R & RouteDeclar
   codes.push('internal_error');
   const middleware = [
     accessMiddleware({ method: route.method, ...declaration }),
+    requestShape({ query: new Set(queryNames(request?.query)), body: request?.body !== undefined }),
     ...asArray(route.middleware),
     ...(request?.body ? [wellFormedJsonBody] : []),
   ];

@@ -166,8 +166,9 @@ describe('access log', () => {
       createLogger('info', (l) => lines.push(l)),
     );
     const id = crypto.randomUUID();
+    // An unknown query parameter is refused (400) before the device is looked up.
     const res = await request(app, 'GET', `/api/v1/devices/${id}?secret=abc`);
-    expect(res.status).toBe(404);
+    expect(res.status).toBe(400);
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!);
     expect(line).toMatchObject({
@@ -175,7 +176,7 @@ describe('access log', () => {
       msg: 'request',
       method: 'GET',
       route: '/api/v1/devices/{id}',
-      status: 404,
+      status: 400,
     });
     expect(typeof line.request_id).toBe('string');
     expect(typeof line.ms).toBe('number');
