@@ -10,6 +10,7 @@ import { createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
 import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
 import { PortalClient } from '../support/portal_client.ts';
+import { portalRoutes } from '../../api/portal/routes.tsx';
 
 const ctx = useTestApp({ activation: { maxFailures: 5, windowSeconds: 600, trustProxy: true } });
 
@@ -372,6 +373,67 @@ describe('pages', () => {
     }
     for (const path of ['/portal/api-keys', '/portal/audit', '/portal/webhooks', '/portal/enrollment-sessions']) {
       expect((await viewer.get(path)).status, path).toBe(403);
+    }
+  });
+});
+
+describe('security headers', () => {
+  /** Every route the portal app declares, its parameters filled (unknown ids: the 404 page). */
+  function everyRoute(): Array<{ method: string; path: string }> {
+    const routes = portalRoutes()
+      .routes.filter((r) => r.method !== 'ALL')
+      .map((r) => ({
+        method: r.method,
+        path: `/portal${r.path === '/' ? '' : r.path}`
+          .replace(':merkmal', 'qgis')
+          .replace(':transition', 'deprovision')
+          .replace(/:[a-z]+/g, () => crypto.randomUUID()),
+      }));
+    // The catch-all 404 page, and sign-out last: it ends the session.
+    routes.push({ method: 'GET', path: '/portal/nichts' }, { method: 'POST', path: '/portal/nichts' });
+    return routes.sort((a, b) => Number(a.path === '/portal/logout') - Number(b.path === '/portal/logout'));
+  }
+
+  function expectSecurityHeaders(res: { headers: Headers }, what: string) {
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp, what).toContain("frame-ancestors 'none'");
+    expect(csp, what).toContain("default-src 'none'");
+    expect(csp, what).not.toMatch(/script-src|unsafe-inline/);
+    expect(res.headers.get('x-frame-options'), what).toBe('DENY');
+    expect(res.headers.get('x-content-type-options'), what).toBe('nosniff');
+    expect(res.headers.get('referrer-policy'), what).toBe('same-origin');
+  }
+
+  it('every portal route answers with them, signed in or not; all but the style sheet are no-store', async () => {
+    const f = await fleet();
+    const admin = new Browser();
+    expect((await admin.signIn(f.admin.key)).status).toBe(303);
+    const csrf = PortalClient.csrf((await admin.get('/portal/devices')).text);
+    const routes = everyRoute();
+    expect(routes.length).toBeGreaterThan(40);
+    const statuses = new Set<number>();
+    for (const { method, path } of routes) {
+      for (const [who, b] of [
+        ['anonymous', new Browser()],
+        ['admin', admin],
+      ] as const) {
+        const res = await b.request(method, path, method === 'POST' ? { _csrf: csrf } : undefined);
+        const what = `${who} ${method} ${path} → ${res.status}`;
+        statuses.add(res.status);
+        expectSecurityHeaders(res, what);
+        if (path === '/portal/style.css') expect(res.headers.get('cache-control'), what).toMatch(/^public/);
+        else expect(res.headers.get('cache-control'), what).toMatch(/no-store/);
+      }
+    }
+    // Pages, redirects, refusals and error pages were all among them.
+    for (const status of [200, 303, 401, 404]) expect(statuses, String(status)).toContain(status);
+    // Real pages of real objects too.
+    const again = new Browser();
+    await again.signIn(f.admin.key);
+    for (const path of [`/portal/devices/${f.device.id}`, `/portal/org-units/${f.unit}`, '/portal/organization']) {
+      const res = await again.get(path);
+      expectSecurityHeaders(res, path);
+      expect(res.headers.get('cache-control'), path).toBe('no-store');
     }
   });
 });
