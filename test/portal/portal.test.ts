@@ -82,15 +82,51 @@ describe('sign-in', () => {
     expect(b.cookies.has('fleet_session')).toBe(false);
   });
 
-  it('counts failed sign-ins per address by the activation limit: the 6th attempt is 429 even with a right key', async () => {
-    const f = await fleet();
+  it('counts failed sign-ins per address by the activation limit: past it a wrong key is 429', async () => {
     const b = new Browser('192.0.2.77');
     for (let i = 0; i < 5; i++) expect((await b.signIn('fpk_nope')).status).toBe(401);
-    const res = await b.signIn(f.admin.key);
+    const res = await b.signIn('fpk_nope');
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(res.text).toContain('Zu viele fehlgeschlagene Anmeldungen');
+    expect(b.cookies.has('fleet_session')).toBe(false);
     // Another address is not affected.
-    expect((await new Browser('192.0.2.78').signIn(f.admin.key)).status).toBe(303);
+    expect((await new Browser('192.0.2.78').signIn('fpk_nope')).status).toBe(401);
+  });
+
+  it('a right key or the operator token signs in at the limit; wrong and revoked keys get 429', async () => {
+    const f = await fleet();
+    const revoked = await createApiKey(ctx, f.org.id, 'admin', { name: 'Alt-Admin' });
+    expect((await ctx.request('POST', `/api/v1/api-keys/${revoked.id}/revoke`)).status).toBe(200);
+    const address = '192.0.2.99';
+    const guesser = new Browser(address);
+    const statuses = [];
+    for (let i = 0; i < 25; i++) statuses.push((await guesser.signIn(`fpk_guess${i}`)).status);
+    expect(statuses).toEqual([...Array(5).fill(401), ...Array(20).fill(429)]);
+
+    const admin = new Browser(address);
+    const res = await admin.signIn(f.admin.key);
+    expect(res.status).toBe(303);
+    expect(res.location).toBe('/portal/devices');
+    expect(admin.cookies.has('fleet_session')).toBe(true);
+    expect((await admin.get('/portal/devices')).status).toBe(200);
+
+    const operator = new Browser(address);
+    expect((await operator.signIn(ADMIN_TOKEN)).location).toBe('/portal/organization');
+    expect(operator.cookies.has('fleet_session')).toBe(true);
+
+    // A revoked key is a wrong key now, so the limit refuses it as any other.
+    for (const key of ['fpk_wrong', ADMIN_TOKEN.slice(1), revoked.key, '']) {
+      const b = new Browser(address);
+      const wrong = await b.signIn(key);
+      expect(wrong.status, key).toBe(429);
+      expect(Number(wrong.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(b.cookies.has('fleet_session')).toBe(false);
+    }
+    // The right sign-ins at the limit counted nothing: the address's count stays at the limit.
+    const [row] = await ctx.sql<{ n: number }[]>`
+      select cardinality(failures)::int as n from activation_failure_counts where client_key = ${`portal:${address}`}`;
+    expect(row?.n).toBe(5);
   });
 
   it('the operator token signs in and then chooses an organization', async () => {
