@@ -1,7 +1,8 @@
 /**
  * Sign-in and sign-out: an organization key, or the operator token, which
  * then chooses an organization. Failed sign-ins count against the client address by the
- * activation limit's rule (its own counter, `portal:` + address).
+ * activation limit's counter (its own, `portal:` + address); past the limit a wrong key is
+ * refused with 429, while a right one still signs in.
  */
 import { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
@@ -67,21 +68,12 @@ export function loginRoutes() {
       );
     }
     const key = (fields.key ?? '').trim();
-    // The activation limit's rule: an address at the limit is refused before its key is
-    // looked at, and only a wrong key counts (one atomic statement per guess).
+    // Unlike activation, the credential is checked before the limit refuses: a right
+    // organization key or the operator token carries at least 128 random bits, so letting
+    // it in at the limit tells a guesser nothing, and a guesser behind the admins' NAT
+    // cannot lock them out. Only a wrong key counts, and past the limit it is refused
+    // (one atomic statement per guess, so a burst cannot pass the limit either).
     const limit = guessLimit(sql, `portal:${clientAddress(c, config.activation.trustProxy)}`, config.activation);
-    const tooMany = (error: unknown) => {
-      if (!(error instanceof ApiError && error.code === 'too_many_requests')) throw error;
-      const retryAfter = error.headers?.['Retry-After'] ?? '1';
-      c.header('Retry-After', retryAfter);
-      const text = `Zu viele fehlgeschlagene Anmeldungen. Bitte in ${retryAfter} Sekunden erneut versuchen.`;
-      return render(c, <LoginPage csrf={cookie} error={text} />, 429);
-    };
-    try {
-      await limit.assertOpen(sql);
-    } catch (error) {
-      return tooMany(error);
-    }
     if (key !== '' && secretsEqual(key, config.adminToken)) {
       await openSession(c, sql, { operatorToken: key });
       return redirectWith(c, '/portal/organization');
@@ -91,7 +83,11 @@ export function loginRoutes() {
       try {
         await limit.countGuess();
       } catch (error) {
-        return tooMany(error);
+        if (!(error instanceof ApiError && error.code === 'too_many_requests')) throw error;
+        const retryAfter = error.headers?.['Retry-After'] ?? '1';
+        c.header('Retry-After', retryAfter);
+        const text = `Zu viele fehlgeschlagene Anmeldungen. Bitte in ${retryAfter} Sekunden erneut versuchen.`;
+        return render(c, <LoginPage csrf={cookie} error={text} />, 429);
       }
       return render(c, <LoginPage csrf={cookie} error="Der Schlüssel ist falsch, widerrufen oder abgelaufen." />, 401);
     }

@@ -150,7 +150,11 @@ export function organizationRoutes() {
           <tbody>
             {treeOrder(units).map(([u, depth]) => (
               <tr>
-                <td style={`padding-left: ${0.5 + depth * 1.5}rem`}>
+                <td>
+                  {/* Indented by empty boxes, not a style attribute: the policy allows no inline style. */}
+                  {Array.from({ length: depth }, () => (
+                    <span class="indent" />
+                  ))}
                   {u.name}
                   {u.protected ? ' (Standard)' : ''}
                 </td>

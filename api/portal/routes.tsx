@@ -3,7 +3,7 @@
  * usable without JavaScript. Every page but sign-in needs a valid session; every POST
  * carries the session's CSRF token (403 and nothing changed otherwise).
  */
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { deleteCookie } from 'hono/cookie';
 import type { AppEnv } from '../access/app_env.ts';
 import { limitBodySize } from '../http/body.ts';
@@ -27,9 +27,32 @@ const errorTitle: Record<number, string> = {
   429: 'Zu viele Anfragen',
 };
 
+/**
+ * The portal needs no script, no frame, no font or image from elsewhere: its one style
+ * sheet and its own forms. A page is never framed (clickjacking of a write button).
+ */
+const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/**
+ * Every portal answer, error pages and redirects included, carries the same security
+ * headers; one that set no caching rule of its own (only the style sheet does) is
+ * `no-store`, since its pages show an organization's data to whoever holds the session.
+ */
+const securityHeaders: MiddlewareHandler<PortalEnv> = async (c, next) => {
+  await next();
+  const headers = c.res.headers;
+  headers.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  headers.set('X-Frame-Options', 'DENY');
+  headers.set('X-Content-Type-Options', 'nosniff');
+  headers.set('Referrer-Policy', 'same-origin');
+  if (!headers.has('Cache-Control')) headers.set('Cache-Control', 'no-store');
+};
+
 export function portalRoutes() {
   const portal = new Hono<PortalEnv>();
 
+  portal.use('*', securityHeaders);
   portal.get('/style.css', (c) =>
     c.body(portalCss, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600' }),
   );

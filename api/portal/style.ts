@@ -28,4 +28,5 @@ input, select { font: inherit; padding: .25rem .4rem; border: 1px solid #767676;
 progress { width: 12rem; height: 1.2rem; }
 ol.steps { margin: .25rem 0; padding-left: 1.5rem; }
 .decisive { font-weight: 700; }
+.indent { display: inline-block; width: 1.5rem; }
 `;

@@ -30,6 +30,8 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
   let context: BrowserContext;
   let page: Page;
   const fleet = { orgId: '', deviceId: '', serial: '', adminKey: '', viewerKey: '' };
+  /** What Chromium reported about the Content-Security-Policy (it logs every refusal). */
+  const cspReports: string[] = [];
 
   async function api(method: string, path: string, body?: unknown) {
     const res = await fetch(`${service.base}${path}`, {
@@ -56,6 +58,7 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
       await api('POST', `/api/v1/organizations/${org.id}/api-keys`, { name: 'Herr Leser', role: 'viewer' })
     ).key;
     const unit = await insertOrgUnit(db.sql, org.id, 'Grundschule');
+    await insertOrgUnit(db.sql, org.id, 'Klasse 4a', unit); // a nested unit: the org-unit tree is indented
     const device = await insertDevice(db.sql, {
       organizationId: org.id,
       oeId: unit,
@@ -67,6 +70,9 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     fleet.serial = device.serial;
     context = await chromium.launchPersistentContext(profileDir, { ...CHROMIUM_OPTIONS, acceptDownloads: true });
     page = context.pages()[0] ?? (await context.newPage());
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspReports.push(message.text());
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -178,5 +184,15 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
       expect(await page.locator('form[method=post]').count(), path).toBe(1); // sign-out only
     }
     expect(await page.getByRole('link', { name: 'Enrollment-Sessions' }).count()).toBe(0);
+  }, 60_000);
+
+  it('the pages work under their Content-Security-Policy: the style sheet applies, nothing is refused', async () => {
+    const res = await page.goto(`${service.base}/portal/org-units`);
+    expect(res?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    // A nested unit is indented by the style sheet's rule (no inline style to refuse).
+    const indent = await page.locator('span.indent').first().boundingBox();
+    expect(indent?.width).toBeCloseTo(24, 0);
+    expect(await page.locator('header').evaluate((h) => getComputedStyle(h).display)).toBe('flex');
+    expect(cspReports).toEqual([]);
   }, 60_000);
 });

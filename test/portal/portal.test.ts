@@ -10,6 +10,7 @@ import { createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
 import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
 import { PortalClient } from '../support/portal_client.ts';
+import { portalRoutes } from '../../api/portal/routes.tsx';
 
 const ctx = useTestApp({ activation: { maxFailures: 5, windowSeconds: 600, trustProxy: true } });
 
@@ -81,15 +82,51 @@ describe('sign-in', () => {
     expect(b.cookies.has('fleet_session')).toBe(false);
   });
 
-  it('counts failed sign-ins per address by the activation limit: the 6th attempt is 429 even with a right key', async () => {
-    const f = await fleet();
+  it('counts failed sign-ins per address by the activation limit: past it a wrong key is 429', async () => {
     const b = new Browser('192.0.2.77');
     for (let i = 0; i < 5; i++) expect((await b.signIn('fpk_nope')).status).toBe(401);
-    const res = await b.signIn(f.admin.key);
+    const res = await b.signIn('fpk_nope');
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(res.text).toContain('Zu viele fehlgeschlagene Anmeldungen');
+    expect(b.cookies.has('fleet_session')).toBe(false);
     // Another address is not affected.
-    expect((await new Browser('192.0.2.78').signIn(f.admin.key)).status).toBe(303);
+    expect((await new Browser('192.0.2.78').signIn('fpk_nope')).status).toBe(401);
+  });
+
+  it('a right key or the operator token signs in at the limit; wrong and revoked keys get 429', async () => {
+    const f = await fleet();
+    const revoked = await createApiKey(ctx, f.org.id, 'admin', { name: 'Alt-Admin' });
+    expect((await ctx.request('POST', `/api/v1/api-keys/${revoked.id}/revoke`)).status).toBe(200);
+    const address = '192.0.2.99';
+    const guesser = new Browser(address);
+    const statuses = [];
+    for (let i = 0; i < 25; i++) statuses.push((await guesser.signIn(`fpk_guess${i}`)).status);
+    expect(statuses).toEqual([...Array(5).fill(401), ...Array(20).fill(429)]);
+
+    const admin = new Browser(address);
+    const res = await admin.signIn(f.admin.key);
+    expect(res.status).toBe(303);
+    expect(res.location).toBe('/portal/devices');
+    expect(admin.cookies.has('fleet_session')).toBe(true);
+    expect((await admin.get('/portal/devices')).status).toBe(200);
+
+    const operator = new Browser(address);
+    expect((await operator.signIn(ADMIN_TOKEN)).location).toBe('/portal/organization');
+    expect(operator.cookies.has('fleet_session')).toBe(true);
+
+    // A revoked key is a wrong key now, so the limit refuses it as any other.
+    for (const key of ['fpk_wrong', ADMIN_TOKEN.slice(1), revoked.key, '']) {
+      const b = new Browser(address);
+      const wrong = await b.signIn(key);
+      expect(wrong.status, key).toBe(429);
+      expect(Number(wrong.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(b.cookies.has('fleet_session')).toBe(false);
+    }
+    // The right sign-ins at the limit counted nothing: the address's count stays at the limit.
+    const [row] = await ctx.sql<{ n: number }[]>`
+      select cardinality(failures)::int as n from activation_failure_counts where client_key = ${`portal:${address}`}`;
+    expect(row?.n).toBe(5);
   });
 
   it('the operator token signs in and then chooses an organization', async () => {
@@ -372,6 +409,67 @@ describe('pages', () => {
     }
     for (const path of ['/portal/api-keys', '/portal/audit', '/portal/webhooks', '/portal/enrollment-sessions']) {
       expect((await viewer.get(path)).status, path).toBe(403);
+    }
+  });
+});
+
+describe('security headers', () => {
+  /** Every route the portal app declares, its parameters filled (unknown ids: the 404 page). */
+  function everyRoute(): Array<{ method: string; path: string }> {
+    const routes = portalRoutes()
+      .routes.filter((r) => r.method !== 'ALL')
+      .map((r) => ({
+        method: r.method,
+        path: `/portal${r.path === '/' ? '' : r.path}`
+          .replace(':merkmal', 'qgis')
+          .replace(':transition', 'deprovision')
+          .replace(/:[a-z]+/g, () => crypto.randomUUID()),
+      }));
+    // The catch-all 404 page, and sign-out last: it ends the session.
+    routes.push({ method: 'GET', path: '/portal/nichts' }, { method: 'POST', path: '/portal/nichts' });
+    return routes.sort((a, b) => Number(a.path === '/portal/logout') - Number(b.path === '/portal/logout'));
+  }
+
+  function expectSecurityHeaders(res: { headers: Headers }, what: string) {
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp, what).toContain("frame-ancestors 'none'");
+    expect(csp, what).toContain("default-src 'none'");
+    expect(csp, what).not.toMatch(/script-src|unsafe-inline/);
+    expect(res.headers.get('x-frame-options'), what).toBe('DENY');
+    expect(res.headers.get('x-content-type-options'), what).toBe('nosniff');
+    expect(res.headers.get('referrer-policy'), what).toBe('same-origin');
+  }
+
+  it('every portal route answers with them, signed in or not; all but the style sheet are no-store', async () => {
+    const f = await fleet();
+    const admin = new Browser();
+    expect((await admin.signIn(f.admin.key)).status).toBe(303);
+    const csrf = PortalClient.csrf((await admin.get('/portal/devices')).text);
+    const routes = everyRoute();
+    expect(routes.length).toBeGreaterThan(40);
+    const statuses = new Set<number>();
+    for (const { method, path } of routes) {
+      for (const [who, b] of [
+        ['anonymous', new Browser()],
+        ['admin', admin],
+      ] as const) {
+        const res = await b.request(method, path, method === 'POST' ? { _csrf: csrf } : undefined);
+        const what = `${who} ${method} ${path} → ${res.status}`;
+        statuses.add(res.status);
+        expectSecurityHeaders(res, what);
+        if (path === '/portal/style.css') expect(res.headers.get('cache-control'), what).toMatch(/^public/);
+        else expect(res.headers.get('cache-control'), what).toMatch(/no-store/);
+      }
+    }
+    // Pages, redirects, refusals and error pages were all among them.
+    for (const status of [200, 303, 401, 404]) expect(statuses, String(status)).toContain(status);
+    // Real pages of real objects too.
+    const again = new Browser();
+    await again.signIn(f.admin.key);
+    for (const path of [`/portal/devices/${f.device.id}`, `/portal/org-units/${f.unit}`, '/portal/organization']) {
+      const res = await again.get(path);
+      expectSecurityHeaders(res, path);
+      expect(res.headers.get('cache-control'), path).toBe('no-store');
     }
   });
 });
