@@ -128,6 +128,12 @@ export function operationExamples(op: OperationFacts, code: ErrorCode, status: n
       return one(
         `org unit ${EXAMPLE_IDS[1]} is a descendant of the unit: the move would make the unit its own ancestor`,
       );
+    case 'name_taken':
+      return one(
+        op.path.includes('org-units')
+          ? 'a unit named "GIS-Arbeitsplätze" already exists at that place in the tree (names ignore case)'
+          : 'the organization already has a group named "GIS-Arbeitsplätze" (names ignore case)',
+      );
     case 'iso_not_ready':
       return one(`ISO build ${EXAMPLE_IDS[0]} is running; only a completed build can be downloaded`);
     case 'service_unavailable':
@@ -164,6 +170,7 @@ const genericMessages: Record<ErrorCode, string> = {
   protected_org_unit: 'the org unit "Neue Geräte" is protected',
   org_unit_not_empty: 'the org unit still has devices or child org units',
   org_unit_cycle: 'the move would make the org unit its own ancestor',
+  name_taken: 'the name is already taken there (names ignore case)',
   iso_not_ready: 'the ISO build is not completed',
   payload_too_large: 'the request body is larger than 1048576 bytes',
   headers_too_large: 'the request line and headers are larger than 16 KiB',

@@ -61,6 +61,7 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 409 | \`protected_org_unit\` | delete, rename or move of the default org unit "Neue Geräte" |
 | 409 | \`org_unit_not_empty\` | delete of an org unit that still has devices or children |
 | 409 | \`org_unit_cycle\` | a move that would make an org unit its own ancestor |
+| 409 | \`name_taken\` | a group name already used in the organization, or an org unit name already used among the unit's siblings (case-insensitive) |
 | 409 | \`iso_not_ready\` | download of a build that is not \`completed\` |
 | 409 | \`device_archived\` | reprovision or move of an archived device |
 | 413 | \`payload_too_large\` | body over 1 MiB |

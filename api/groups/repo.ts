@@ -40,8 +40,20 @@ export async function createGroup(db: Db, organizationId: string, input: GroupCr
     return row!;
   } catch (err) {
     if (isPgError(err, pgError.foreignKeyViolation)) throw notFound('organization', organizationId);
-    throw err;
+    throw nameTakenOr(err, input.name);
   }
+}
+
+/**
+ * A group's name is unique within its organization, case-insensitively ("GIS" and "gis"
+ * look like one entry in a list); the unique index `groups_name_key` holds it, so two
+ * concurrent creates of one name cannot both succeed.
+ */
+function nameTakenOr(err: unknown, name: string): unknown {
+  if (isPgError(err, pgError.uniqueViolation) && err.constraint_name === 'groups_name_key') {
+    return new ApiError('name_taken', `the organization already has a group named "${name}" (names ignore case)`);
+  }
+  return err;
 }
 
 export async function listGroups(
@@ -68,9 +80,14 @@ export async function countMembersByGroup(db: Db, organizationId: string): Promi
 
 export async function updateGroup(db: Db, id: string, patch: GroupPatchInput): Promise<GroupRow> {
   if (patch.name === undefined) return requireGroup(db, id);
-  const [row] = await db<GroupRow[]>`
-    update groups set name = ${patch.name} where id = ${id}
-    returning id, organization_id, name, created_at`;
+  let row: GroupRow | undefined;
+  try {
+    [row] = await db<GroupRow[]>`
+      update groups set name = ${patch.name} where id = ${id}
+      returning id, organization_id, name, created_at`;
+  } catch (err) {
+    throw nameTakenOr(err, patch.name);
+  }
   if (!row) throw notFound('group', id);
   return row;
 }

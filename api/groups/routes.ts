@@ -26,7 +26,7 @@ const createGroup = defineRoute({
   tags,
   summary: 'Create a group',
   operation: ops.createGroup,
-  errors: ['not_found'],
+  errors: ['not_found', 'name_taken'],
   request: { params: IdParams, body: jsonBody(GroupCreate) },
   responses: { 201: json(Group, 'The new group') },
 });
@@ -62,7 +62,7 @@ const patchGroup = defineRoute({
   tags,
   summary: 'Rename a group',
   operation: ops.updateGroup,
-  errors: ['not_found'],
+  errors: ['not_found', 'name_taken'],
   request: { params: IdParams, body: jsonBody(GroupPatch) },
   responses: { 200: json(Group, 'The updated group') },
 });

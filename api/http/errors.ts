@@ -19,6 +19,7 @@ export const errorCodes = [
   'protected_org_unit',
   'org_unit_not_empty',
   'org_unit_cycle',
+  'name_taken',
   'iso_not_ready',
   'payload_too_large',
   'headers_too_large',
@@ -63,6 +64,7 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'protected_org_unit':
     case 'org_unit_not_empty':
     case 'org_unit_cycle':
+    case 'name_taken':
     case 'iso_not_ready':
     case 'device_already_enrolled':
       return [409];

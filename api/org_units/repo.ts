@@ -80,12 +80,32 @@ export async function createOrgUnit(sql: Db, organizationId: string, input: OrgU
     await lockOrganization(tx, organizationId);
     const parentId = input.parent_id ?? null;
     if (parentId !== null) await requireOrgUnitOf(tx, parentId, organizationId, 'parent_id');
-    const [row] = await tx<OrgUnitRow[]>`
-      insert into org_units (organization_id, parent_id, name, protected)
-      values (${organizationId}, ${parentId}, ${input.name}, false)
-      returning id, organization_id, parent_id, name, protected, created_at`;
-    return row!;
+    try {
+      const [row] = await tx<OrgUnitRow[]>`
+        insert into org_units (organization_id, parent_id, name, protected)
+        values (${organizationId}, ${parentId}, ${input.name}, false)
+        returning id, organization_id, parent_id, name, protected, created_at`;
+      return row!;
+    } catch (err) {
+      throw nameTakenOr(err, input.name);
+    }
   });
+}
+
+/**
+ * An org unit's name is unique among its siblings (the top-level units of an organization
+ * are one sibling set), case-insensitively ("GIS" and "gis" look like one entry in the
+ * tree); the unique index `org_units_sibling_name_key` holds it for creates, renames and
+ * moves alike.
+ */
+function nameTakenOr(err: unknown, name: string): unknown {
+  if (isPgError(err, pgError.uniqueViolation) && err.constraint_name === 'org_units_sibling_name_key') {
+    return new ApiError(
+      'name_taken',
+      `a unit named "${name}" already exists at that place in the tree (names ignore case)`,
+    );
+  }
+  return err;
 }
 
 /** Renames and/or moves a unit. */
@@ -112,11 +132,15 @@ export async function updateOrgUnit(sql: Db, id: string, patch: OrgUnitPatchInpu
     }
     const columns = (['name', 'parent_id'] as const).filter((c) => patch[c] !== undefined);
     if (columns.length === 0) return unit;
-    const [row] = await tx<OrgUnitRow[]>`
-      update org_units set ${tx(patch, ...columns)}
-      where id = ${id}
-      returning id, organization_id, parent_id, name, protected, created_at`;
-    return row!;
+    try {
+      const [row] = await tx<OrgUnitRow[]>`
+        update org_units set ${tx(patch, ...columns)}
+        where id = ${id}
+        returning id, organization_id, parent_id, name, protected, created_at`;
+      return row!;
+    } catch (err) {
+      throw nameTakenOr(err, patch.name ?? unit.name);
+    }
   });
 }
 

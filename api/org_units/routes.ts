@@ -21,7 +21,7 @@ const createOrgUnit = defineRoute({
     'Creates a unit at the top level (`parent_id` absent or `null`) or under a unit of the same organization. ' +
     'A `parent_id` that does not exist is 404, one of another organization 422 `organization_mismatch`.',
   operation: ops.createOrgUnit,
-  errors: ['not_found', 'organization_mismatch'],
+  errors: ['not_found', 'organization_mismatch', 'name_taken'],
   request: { params: IdParams, body: jsonBody(OrgUnitCreate) },
   responses: { 201: json(OrgUnit, 'The new org unit') },
 });
@@ -63,7 +63,7 @@ const patchOrgUnit = defineRoute({
     'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; ' +
     'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404.',
   operation: ops.updateOrgUnit,
-  errors: ['not_found', 'protected_org_unit', 'org_unit_cycle', 'organization_mismatch'],
+  errors: ['not_found', 'protected_org_unit', 'org_unit_cycle', 'organization_mismatch', 'name_taken'],
   request: { params: IdParams, body: jsonBody(OrgUnitPatch) },
   responses: { 200: json(OrgUnit, 'The updated org unit') },
 });

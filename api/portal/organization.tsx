@@ -34,6 +34,8 @@ const GERMAN: Partial<Record<string, string>> = {
     'Die Organisationseinheit ist nicht leer: Verschieben oder löschen Sie zuerst ihre Unter-Einheiten und Geräte. Nichts wurde geändert.',
   org_unit_cycle:
     'Eine Organisationseinheit kann nicht unter sich selbst oder eine ihrer Unter-Einheiten verschoben werden. Nichts wurde geändert.',
+  name_taken:
+    'Dieser Name ist hier schon vergeben (Groß- und Kleinschreibung zählen nicht): Wählen Sie einen anderen. Nichts wurde geändert.',
   organization_mismatch: 'Die übergeordnete Einheit gehört zu einer anderen Organisation.',
   device_archived: 'Ein archiviertes Gerät kann keiner Gruppe beitreten.',
 };
@@ -386,7 +388,9 @@ export function organizationRoutes() {
     return writeAndRedirect(c, '/portal/groups', 'Gruppe angelegt.', () => {
       const parsed = GroupCreate.safeParse({ name: fields.name });
       if (!parsed.success) throw invalidInput(parsed.error);
-      return write({ param: { id: org } }, (tx) => groupService.createGroup(tx, org, parsed.data).then(noResult));
+      return write({ param: { id: org } }, (tx) =>
+        inGerman(() => groupService.createGroup(tx, org, parsed.data).then(noResult)),
+      );
     });
   });
 
@@ -396,7 +400,9 @@ export function organizationRoutes() {
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gruppe umbenannt.', () => {
       const parsed = GroupPatch.safeParse({ name: fields.name });
       if (!parsed.success) throw invalidInput(parsed.error);
-      return write({ param: { id } }, (tx) => groupService.updateGroup(tx, id, parsed.data).then(noResult));
+      return write({ param: { id } }, (tx) =>
+        inGerman(() => groupService.updateGroup(tx, id, parsed.data).then(noResult)),
+      );
     });
   });
 

@@ -105,6 +105,53 @@ describe('group CRUD', () => {
   });
 });
 
+describe('group names', () => {
+  it('refuses a second group of the same name (ignoring case) with 409 name_taken, and writes nothing', async () => {
+    const org = await createOrganization(ctx);
+    await createGroup(org.id, 'GIS-Arbeitsplätze');
+    const before = await countRows(ctx.sql, 'groups');
+    for (const name of ['GIS-Arbeitsplätze', 'gis-arbeitsplätze', '  GIS-ARBEITSPLÄTZE ']) {
+      const res = await ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, { body: { name } });
+      expect(res.status).toBe(409);
+      expect(res.body.error).toBe('name_taken');
+      expect(res.body.message).toContain(`"${name.trim()}"`);
+    }
+    expect(await countRows(ctx.sql, 'groups')).toBe(before);
+  });
+
+  it("refuses a rename onto another group's name with 409, and renames onto its own name", async () => {
+    const org = await createOrganization(ctx);
+    await createGroup(org.id, 'Lehrer');
+    const other = await createGroup(org.id, 'Schüler');
+    const res = await ctx.request('PATCH', `/api/v1/groups/${other.id}`, { body: { name: 'LEHRER' } });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe('name_taken');
+    expect((await ctx.request('GET', `/api/v1/groups/${other.id}`)).body.name).toBe('Schüler');
+    const recased = await ctx.request('PATCH', `/api/v1/groups/${other.id}`, { body: { name: 'SCHÜLER' } });
+    expect(recased.status).toBe(200);
+    expect(recased.body.name).toBe('SCHÜLER');
+  });
+
+  it('allows the same name in another organization', async () => {
+    const [a, b] = [await createOrganization(ctx), await createOrganization(ctx)];
+    await createGroup(a.id, 'Verwaltung');
+    await createGroup(b.id, 'Verwaltung');
+  });
+
+  it('lets exactly one of two concurrent creates of one name succeed', async () => {
+    const org = await createOrganization(ctx);
+    for (let round = 0; round < 3; round++) {
+      const name = `Gleichzeitig ${round}`;
+      const results = await Promise.all(
+        [0, 1].map(() => ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, { body: { name } })),
+      );
+      expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
+      expect(results.find((r) => r.status === 409)!.body.error).toBe('name_taken');
+      expect(await ctx.sql`select 1 from groups where organization_id = ${org.id} and name = ${name}`).toHaveLength(1);
+    }
+  });
+});
+
 describe('group membership', () => {
   it('adds and removes devices idempotently; a device can be in many groups', async () => {
     const org = await createOrganization(ctx);

@@ -248,6 +248,79 @@ describe('PATCH /api/v1/org-units/{id}', () => {
   });
 });
 
+describe('org unit names', () => {
+  it('refuses a second unit of the same name (ignoring case) among siblings with 409 name_taken, and writes nothing', async () => {
+    const org = await createOrganization(ctx);
+    const parent = await createUnit(org.id, 'Schule Nord');
+    await createUnit(org.id, 'GIS', parent.id);
+    const before = await snapshot(org.id);
+    for (const [name, parentId] of [
+      ['gis', parent.id],
+      ['Schule Nord', null],
+      ['SCHULE NORD', undefined],
+      ['neue geräte', null],
+    ] as const) {
+      const res = await ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, {
+        body: parentId === undefined ? { name } : { name, parent_id: parentId },
+      });
+      expect(res.status, name).toBe(409);
+      expect(res.body.error).toBe('name_taken');
+      expect(res.body.message).toContain(`"${name}"`);
+    }
+    expect(await snapshot(org.id)).toEqual(before);
+  });
+
+  it('allows the same name under another parent and in another organization', async () => {
+    const org = await createOrganization(ctx);
+    const nord = await createUnit(org.id, 'Nord');
+    const sued = await createUnit(org.id, 'Süd');
+    await createUnit(org.id, 'GIS', nord.id);
+    await createUnit(org.id, 'GIS', sued.id);
+    await createUnit(org.id, 'GIS');
+    const other = await createOrganization(ctx);
+    await createUnit(other.id, 'Nord');
+  });
+
+  it("refuses a rename or a move onto a sibling's name with 409 name_taken", async () => {
+    const org = await createOrganization(ctx);
+    const nord = await createUnit(org.id, 'Nord');
+    const gis = await createUnit(org.id, 'GIS', nord.id);
+    const cad = await createUnit(org.id, 'CAD', nord.id);
+    const topGis = await createUnit(org.id, 'gis');
+    const before = await snapshot(org.id);
+    const rename = await ctx.request('PATCH', `/api/v1/org-units/${cad.id}`, { body: { name: 'Gis' } });
+    expect(rename.status).toBe(409);
+    expect(rename.body.error).toBe('name_taken');
+    const move = await ctx.request('PATCH', `/api/v1/org-units/${topGis.id}`, { body: { parent_id: nord.id } });
+    expect(move.status).toBe(409);
+    expect(move.body.error).toBe('name_taken');
+    expect(move.body.message).toContain('"gis"');
+    const up = await ctx.request('PATCH', `/api/v1/org-units/${gis.id}`, { body: { parent_id: null } });
+    expect(up.status).toBe(409);
+    expect(await snapshot(org.id)).toEqual(before);
+    // Moving and renaming at once to a free name is fine.
+    const both = await ctx.request('PATCH', `/api/v1/org-units/${gis.id}`, {
+      body: { parent_id: null, name: 'GIS Nord' },
+    });
+    expect(both.status).toBe(200);
+  });
+
+  it('lets exactly one of two concurrent creates of one name succeed', async () => {
+    const org = await createOrganization(ctx);
+    for (const parentId of [null, (await createUnit(org.id, 'Eltern')).id]) {
+      const results = await Promise.all(
+        [0, 1].map(() =>
+          ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, {
+            body: { name: 'Gleichzeitig', parent_id: parentId },
+          }),
+        ),
+      );
+      expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
+      expect(results.find((r) => r.status === 409)!.body.error).toBe('name_taken');
+    }
+  });
+});
+
 describe('DELETE /api/v1/org-units/{id}', () => {
   it('deletes an empty unit with its overrides', async () => {
     const org = await createOrganization(ctx);

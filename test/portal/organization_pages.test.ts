@@ -295,6 +295,28 @@ describe('refusals of the domain are shown in German and change nothing', () => 
     expect(await snapshot(f.org.id)).toEqual(before);
   });
 
+  it('a group or org unit name that is already taken, created or renamed onto', async () => {
+    const f = await fleet();
+    await newGroup(f.org.id, 'GIS-Arbeitsplätze');
+    const other = await newGroup(f.org.id, 'CAD');
+    const sibling = await insertOrgUnit(ctx.sql, f.org.id, 'Verwaltung');
+    const before = await snapshot(f.org.id);
+    for (const [path, form] of [
+      ['/portal/groups', { name: 'gis-arbeitsplätze' }],
+      [`/portal/groups/${other}/rename`, { name: 'GIS-ARBEITSPLÄTZE' }],
+      ['/portal/org-units', { name: 'schule', parent_id: '' }],
+      [`/portal/org-units/${sibling}/rename`, { name: 'Schule' }],
+    ] as const) {
+      const res = await f.admin.post(path, form);
+      expect(res.status, path).toBe(303);
+      const page = await f.admin.follow(res);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('class="flash error"');
+      expect(page.text).toContain('Dieser Name ist hier schon vergeben');
+    }
+    expect(await snapshot(f.org.id)).toEqual(before);
+  });
+
   it("adding an unknown serial or another organization's device to a group", async () => {
     const f = await fleet();
     const other = await fleet();
