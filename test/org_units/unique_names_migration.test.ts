@@ -1,8 +1,9 @@
 /**
  * The migration that makes group and org unit names unique renames the duplicates it
  * finds first. The test database is already past it, so the test drops the two unique
- * indexes inside a transaction, writes duplicates, runs the migration's own up section
- * (read from its file) and checks the names, then rolls everything back.
+ * indexes and the name key function inside a transaction, writes duplicates, runs the
+ * migration's own up section (read from its file) and checks the names, then rolls
+ * everything back.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +26,7 @@ describe('migration 20261126050000_unique_names', () => {
       .begin(async (tx) => {
         await tx`drop index groups_name_key`;
         await tx`drop index org_units_sibling_name_key`;
+        await tx`drop function fleet_name_key(text)`;
         const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
         const group = async (key: string, organizationId: string, name: string, at: number) => {
           const [row] = await tx<{ id: string }[]>`
