@@ -158,7 +158,6 @@ export function deviceRoutes() {
   app.get('/devices', async (c) => {
     const session = c.get('session');
     const org = session.organizationId!;
-    const db = await portalRead(c, deviceOps.listDevices, { param: { id: org } });
     const q = c.req.query();
     const filter = {
       oe_id: q.oe_id && isUuid(q.oe_id) ? q.oe_id : undefined,
@@ -166,6 +165,11 @@ export function deviceRoutes() {
       stale: q.stale === 'true' ? true : undefined,
       q: q.q?.trim() ? q.q.trim().slice(0, 100) : undefined,
     };
+    // The filters' ids are checked as the API checks them: another organization's is 404.
+    const db = await portalRead(c, deviceOps.listDevices, {
+      param: { id: org },
+      query: { oe_id: filter.oe_id, group_id: filter.group_id },
+    });
     const poll = c.get('deps').config.agentPollIntervalSeconds;
     const names = await namesOf(db, org);
     const rows = await listOrganizationDevices(db, org, filter, decodeCursor(q.cursor), PAGE_SIZE, {

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
 import { createApiKey, databaseFingerprint, tenantFixture, type TenantFixture } from '../support/access.ts';
 import { countRows } from '../support/db.ts';
+import { PortalClient } from '../support/portal_client.ts';
 
 const ctx = useTestApp();
 
@@ -115,5 +116,24 @@ describe('organizations', () => {
       expect(res.status, path).toBe(403);
       expect(res.body.error).toBe('forbidden');
     }
+  });
+
+  it('in the portal: filtering my device list by their org unit or group answers as an unknown id', async () => {
+    const portal = new PortalClient(ctx.app, '198.51.100.24');
+    expect((await portal.signIn(mine.viewerKey)).status).toBe(303);
+    const elide = (text: string) => text.replaceAll(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');
+    for (const [name, theirId] of [
+      ['oe_id', theirs.orgUnitId],
+      ['group_id', theirs.groupId],
+    ] as const) {
+      const foreign = await portal.get(`/portal/devices?${name}=${theirId}`);
+      const missing = await portal.get(`/portal/devices?${name}=${crypto.randomUUID()}`);
+      expect(foreign.status, name).toBe(404);
+      expect(missing.status, name).toBe(404);
+      expect(elide(foreign.text)).toBe(elide(missing.text));
+      expect(foreign.text).not.toContain('another organization');
+    }
+    const own = await portal.get(`/portal/devices?group_id=${mine.groupId}`);
+    expect(own.status).toBe(200);
   });
 });
