@@ -148,9 +148,10 @@ export function operationExamples(op: OperationFacts, code: ErrorCode, status: n
 }
 
 function archivedRefusal(op: OperationFacts): string {
-  if (op.path.endsWith('/reprovision')) return 'an archived device cannot be reprovisioned';
+  if (op.path.endsWith('/reprovision')) return 'it cannot be reprovisioned';
   if (op.path.endsWith('/org-unit')) return 'it cannot be moved';
-  if (op.path.includes('/groups/')) return 'it cannot join a group';
+  if (op.path.includes('/groups/')) return 'it cannot join or leave a group';
+  if (op.path.includes('/catalog/')) return 'its catalog selections cannot be changed';
   return 'it cannot be changed';
 }
 

@@ -11,7 +11,7 @@
  */
 import type { Actor } from '../access/declaration.ts';
 import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
-import { effectiveTemplateOf } from '../devices/repo.ts';
+import { deviceArchived, effectiveTemplateOf } from '../devices/repo.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { lockOrganization } from '../org_units/lock.ts';
 import type { CatalogOverrideType } from './schemas.ts';
@@ -31,12 +31,20 @@ interface Owner {
   backend: string | null;
 }
 
+/**
+ * The owner of the scope. A device is read under a share lock of its row, for the rest of
+ * the transaction: an archived device's selections change no more (409 `device_archived`),
+ * and an archive racing this change waits for it or is seen here.
+ */
 async function requireOwner(db: Db, scope: Scope, id: string): Promise<Owner> {
   if (scope === 'devices') {
-    const [row] = await db<{ organization_id: string; backend: string }[]>`
-      select d.organization_id, dt.backend from devices d ${effectiveTemplateOf(db)}
-      where d.id = ${id}`;
+    const [row] = await db<{ organization_id: string; backend: string; archived: boolean }[]>`
+      select d.organization_id, dt.backend, d.archived_at is not null as archived
+      from devices d ${effectiveTemplateOf(db)}
+      where d.id = ${id}
+      for share of d`;
     if (!row) throw notFound('device', id);
+    if (row.archived) throw deviceArchived(id, 'its catalog selections cannot be changed');
     return { organizationId: row.organization_id, backend: row.backend };
   }
   const [row] =

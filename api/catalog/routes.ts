@@ -26,13 +26,18 @@ const MerkmalParams = z.object({
 
 const selectionErrors = ['not_found', 'unknown_merkmal', 'not_in_catalog'] as const;
 
+/** A device's own selections also answer 409 `device_archived`: an archived device changes no more. */
+function selectionErrorsOf(s: (typeof scopes)[number]) {
+  return s.scope === 'devices' ? ([...selectionErrors, ['device_archived', 409]] as const) : selectionErrors;
+}
+
 const scopes = [
   {
     scope: 'devices',
     op: 'Device',
     what: 'a device',
     reach:
-      'Writes a `selected` / `deselected` event for the device every time, with `payload: { origin: "geraet", source_id, optionen }`. Archived devices can be changed too.',
+      'Writes a `selected` / `deselected` event for the device every time, with `payload: { origin: "geraet", source_id, optionen }`. An archived device changes no more: 409 `device_archived`, nothing written.',
   },
   {
     scope: 'org-units',
@@ -82,7 +87,7 @@ function selectionRoute(s: (typeof scopes)[number], verb: 'select' | 'deselect')
       'The body is optional; `optionen` (a JSON object, else 400) become the options of the order when this override decides it. ' +
       `${s.reach} ${catalogNote}`,
     operation: ops.selectionOperations[s.scope][verb],
-    errors: selectionErrors,
+    errors: selectionErrorsOf(s),
     middleware: [emptyBodyIsNoBody] as const,
     request: {
       params: MerkmalParams,
@@ -101,9 +106,9 @@ function unsetRoute(s: (typeof scopes)[number]) {
     summary: `Unset a catalog Merkmal for ${s.what} (remove the override: inherit)`,
     description:
       `Idempotent: 204 also when no override was set. Writes a \`selected\` / \`deselected\` event with \`payload: { origin, source_id, unset: true }\` ` +
-      `for each non-archived device whose effective state changes${s.scope === 'devices' ? ' (the device itself, archived or not)' : ''}. ${catalogNote}`,
+      `for each non-archived device whose effective state changes${s.scope === 'devices' ? ' (the device itself; an archived device is 409 `device_archived`)' : ''}. ${catalogNote}`,
     operation: ops.selectionOperations[s.scope].unset,
-    errors: selectionErrors,
+    errors: selectionErrorsOf(s),
     request: { params: MerkmalParams },
     responses: { 204: { description: 'No override of the Merkmal at this scope' } },
   });

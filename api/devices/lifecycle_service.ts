@@ -4,9 +4,9 @@
  */
 import type { AuditEntry } from '../access/declaration.ts';
 import type { Db } from '../db/client.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { notFound } from '../http/errors.ts';
 import * as lifecycle from './lifecycle_repo.ts';
-import { type DeviceRow, getDevice } from './repo.ts';
+import { type DeviceRow, deviceArchived, getDevice } from './repo.ts';
 
 export type Transition = 'deprovision' | 'reprovision' | 'archive';
 
@@ -18,8 +18,7 @@ export async function transitionDevice(
   if (transition === 'reprovision') {
     const outcome = await lifecycle.reprovision(db, id);
     if (outcome === 'not_found') throw notFound('device', id);
-    if (outcome === 'archived')
-      throw new ApiError('device_archived', 'an archived device cannot be reprovisioned', { status: 409 });
+    if (outcome === 'archived') throw deviceArchived(id, 'it cannot be reprovisioned');
   } else {
     const done = transition === 'archive' ? await lifecycle.archive(db, id) : await lifecycle.deprovision(db, id);
     if (!done) throw notFound('device', id);

@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../http/errors.ts';
 import type { Cursor } from '../http/pagination.ts';
 import { requireOrgUnitOf } from '../org_units/repo.ts';
 import { requireOrganization } from '../organizations/repo.ts';
-import { deviceSelect, getDevice, staleDevice, type DeviceRow } from './repo.ts';
+import { deviceArchived, deviceSelect, getDevice, staleDevice, type DeviceRow } from './repo.ts';
 
 export interface DeviceFilter {
   /** Only devices filed directly in this org unit (not its descendants). */
@@ -87,14 +87,15 @@ export async function listOrganizationDevices(
 export async function moveDevice(db: Db, deviceId: string, oeId: string): Promise<DeviceRow> {
   const device = await getDevice(db, deviceId);
   if (!device) throw notFound('device', deviceId);
-  if (device.archived_at !== null) throw archived(deviceId);
+  if (device.archived_at !== null) throw deviceArchived(deviceId, MOVE_REFUSAL);
   await requireOrgUnitOf(db, oeId, device.organization_id, 'oe_id');
   try {
     const rows = await db`
       update devices set oe_id = ${oeId}
       where id = ${deviceId} and archived_at is null
       returning id`;
-    if (rows.length === 0) throw archived(deviceId); // archived meanwhile
+    // Archived meanwhile: the statement's own condition settles the race.
+    if (rows.length === 0) throw deviceArchived(deviceId, MOVE_REFUSAL);
   } catch (err) {
     // The unit was deleted meanwhile.
     if (isPgError(err, pgError.foreignKeyViolation)) throw notFound('org unit', oeId);
@@ -103,6 +104,4 @@ export async function moveDevice(db: Db, deviceId: string, oeId: string): Promis
   return (await getDevice(db, deviceId))!;
 }
 
-function archived(deviceId: string): ApiError {
-  return new ApiError('device_archived', `device ${deviceId} is archived and cannot be moved`, { status: 409 });
-}
+const MOVE_REFUSAL = 'it cannot be moved';

@@ -1,5 +1,6 @@
 /** SQL reads of devices shared by every feature that returns a Device. */
 import type { Db } from '../db/client.ts';
+import { ApiError } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';
 import { isUuid } from '../http/uuid.ts';
 import type { DeviceType } from './schemas.ts';
@@ -19,6 +20,16 @@ export interface DeviceRow {
   agent_secret_issued_at: Date | null;
   agent_last_checkin: Date | null;
   created_at: Date;
+}
+
+/**
+ * 409 `device_archived`: an archived device changes no more (reprovision, org unit, group
+ * membership, catalog selections). Callers decide it on the device's row as locked or
+ * updated by their own statement (`archived_at is not null`), so an archive racing the
+ * change either waits for it or is seen by it.
+ */
+export function deviceArchived(deviceId: string, refusal: string): ApiError {
+  return new ApiError('device_archived', `device ${deviceId} is archived: ${refusal}`, { status: 409 });
 }
 
 /**

@@ -1,8 +1,8 @@
 /** SQL of groups (flat, per organization) and their many-to-many device memberships. */
 import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
-import { isPgError, pgError } from '../db/client.ts';
-import { deviceSelect, type DeviceRow } from '../devices/repo.ts';
+import { isPgError, pgError, transaction } from '../db/client.ts';
+import { deviceArchived, deviceSelect, type DeviceRow } from '../devices/repo.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { iso } from '../http/openapi.ts';
 import type { Cursor } from '../http/pagination.ts';
@@ -101,14 +101,18 @@ export async function deleteGroup(db: Db, id: string): Promise<string> {
 
 interface MemberCheck {
   group: GroupRow;
-  device: { id: string; organization_id: string; archived_at: Date | null };
+  device: { id: string; organization_id: string; archived: boolean };
 }
 
-/** The group and the device of a membership call, both existing and of one organization. */
+/**
+ * The group and the device of a membership call, both existing and of one organization,
+ * the device's row share-locked for the rest of the transaction: an archive racing the
+ * change waits for it or is seen here.
+ */
 async function requireMembershipPair(db: Db, groupId: string, deviceId: string): Promise<MemberCheck> {
   const group = await requireGroup(db, groupId);
   const [device] = await db<MemberCheck['device'][]>`
-    select id, organization_id, archived_at from devices where id = ${deviceId}`;
+    select id, organization_id, archived_at is not null as archived from devices where id = ${deviceId} for share`;
   if (!device) throw notFound('device', deviceId);
   if (device.organization_id !== group.organization_id) {
     throw new ApiError(
@@ -116,33 +120,41 @@ async function requireMembershipPair(db: Db, groupId: string, deviceId: string):
       `device ${deviceId} and group ${groupId} belong to different organizations`,
     );
   }
+  if (device.archived) throw deviceArchived(deviceId, 'it cannot join or leave a group');
   return { group, device };
 }
 
-/** Adds the device to the group; a second call changes nothing. Archived devices cannot join. Returns the organization. */
-export async function addMember(db: Db, groupId: string, deviceId: string): Promise<string> {
-  const { group, device } = await requireMembershipPair(db, groupId, deviceId);
-  if (device.archived_at !== null) {
-    throw new ApiError('device_archived', `device ${deviceId} is archived and cannot join a group`, { status: 409 });
-  }
+/**
+ * Adds the device to the group; a second call changes nothing. An archived device's
+ * memberships change no more (409 `device_archived`). Returns the organization.
+ */
+export async function addMember(sql: Db, groupId: string, deviceId: string): Promise<string> {
   try {
-    await db`
-      insert into group_members (group_id, device_id, organization_id)
-      values (${groupId}, ${deviceId}, ${group.organization_id})
-      on conflict (group_id, device_id) do nothing`;
-    return group.organization_id;
+    return await transaction(sql, async (db) => {
+      const { group } = await requireMembershipPair(db, groupId, deviceId);
+      await db`
+        insert into group_members (group_id, device_id, organization_id)
+        values (${groupId}, ${deviceId}, ${group.organization_id})
+        on conflict (group_id, device_id) do nothing`;
+      return group.organization_id;
+    });
   } catch (err) {
-    // The group or the device was deleted meanwhile.
+    // The group was deleted meanwhile.
     if (isPgError(err, pgError.foreignKeyViolation)) throw notFound('group or device', `${groupId}/${deviceId}`);
     throw err;
   }
 }
 
-/** Removes the device from the group; removing a non-member is fine (idempotent). Returns the organization. */
-export async function removeMember(db: Db, groupId: string, deviceId: string): Promise<string> {
-  const { group } = await requireMembershipPair(db, groupId, deviceId);
-  await db`delete from group_members where group_id = ${groupId} and device_id = ${deviceId}`;
-  return group.organization_id;
+/**
+ * Removes the device from the group; removing a non-member is fine (idempotent). An
+ * archived device's memberships change no more (409 `device_archived`). Returns the organization.
+ */
+export async function removeMember(sql: Db, groupId: string, deviceId: string): Promise<string> {
+  return transaction(sql, async (db) => {
+    const { group } = await requireMembershipPair(db, groupId, deviceId);
+    await db`delete from group_members where group_id = ${groupId} and device_id = ${deviceId}`;
+    return group.organization_id;
+  });
 }
 
 /** The group's devices (archived ones omitted), in device creation order. */

@@ -73,7 +73,9 @@ const deleteGroup = defineRoute({
   operationId: 'deleteGroup',
   tags,
   summary: 'Delete a group',
-  description: 'Its memberships and Merkmal overrides go with it (no selection events are written for that).',
+  description:
+    'Its memberships and Merkmal overrides go with it (no selection events are written for that), archived ' +
+    "members' memberships too: the group ends, the devices are not changed.",
   operation: ops.deleteGroup,
   errors: ['not_found'],
   request: { params: IdParams },
@@ -100,7 +102,7 @@ const addMember = defineRoute({
   summary: 'Add a device to the group (idempotent)',
   description:
     "A device can be in many groups. The device must belong to the group's organization " +
-    '(422 `organization_mismatch`); an archived device cannot join (409 `device_archived`).',
+    '(422 `organization_mismatch`); an archived device changes no more (409 `device_archived`).',
   operation: ops.addGroupMember,
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: MemberParams },
@@ -113,8 +115,11 @@ const removeMember = defineRoute({
   operationId: 'removeGroupMember',
   tags,
   summary: 'Remove a device from the group (idempotent: removing a non-member is 204 too)',
+  description:
+    "The device must belong to the group's organization (422 `organization_mismatch`); an archived device " +
+    'changes no more (409 `device_archived`), its memberships stay as they are.',
   operation: ops.removeGroupMember,
-  errors: ['not_found', 'organization_mismatch'],
+  errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: MemberParams },
   responses: { 204: { description: 'The device is not a member' } },
 });

@@ -300,6 +300,8 @@ export function deviceRoutes() {
       if (typeof e === 'object') explanations.set(item.merkmal, e);
     }
     const write = canWrite(session);
+    // An archived device changes no more: its own selections are not offered (its unit's still are).
+    const writeDevice = write && !device.archived_at;
     const unitName = names.unit.get(device.oe_id) ?? device.oe_id;
     return render(
       c,
@@ -355,7 +357,7 @@ export function deviceRoutes() {
               <th scope="col">Zustand</th>
               <th scope="col">Herkunft</th>
               <th scope="col">Erklärung</th>
-              {write ? <th scope="col">Am Gerät</th> : null}
+              {writeDevice ? <th scope="col">Am Gerät</th> : null}
               {write ? <th scope="col">An der OE „{unitName}“</th> : null}
             </tr>
           </thead>
@@ -377,7 +379,7 @@ export function deviceRoutes() {
                       {e ? <Steps e={e} /> : null}
                     </details>
                   </td>
-                  {write ? (
+                  {writeDevice ? (
                     <td>
                       <SelectionButtons
                         session={session}

@@ -1,6 +1,7 @@
 /** The order catalog over HTTP: effective states at all three scopes, selections, events, errors. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useTestApp } from '../support/app.ts';
+import { waitForLockWaiter } from '../support/agent.ts';
+import { type TestResponse, useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
 import {
@@ -480,6 +481,84 @@ describe('selection errors', () => {
       expect((await ctx.request('GET', p, { token: null })).status).toBe(401);
     }
     expect(await overrideCounts()).toEqual(before);
+  });
+});
+
+describe('an archived device changes no more', () => {
+  /** What a refused change must leave alone: overrides, events, audit and webhook events. */
+  async function written(organizationId: string, deviceId: string) {
+    const [row] = await ctx.sql<{ overrides: string; events: number; audit: number; webhook: number }[]>`
+      select (select coalesce(json_agg(json_build_object('merkmal', merkmal, 'state', state, 'optionen', optionen)
+                                       order by merkmal), '[]')::text
+                from device_merkmale where device_id = ${deviceId}) as overrides,
+             (select count(*)::int from device_merkmal_events where device_id = ${deviceId}) as events,
+             (select count(*)::int from audit_events where organization_id = ${organizationId}) as audit,
+             (select count(*)::int from webhook_events where organization_id = ${organizationId}) as webhook`;
+    return row!;
+  }
+
+  it('answers 409 device_archived to select, deselect and unset at the device and writes nothing', async () => {
+    const org = await createOrganization(ctx);
+    const d = await insertDevice(ctx.sql, { organizationId: org.id, archived: true });
+    // An override from before the archive: unset must not remove it, select must not replace it.
+    await ctx.sql`insert into device_merkmale (device_id, merkmal, state, optionen)
+                  values (${d.id}, 'libreoffice', 'absent', '{"vorher": true}')`;
+    const before = await written(org.id, d.id);
+    for (const [method, path] of [
+      ['POST', `/devices/${d.id}/catalog/libreoffice/select`],
+      ['POST', `/devices/${d.id}/catalog/libreoffice/deselect`],
+      ['POST', `/devices/${d.id}/catalog/firefox/select`],
+      ['DELETE', `/devices/${d.id}/catalog/libreoffice`],
+    ] as const) {
+      const body = await call(method, path, undefined, 409);
+      expect(body.error, path).toBe('device_archived');
+      expect(body.message).toBe(`device ${d.id} is archived: its catalog selections cannot be changed`);
+    }
+    expect(await written(org.id, d.id)).toEqual(before);
+  });
+
+  it('a selection racing an archive waits for it and is refused: the device row is locked, not read then written', async () => {
+    const org = await createOrganization(ctx);
+    const d = await insertDevice(ctx.sql, { organizationId: org.id });
+    let res: Promise<TestResponse> | undefined;
+    await ctx.sql.begin(async (tx) => {
+      await tx`update devices set archived_at = now() where id = ${d.id}`;
+      res = ctx.request('POST', `/api/v1/devices/${d.id}/catalog/libreoffice/select`);
+      await waitForLockWaiter(ctx.sql, 'for share of d');
+    });
+    const answer = await res!;
+    expect(answer.status).toBe(409);
+    expect(answer.body.error).toBe('device_archived');
+    expect(await ctx.sql`select 1 from device_merkmale where device_id = ${d.id}`).toHaveLength(0);
+  });
+
+  it('an unknown device is still 404, an archived one 409 before its Merkmal is looked at', async () => {
+    const org = await createOrganization(ctx);
+    const d = await insertDevice(ctx.sql, { organizationId: org.id, archived: true });
+    expect(
+      (await call('POST', `/devices/${crypto.randomUUID()}/catalog/libreoffice/select`, undefined, 404)).error,
+    ).toBe('not_found');
+    expect((await call('POST', `/devices/${d.id}/catalog/gibt-es-nicht/select`, undefined, 409)).error).toBe(
+      'device_archived',
+    );
+  });
+
+  it('a deprovisioned (not archived) device is still changed, with its events and audit', async () => {
+    const org = await createOrganization(ctx);
+    const d = await insertDevice(ctx.sql, { organizationId: org.id, deprovisioned: true });
+    const before = await written(org.id, d.id);
+    expect(await select('devices', d.id, 'libreoffice')).toEqual({
+      merkmal: 'libreoffice',
+      state: 'present',
+      optionen: {},
+    });
+    await deselect('devices', d.id, 'libreoffice');
+    await unset('devices', d.id, 'libreoffice');
+    const after = await written(org.id, d.id);
+    expect(after.overrides).toBe('[]');
+    // The unset leaves the Merkmal absent as the deselect did: no event for it.
+    expect(after.events).toBe(before.events + 2);
+    expect(after.audit).toBe(before.audit + 3);
   });
 });
 

@@ -165,14 +165,19 @@ describe('PUT /api/v1/devices/{id}/org-unit', () => {
     return row!.oe_id;
   }
 
-  it('answers 409 device_archived for an archived device and does not move it', async () => {
+  it('answers 409 device_archived for an archived device and does not move it, audit it or tell a webhook', async () => {
     const org = await createOrganization(ctx);
     const unit = await insertOrgUnit(ctx.sql, org.id, 'Schule');
     const d = await insertDevice(ctx.sql, { organizationId: org.id, archived: true });
+    const written = () => ctx.sql`
+      select (select count(*)::int from audit_events where organization_id = ${org.id}) as audit,
+             (select count(*)::int from webhook_events where organization_id = ${org.id}) as webhook`;
+    const before = await written();
     const res = await ctx.request('PUT', `/api/v1/devices/${d.id}/org-unit`, { body: { oe_id: unit } });
     expect(res.status).toBe(409);
-    expect(res.body.error).toBe('device_archived');
+    expect(res.body).toEqual({ error: 'device_archived', message: `device ${d.id} is archived: it cannot be moved` });
     expect(await oeOf(d.id)).toBe(org.default_oe_id);
+    expect(await written()).toEqual(before);
   });
 
   it('answers 422 organization_mismatch for a unit of another organization and 404 for unknown ids', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { useTestApp } from '../support/app.ts';
+import { waitForLockWaiter } from '../support/agent.ts';
+import { type TestResponse, useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
 import { insertDevice } from '../support/devices.ts';
@@ -234,19 +235,76 @@ describe('group membership', () => {
     expect(await memberIds(g.id)).toEqual([]);
   });
 
-  it('refuses to add an archived device with 409 device_archived, but removes it', async () => {
+  /** What a refused membership change must leave alone: memberships, audit and webhook events. */
+  async function written(organizationId: string, deviceId: string) {
+    const [row] = await ctx.sql<{ groups: string[]; audit: number; webhook: number }[]>`
+      select array(select group_id from group_members where device_id = ${deviceId} order by group_id) as groups,
+             (select count(*)::int from audit_events where organization_id = ${organizationId}) as audit,
+             (select count(*)::int from webhook_events where organization_id = ${organizationId}) as webhook`;
+    return row!;
+  }
+
+  it('answers 409 device_archived to adding or removing an archived device and changes nothing', async () => {
     const org = await createOrganization(ctx);
     const g = await createGroup(org.id);
     const d = await insertDevice(ctx.sql, { organizationId: org.id });
-    await ctx.request('PUT', `/api/v1/groups/${g.id}/devices/${d.id}`);
+    expect((await ctx.request('PUT', `/api/v1/groups/${g.id}/devices/${d.id}`)).status).toBe(204);
     await ctx.sql`update devices set archived_at = now() where id = ${d.id}`;
     const g2 = await createGroup(org.id, 'B');
-    const add = await ctx.request('PUT', `/api/v1/groups/${g2.id}/devices/${d.id}`);
-    expect(add.status).toBe(409);
-    expect(add.body.error).toBe('device_archived');
-    expect(await memberIds(g2.id)).toEqual([]);
+    const before = await written(org.id, d.id);
+    expect(before.groups).toEqual([g.id]);
+    for (const [method, path] of [
+      ['PUT', `/api/v1/groups/${g2.id}/devices/${d.id}`],
+      ['PUT', `/api/v1/groups/${g.id}/devices/${d.id}`],
+      ['DELETE', `/api/v1/groups/${g.id}/devices/${d.id}`],
+      ['DELETE', `/api/v1/groups/${g2.id}/devices/${d.id}`],
+    ] as const) {
+      const res = await ctx.request(method, path);
+      expect(res.status, `${method} ${path}`).toBe(409);
+      expect(res.body).toEqual({
+        error: 'device_archived',
+        message: `device ${d.id} is archived: it cannot join or leave a group`,
+      });
+    }
+    expect(await written(org.id, d.id)).toEqual(before);
+  });
+
+  it('an add racing an archive waits for it and is refused: the device row is locked, not read then written', async () => {
+    const org = await createOrganization(ctx);
+    const g = await createGroup(org.id);
+    const d = await insertDevice(ctx.sql, { organizationId: org.id });
+    let res: Promise<TestResponse> | undefined;
+    await ctx.sql.begin(async (tx) => {
+      await tx`update devices set archived_at = now() where id = ${d.id}`;
+      res = ctx.request('PUT', `/api/v1/groups/${g.id}/devices/${d.id}`);
+      await waitForLockWaiter(ctx.sql, 'archived_at is not null as archived from devices');
+    });
+    const answer = await res!;
+    expect(answer.status).toBe(409);
+    expect(answer.body.error).toBe('device_archived');
+    expect(await memberIds(g.id)).toEqual([]);
+  });
+
+  it('adds and removes a deprovisioned (not archived) device as any other', async () => {
+    const org = await createOrganization(ctx);
+    const g = await createGroup(org.id);
+    const d = await insertDevice(ctx.sql, { organizationId: org.id, deprovisioned: true });
+    expect((await ctx.request('PUT', `/api/v1/groups/${g.id}/devices/${d.id}`)).status).toBe(204);
+    expect(await memberIds(g.id)).toEqual([d.id]);
     expect((await ctx.request('DELETE', `/api/v1/groups/${g.id}/devices/${d.id}`)).status).toBe(204);
     expect(await memberIds(g.id)).toEqual([]);
+  });
+
+  it("deleting a group ends an archived member's membership too; the device is not changed", async () => {
+    const org = await createOrganization(ctx);
+    const g = await createGroup(org.id);
+    const d = await insertDevice(ctx.sql, { organizationId: org.id });
+    expect((await ctx.request('PUT', `/api/v1/groups/${g.id}/devices/${d.id}`)).status).toBe(204);
+    await ctx.sql`update devices set archived_at = now() where id = ${d.id}`;
+    const [before] = await ctx.sql`select oe_id, archived_at from devices where id = ${d.id}`;
+    expect((await ctx.request('DELETE', `/api/v1/groups/${g.id}`)).status).toBe(204);
+    expect(await memberIds(g.id)).toEqual([]);
+    expect((await ctx.sql`select oe_id, archived_at from devices where id = ${d.id}`)[0]).toEqual(before);
   });
 });
 

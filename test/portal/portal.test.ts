@@ -246,6 +246,24 @@ describe('writes', () => {
     expect(after.text).toContain('qgis: auswählen gespeichert.');
   });
 
+  it("an archived device's page offers no selection at the device, and a crafted one is refused with nothing written", async () => {
+    const f = await fleet();
+    await ctx.sql`update devices set archived_at = now() where id = ${f.device.id}`;
+    const b = new Browser();
+    await b.signIn(f.admin.key);
+    const page = await b.get(`/portal/devices/${f.device.id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('data-merkmal="qgis"');
+    expect(page.text).not.toContain(`action="/portal/devices/${f.device.id}/catalog/`);
+    expect(page.text).toContain(`action="/portal/org-units/${f.unit}/catalog/qgis/select"`);
+    const before = await countRows(ctx.sql, 'audit_events');
+    const res = await b.post(`/portal/devices/${f.device.id}/catalog/qgis/select`, { _csrf: Browser.csrf(page.text) });
+    expect(res.status).toBe(303);
+    expect((await b.get(res.location!)).text).toContain('is archived');
+    expect(await ctx.sql`select 1 from device_merkmale where device_id = ${f.device.id}`).toHaveLength(0);
+    expect(await countRows(ctx.sql, 'audit_events')).toBe(before);
+  });
+
   it('a POST without or with a wrong CSRF token is 403 and changes nothing', async () => {
     const f = await fleet();
     const b = new Browser();
