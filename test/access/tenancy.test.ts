@@ -121,7 +121,8 @@ describe('organizations', () => {
   it('in the portal: filtering my device list by their org unit or group answers as an unknown id', async () => {
     const portal = new PortalClient(ctx.app, '198.51.100.24');
     expect((await portal.signIn(mine.viewerKey)).status).toBe(303);
-    const elide = (text: string) => text.replaceAll(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');
+    const elide = (text: string) =>
+      text.replaceAll(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');
     for (const [name, theirId] of [
       ['oe_id', theirs.orgUnitId],
       ['group_id', theirs.groupId],
