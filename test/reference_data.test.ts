@@ -7,6 +7,7 @@ describe('catalog data', () => {
   it('lists both backends, debian preferred', async () => {
     const res = await ctx.request('GET', '/api/v1/backends');
     expect(res.status).toBe(200);
+    expect(res.body.next_cursor).toBeNull();
     expect(res.body.items).toEqual([
       { key: 'debian', name: 'Debian', distribution: 'Debian 12', preferred: true },
       { key: 'ubuntu', name: 'Ubuntu', distribution: 'Ubuntu 24.04 LTS', preferred: false },
@@ -15,6 +16,7 @@ describe('catalog data', () => {
 
   it('lists the standard workspace with its Merkmale', async () => {
     const res = await ctx.request('GET', '/api/v1/workspaces');
+    expect(res.body.next_cursor).toBeNull();
     expect(res.body.items).toEqual([
       {
         key: 'standard',
@@ -26,6 +28,7 @@ describe('catalog data', () => {
 
   it('lists the Merkmale with the same role on both backends', async () => {
     const res = await ctx.request('GET', '/api/v1/merkmale');
+    expect(res.body.next_cursor).toBeNull();
     const byKey = Object.fromEntries(res.body.items.map((m: any) => [m.key, m]));
     expect(Object.keys(byKey).sort()).toEqual([
       'basis',

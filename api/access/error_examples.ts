@@ -160,7 +160,8 @@ const genericMessages: Record<ErrorCode, string> = {
   invalid_request: 'the request is not valid',
   unauthorized: credentialRequired(),
   invalid_agent_secret: 'a valid agent secret is required (Authorization: Bearer <agent_secret>)',
-  invalid_bootstrap_token: 'the bootstrap token is wrong, used or expired; resolve the template again for a new one',
+  invalid_bootstrap_token:
+    'the bootstrap token is wrong, used or expired; an admin reprovisions the device to issue a new one',
   invalid_activation_code: 'the activation code is not valid, or the enrollment session is revoked, expired or used up',
   template_not_allowed: 'the enrollment session only offers template 0b8e7c1a-2f4d-4e6b-9a3c-5d7f1e2b4c6a',
   device_deprovisioned: 'the device is deprovisioned',

@@ -19,15 +19,24 @@ const refusedBootstrap: Record<AgentRefusal, string> = {
   device_deprovisioned: 'this device is deprovisioned; an admin must reprovision it first',
 };
 
+function alreadyBootstrapped(): ApiError {
+  return new ApiError(
+    'agent_already_bootstrapped',
+    'this device already holds an agent secret; an admin must reprovision it before it can bootstrap again',
+  );
+}
+
 /**
  * Consumes the bootstrap token and stores the agent secret's hash, in one transaction:
  * the token's delete is the single statement that decides who wins when two bootstraps
  * race (the loser finds no row), and any error below rolls it back, so a rejected
  * bootstrap writes nothing and leaves the token as it was.
  *
- * Order of the checks: the token first. Only a caller holding the live token of this very
- * device learns anything about the device (archived, deprovisioned, already bootstrapped);
- * anyone else gets the same 401 whether the device exists or not.
+ * Order of the checks: a device that already holds an agent secret is 409 whatever the
+ * token (wrong, used or expired), since no token can take it over and only a reprovision
+ * helps. Otherwise the token: only a caller holding the live token of this very device
+ * learns anything more (archived, deprovisioned); anyone else gets the same 401 whether
+ * the device exists or not.
  */
 export async function bootstrap(
   sql: Sql,
@@ -38,25 +47,21 @@ export async function bootstrap(
       delete from bootstrap_tokens
       where device_id = ${input.deviceId} and token_hash = ${input.tokenHash} and expires_at > now()
       returning device_id`;
-    if (!token) {
-      throw new ApiError(
-        'invalid_bootstrap_token',
-        'the bootstrap token is wrong, used or expired; resolve the template again for a new one',
-      );
-    }
     // The row lock keeps a concurrent deprovision, archive or reprovision out until we commit.
     const [device] = await tx<Array<AgentDeviceState & { bootstrapped: boolean }>>`
       select id, deprovisioned_at, archived_at, agent_secret_hash is not null as bootstrapped
       from devices where id = ${input.deviceId}
       for update`;
-    // The token row references the device (on delete cascade), so the device exists.
-    requireLiveDevice(device!, refusedBootstrap);
-    if (device!.bootstrapped) {
+    if (device?.bootstrapped && !token) throw alreadyBootstrapped();
+    if (!token) {
       throw new ApiError(
-        'agent_already_bootstrapped',
-        'this device already holds an agent secret; an admin must reprovision it before it can bootstrap again',
+        'invalid_bootstrap_token',
+        'the bootstrap token is wrong, used or expired; an admin reprovisions the device to issue a new one',
       );
     }
+    // The token row references the device (on delete cascade), so the device exists.
+    requireLiveDevice(device!, refusedBootstrap);
+    if (device!.bootstrapped) throw alreadyBootstrapped();
     await tx`
       update devices set agent_secret_hash = ${input.secretHash}, agent_secret_issued_at = now()
       where id = ${input.deviceId}`;

@@ -76,10 +76,11 @@ const bootstrap = defineRoute({
   summary: 'Exchange the one-time bootstrap token for the agent secret',
   description:
     'The token comes from the Runtime Blueprint (`agent.bootstrap_token`) and is used up here. The agent secret is ' +
-    'returned exactly once and stored only as its SHA-256 hash. The token is checked first: a wrong, used or ' +
-    'expired token is 401 `invalid_bootstrap_token` whether or not the device exists, and only a caller with a ' +
-    'live token of the device learns its state (403 archived or deprovisioned, 409 when it already holds a secret: ' +
-    'an admin must reprovision it). A rejected bootstrap leaves the token unused.',
+    'returned exactly once and stored only as its SHA-256 hash. A device that already holds an agent secret is 409 ' +
+    '`agent_already_bootstrapped` whatever the token (an admin must reprovision it). Otherwise a wrong, used or ' +
+    'expired token is 401 `invalid_bootstrap_token` whether or not the device exists (an admin reprovisions the ' +
+    'device to issue a new one), and only a caller with a live token of the device learns its state (403 archived ' +
+    'or deprovisioned). A rejected bootstrap leaves the token unused.',
   access: 'bootstrap',
   errors: ['invalid_bootstrap_token', 'device_deprovisioned', 'device_archived', 'agent_already_bootstrapped'],
   request: { body: jsonBody(BootstrapRequest) },

@@ -189,6 +189,7 @@ export function catalogRoutes() {
             origin,
             optionen,
           })),
+          next_cursor: null,
         },
         200,
       );
@@ -204,11 +205,11 @@ export function catalogRoutes() {
     })
     .openapi(listOrgUnitOverrides, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json({ items: await repo.listOverrides(c.get('db'), 'org-units', id) }, 200);
+      return c.json({ items: await repo.listOverrides(c.get('db'), 'org-units', id), next_cursor: null }, 200);
     })
     .openapi(listGroupOverrides, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json({ items: await repo.listOverrides(c.get('db'), 'groups', id) }, 200);
+      return c.json({ items: await repo.listOverrides(c.get('db'), 'groups', id), next_cursor: null }, 200);
     });
 
   for (const s of scopes) {

@@ -1,6 +1,7 @@
 /** Schemas of the order catalog: effective states, overrides, selection bodies. */
 import { z } from '@hono/zod-openapi';
 import { jsonObject, MAX_JSON_DEPTH } from '../http/json_value.ts';
+import { wholeCollectionOf } from '../http/pagination.ts';
 
 const Optionen = jsonObject().openapi({
   type: 'object',
@@ -32,9 +33,11 @@ const CatalogItem = z
   })
   .openapi('CatalogItem');
 
-export const DeviceCatalog = z
-  .object({ items: z.array(CatalogItem) })
-  .openapi('DeviceCatalog', { description: "Every catalog Merkmal of the device's backend, ordered by key." });
+export const DeviceCatalog = wholeCollectionOf(
+  CatalogItem,
+  'DeviceCatalog',
+  "Every catalog Merkmal of the device's backend, ordered by key.",
+);
 
 export const CatalogOverride = z
   .object({
@@ -44,9 +47,11 @@ export const CatalogOverride = z
   })
   .openapi('CatalogOverride');
 
-export const CatalogOverrideList = z
-  .object({ items: z.array(CatalogOverride) })
-  .openapi('CatalogOverrideList', { description: 'The overrides set at this scope, ordered by Merkmal key.' });
+export const CatalogOverrideList = wholeCollectionOf(
+  CatalogOverride,
+  'CatalogOverrideList',
+  'The overrides set at this scope, ordered by Merkmal key.',
+);
 
 export const SelectionBody = z
   .strictObject({

