@@ -71,7 +71,8 @@ describe('a device from activation to its first report, over HTTP', () => {
     const boot = await call('POST', '/api/v1/agent/bootstrap', { device_id, bootstrap_token }, null);
     expect(boot.status).toBe(201);
     const secret: string = boot.body.agent_secret;
-    expect((await call('POST', '/api/v1/agent/bootstrap', { device_id, bootstrap_token }, null)).status).toBe(401);
+    // The device now holds a secret: a second bootstrap is 409 whatever the token.
+    expect((await call('POST', '/api/v1/agent/bootstrap', { device_id, bootstrap_token }, null)).status).toBe(409);
 
     // An admin orders LibreOffice for the device; the agent sees it at the next check-in.
     expect(
