@@ -75,6 +75,22 @@ create function merkmal_convergence(
   end
 $$;
 
+-- A device's status, in one place for every read and sweep: the first that holds of
+-- archived, deprovisioned, enrolled (no agent secret yet), stale (no check-in for
+-- `stale_after`, three poll intervals, since its last check-in or its bootstrap), active.
+create function device_status(
+  archived_at timestamptz, deprovisioned_at timestamptz, secret_issued_at timestamptz,
+  last_checkin timestamptz, stale_after interval
+) returns text language sql stable parallel safe as $$
+  select case
+    when archived_at is not null then 'archived'
+    when deprovisioned_at is not null then 'deprovisioned'
+    when secret_issued_at is null then 'enrolled'
+    when greatest(last_checkin, secret_issued_at) < now() - stale_after then 'stale'
+    else 'active'
+  end
+$$;
+
 -- Existing history, folded the same way.
 insert into device_merkmal_outcomes (device_id, merkmal, desired, changed_seq, changed_at)
 select distinct on (device_id, merkmal)
@@ -95,5 +111,6 @@ on conflict (device_id, merkmal) do update
 -- migrate:down
 drop trigger device_merkmal_outcomes_record on device_merkmal_events;
 drop function device_merkmal_outcomes_record();
+drop function device_status(timestamptz, timestamptz, timestamptz, timestamptz, interval);
 drop function merkmal_convergence(text, bigint, text, bigint, timestamptz, timestamptz);
 drop table device_merkmal_outcomes;
