@@ -19,6 +19,7 @@ import {
   documentedOperations,
   expectationFor,
   fillPath,
+  fillPortalPath,
   type Operation,
   tenantFixture,
   type TenantFixture,
@@ -124,30 +125,6 @@ describe('the auth matrix', () => {
     expect(ran).toBe(false);
   });
 });
-
-/** The portal's paths with the fixture's ids, by the segment before each parameter. */
-function fillPortalPath(path: string, f: TenantFixture): string {
-  const idOf: Record<string, string> = {
-    devices: f.deviceId,
-    'org-units': f.orgUnitId,
-    groups: f.groupId,
-    members: f.deviceId,
-    'enrollment-sessions': f.sessionId,
-    'iso-builds': f.isoBuildId,
-    'api-keys': f.spareKeyId,
-    webhooks: f.webhookId,
-    catalog: 'libreoffice',
-  };
-  const segments = path.split('/');
-  return segments
-    .map((segment, i) => {
-      if (!segment.startsWith(':')) return segment;
-      const id = idOf[segments[i - 1]!];
-      if (id === undefined) throw new Error(`${path}: no fixture id for ${segment}`);
-      return id;
-    })
-    .join('/');
-}
 
 describe("the portal's forms", () => {
   /** The portal's own session forms, which make no operation of the API. */

@@ -139,18 +139,101 @@ export interface Operation {
   callers: string[];
 }
 
-export async function documentedOperations(ctx: TestContext): Promise<Operation[]> {
+/** A JSON schema of the document, as far as these tests read one. */
+export interface JsonSchema {
+  $ref?: string;
+  type?: string | string[];
+  format?: string;
+  enum?: unknown[];
+  example?: unknown;
+  minimum?: number;
+  minItems?: number;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  allOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+}
+
+/** Where an operation takes a UUID: a path or query parameter, or a body field (dotted when nested). */
+export interface UuidPlace {
+  in: 'path' | 'query' | 'body';
+  name: string;
+}
+
+export interface DocumentedOperation extends Operation {
+  /** Every UUID the operation takes, as its document describes it. */
+  uuids: UuidPlace[];
+  /** Its JSON body's schema, references resolved. */
+  body?: JsonSchema;
+}
+
+interface DocumentedParameter {
+  name: string;
+  in: string;
+  schema?: JsonSchema;
+}
+
+interface DocumentedOperationObject {
+  'x-callers'?: string[];
+  parameters?: DocumentedParameter[];
+  requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+}
+
+export async function documentedOperations(ctx: TestContext): Promise<DocumentedOperation[]> {
   const res = await ctx.request('GET', '/api/v1/openapi.json', { token: null });
   expect(res.status).toBe(200);
-  const operations: Operation[] = [];
+  const components: Record<string, JsonSchema> = res.body.components?.schemas ?? {};
+  const resolve = (schema: JsonSchema | undefined, depth = 0): JsonSchema | undefined => {
+    if (schema === undefined) return undefined;
+    if (depth > 20) throw new Error('a schema of the document nests too deep to read');
+    const target = schema.$ref ? components[schema.$ref.split('/').pop()!] : schema;
+    if (target === undefined) throw new Error(`the document has no schema ${schema.$ref}`);
+    const out: JsonSchema = { ...target };
+    delete out.$ref;
+    if (target.properties) {
+      out.properties = Object.fromEntries(
+        Object.entries(target.properties).map(([k, v]) => [k, resolve(v, depth + 1)!]),
+      );
+    }
+    if (target.items) out.items = resolve(target.items, depth + 1);
+    for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
+      if (target[key]) out[key] = target[key]!.map((s) => resolve(s, depth + 1)!);
+    }
+    return out;
+  };
+  const operations: DocumentedOperation[] = [];
   for (const [path, item] of Object.entries(
-    res.body.paths as Record<string, Record<string, { 'x-callers'?: string[] }>>,
+    res.body.paths as Record<string, Record<string, DocumentedOperationObject>>,
   )) {
     for (const [method, op] of Object.entries(item)) {
-      operations.push({ method, path, callers: op['x-callers'] ?? [] });
+      const uuids: UuidPlace[] = [];
+      for (const p of op.parameters ?? []) {
+        if ((p.in === 'path' || p.in === 'query') && resolve(p.schema)?.format === 'uuid') {
+          uuids.push({ in: p.in, name: p.name });
+        }
+      }
+      const body = resolve(op.requestBody?.content?.['application/json']?.schema);
+      if (body) uuids.push(...uuidFields(body, '').map((name) => ({ in: 'body' as const, name })));
+      operations.push({ method, path, callers: op['x-callers'] ?? [], uuids, ...(body ? { body } : {}) });
     }
   }
   return operations;
+}
+
+/** The UUID fields of a resolved schema, by dotted name (`[]` for an array's items). */
+function uuidFields(schema: JsonSchema, prefix: string): string[] {
+  const found: string[] = [];
+  if (schema.format === 'uuid' && prefix !== '') found.push(prefix);
+  for (const [name, sub] of Object.entries(schema.properties ?? {})) {
+    found.push(...uuidFields(sub, prefix ? `${prefix}.${name}` : name));
+  }
+  if (schema.items) found.push(...uuidFields(schema.items, `${prefix}[]`));
+  for (const sub of [...(schema.allOf ?? []), ...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]) {
+    found.push(...uuidFields(sub, prefix));
+  }
+  return [...new Set(found)];
 }
 
 /** The organization resource a path parameter names, by the path segment before it. */
@@ -167,21 +250,78 @@ const kindOfSegment: Record<string, keyof TenantFixture | 'template' | 'merkmal'
   templates: 'template',
 };
 
-/** The operation's path with the fixture's ids; whether any of them belongs to an organization. */
-export function fillPath(op: Operation, f: TenantFixture): { url: string; orgScoped: boolean } {
-  const segments = op.path.split('/');
+/** The fixture's id (or, for a template, `template`) a path parameter takes; throws for one it does not know. */
+export function pathParamKind(path: string, param: string): keyof TenantFixture | 'template' | 'merkmal' {
+  if (param === 'merkmal') return 'merkmal';
+  if (param === 'device_id') return 'deviceId';
+  const segments = path.split('/');
+  const kind = kindOfSegment[segments[segments.indexOf(`{${param}}`) - 1]!];
+  if (kind === undefined) throw new Error(`the access tests do not know the parameter ${param} of ${path}`);
+  return kind;
+}
+
+/**
+ * The operation's path with the fixture's ids (or the ids given by parameter name);
+ * whether any of them belongs to an organization.
+ */
+export function fillPath(
+  op: Operation,
+  f: TenantFixture,
+  given: Record<string, string> = {},
+): { url: string; orgScoped: boolean } {
   let orgScoped = false;
-  const filled = segments.map((segment, i) => {
-    const param = segment.match(/^\{(.+)\}$/)?.[1];
-    if (!param) return segment;
-    if (param === 'merkmal') return 'libreoffice';
-    const kind = param === 'device_id' ? 'deviceId' : kindOfSegment[segments[i - 1]!];
-    if (kind === undefined) throw new Error(`the auth matrix does not know the parameter ${param} of ${op.path}`);
-    if (kind === 'template') return TEMPLATES.debianStandard;
+  const url = op.path.replaceAll(/\{([^}]+)\}/g, (_, param: string) => {
+    const kind = pathParamKind(op.path, param);
+    if (kind === 'merkmal') return 'libreoffice';
+    if (kind === 'template') return given[param] ?? TEMPLATES.debianStandard;
     orgScoped = true;
-    return String(f[kind as keyof TenantFixture]);
+    return given[param] ?? String(f[kind]);
   });
-  return { url: filled.join('/'), orgScoped };
+  return { url, orgScoped };
+}
+
+/**
+ * The portal's paths with the fixture's ids (or the ids given by parameter name), by the
+ * segment before each parameter; a parameter that names no id gets a value the route takes.
+ */
+const portalParamOf: Record<string, keyof TenantFixture | { value: string }> = {
+  devices: 'deviceId',
+  'org-units': 'orgUnitId',
+  groups: 'groupId',
+  members: 'deviceId',
+  'enrollment-sessions': 'sessionId',
+  'iso-builds': 'isoBuildId',
+  'api-keys': 'spareKeyId',
+  webhooks: 'webhookId',
+  catalog: { value: 'libreoffice' },
+  confirm: { value: 'archive' },
+};
+
+/** The fixture ids a portal path's parameters take, by name; a parameter naming no id is left out. */
+export function portalPathIds(path: string): Record<string, keyof TenantFixture> {
+  const segments = path.split('/');
+  const ids: Record<string, keyof TenantFixture> = {};
+  segments.forEach((segment, i) => {
+    if (!segment.startsWith(':')) return;
+    const kind = portalParamOf[segments[i - 1]!];
+    if (kind === undefined) throw new Error(`${path}: no fixture id for ${segment}`);
+    if (typeof kind === 'string') ids[segment.slice(1)] = kind;
+  });
+  return ids;
+}
+
+export function fillPortalPath(path: string, f: TenantFixture, given: Record<string, string> = {}): string {
+  const ids = portalPathIds(path);
+  const segments = path.split('/');
+  return segments
+    .map((segment, i) => {
+      if (!segment.startsWith(':')) return segment;
+      const name = segment.slice(1);
+      const kind = ids[name];
+      if (kind === undefined) return (portalParamOf[segments[i - 1]!] as { value: string }).value;
+      return given[name] ?? String(f[kind]);
+    })
+    .join('/');
 }
 
 export function tokenOf(
