@@ -1,4 +1,6 @@
 /** SQL of groups (flat, per organization) and their many-to-many device memberships. */
+import type { Actor } from '../access/declaration.ts';
+import type { EffectiveStateChange, RecordEffectiveState } from '../access/effective_state.ts';
 import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
 import { isPgError, pgError, transaction } from '../db/client.ts';
@@ -92,11 +94,29 @@ export async function updateGroup(db: Db, id: string, patch: GroupPatchInput): P
   return row;
 }
 
-/** Deletes the group; its memberships and overrides go with it (on delete cascade). Returns its organization. */
-export async function deleteGroup(db: Db, id: string): Promise<string> {
-  const [row] = await db<{ organization_id: string }[]>`delete from groups where id = ${id} returning organization_id`;
-  if (!row) throw notFound('group', id);
-  return row.organization_id;
+/**
+ * Deletes the group; its memberships and overrides go with it (on delete cascade), with an
+ * event for each member and Merkmal whose effective state or `optionen` that changes
+ * (`record`, the catalog's). Returns its organization.
+ */
+export async function deleteGroup(sql: Db, id: string, actor: Actor, record: RecordEffectiveState): Promise<string> {
+  return transaction(sql, async (db) => {
+    const group = await requireGroup(db, id);
+    const change = {
+      organizationId: group.organization_id,
+      reach: { group: id },
+      cause: 'delete',
+      sourceId: id,
+      actor,
+    } as const;
+    return record(db, change, async () => {
+      const [row] = await db<
+        { organization_id: string }[]
+      >`delete from groups where id = ${id} returning organization_id`;
+      if (!row) throw notFound('group', id);
+      return row.organization_id;
+    });
+  });
 }
 
 interface MemberCheck {
@@ -128,14 +148,22 @@ async function requireMembershipPair(db: Db, groupId: string, deviceId: string):
  * Adds the device to the group; a second call changes nothing. An archived device's
  * memberships change no more (409 `device_archived`). Returns the organization.
  */
-export async function addMember(sql: Db, groupId: string, deviceId: string): Promise<string> {
+export async function addMember(
+  sql: Db,
+  groupId: string,
+  deviceId: string,
+  actor: Actor,
+  record: RecordEffectiveState,
+): Promise<string> {
   try {
     return await transaction(sql, async (db) => {
       const { group } = await requireMembershipPair(db, groupId, deviceId);
-      await db`
-        insert into group_members (group_id, device_id, organization_id)
-        values (${groupId}, ${deviceId}, ${group.organization_id})
-        on conflict (group_id, device_id) do nothing`;
+      await record(db, membership(group, deviceId, actor), async () => {
+        await db`
+          insert into group_members (group_id, device_id, organization_id)
+          values (${groupId}, ${deviceId}, ${group.organization_id})
+          on conflict (group_id, device_id) do nothing`;
+      });
       return group.organization_id;
     });
   } catch (err) {
@@ -149,12 +177,31 @@ export async function addMember(sql: Db, groupId: string, deviceId: string): Pro
  * Removes the device from the group; removing a non-member is fine (idempotent). An
  * archived device's memberships change no more (409 `device_archived`). Returns the organization.
  */
-export async function removeMember(sql: Db, groupId: string, deviceId: string): Promise<string> {
+export async function removeMember(
+  sql: Db,
+  groupId: string,
+  deviceId: string,
+  actor: Actor,
+  record: RecordEffectiveState,
+): Promise<string> {
   return transaction(sql, async (db) => {
     const { group } = await requireMembershipPair(db, groupId, deviceId);
-    await db`delete from group_members where group_id = ${groupId} and device_id = ${deviceId}`;
+    await record(db, membership(group, deviceId, actor), async () => {
+      await db`delete from group_members where group_id = ${groupId} and device_id = ${deviceId}`;
+    });
     return group.organization_id;
   });
+}
+
+/** A membership change of one device, recorded by the catalog's events. */
+function membership(group: GroupRow, deviceId: string, actor: Actor): EffectiveStateChange {
+  return {
+    organizationId: group.organization_id,
+    reach: { device: deviceId },
+    cause: 'membership',
+    sourceId: group.id,
+    actor,
+  };
 }
 
 /** The group's devices (archived ones omitted), in device creation order. */

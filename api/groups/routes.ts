@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { serializeDevice } from '../devices/repo.ts';
 import { Device } from '../devices/schemas.ts';
+import type { RecordEffectiveState } from '../access/effective_state.ts';
 import { recordAudit } from '../access/middleware.ts';
 import { IdParams, json, jsonBody, Uuid } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
@@ -124,7 +125,8 @@ const removeMember = defineRoute({
   responses: { 204: { description: 'The device is not a member' } },
 });
 
-export function groupRoutes() {
+/** `record`: the catalog's recorder of effective-state changes, handed in by the app (groups stand below the catalog). */
+export function groupRoutes(record: RecordEffectiveState) {
   return newRouter()
     .openapi(createGroup, async (c) => {
       const { id } = c.req.valid('param');
@@ -153,7 +155,7 @@ export function groupRoutes() {
     })
     .openapi(deleteGroup, async (c) => {
       const { id } = c.req.valid('param');
-      recordAudit(c, (await service.deleteGroup(c.get('db'), id)).audit);
+      recordAudit(c, (await service.deleteGroup(c.get('db'), id, c.get('caller'), record)).audit);
       return c.body(null, 204);
     })
     .openapi(listGroupDevices, async (c) => {
@@ -166,12 +168,12 @@ export function groupRoutes() {
     })
     .openapi(addMember, async (c) => {
       const { id, device_id } = c.req.valid('param');
-      recordAudit(c, (await service.changeMember(c.get('db'), 'add', id, device_id)).audit);
+      recordAudit(c, (await service.changeMember(c.get('db'), 'add', id, device_id, c.get('caller'), record)).audit);
       return c.body(null, 204);
     })
     .openapi(removeMember, async (c) => {
       const { id, device_id } = c.req.valid('param');
-      recordAudit(c, (await service.changeMember(c.get('db'), 'remove', id, device_id)).audit);
+      recordAudit(c, (await service.changeMember(c.get('db'), 'remove', id, device_id, c.get('caller'), record)).audit);
       return c.body(null, 204);
     });
 }
