@@ -81,7 +81,9 @@ const moveDeviceRoute = defineRoute({
   summary: 'Move a device to an org unit',
   description:
     'An unknown org unit is 404, one of another organization 422 `organization_mismatch`; ' +
-    'an archived device cannot be moved (409 `device_archived`).',
+    'an archived device cannot be moved (409 `device_archived`). ' +
+    'Writes a `selected` / `deselected` event for each catalog Merkmal whose effective state or `optionen` the move changes, ' +
+    'with `payload: { cause: "move", source_id, origin, optionen, actor }` (origin and optionen of the new decision).',
   operation: ops.moveDevice,
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: IdParams, body: jsonBody(DeviceOrgUnitBody) },

@@ -75,8 +75,10 @@ const deleteGroup = defineRoute({
   tags,
   summary: 'Delete a group',
   description:
-    'Its memberships and Merkmal overrides go with it (no selection events are written for that), archived ' +
-    "members' memberships too: the group ends, the devices are not changed.",
+    'Its memberships and Merkmal overrides go with it, archived ' +
+    "members' memberships too: the group ends, the devices are not changed. " +
+    'Writes a `selected` / `deselected` event for each non-archived member and catalog Merkmal whose effective state or `optionen` that changes, ' +
+    'with `payload: { cause: "delete", source_id, origin, optionen, actor }` (origin and optionen of the new decision).',
   operation: ops.deleteGroup,
   errors: ['not_found'],
   request: { params: IdParams },
@@ -103,7 +105,9 @@ const addMember = defineRoute({
   summary: 'Add a device to the group (idempotent)',
   description:
     "A device can be in many groups. The device must belong to the group's organization " +
-    '(422 `organization_mismatch`); an archived device changes no more (409 `device_archived`).',
+    '(422 `organization_mismatch`); an archived device changes no more (409 `device_archived`). ' +
+    'Writes a `selected` / `deselected` event for each catalog Merkmal whose effective state or `optionen` the change alters, ' +
+    'with `payload: { cause: "membership", source_id, origin, optionen, actor }` (origin and optionen of the new decision).',
   operation: ops.addGroupMember,
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: MemberParams },
@@ -118,7 +122,9 @@ const removeMember = defineRoute({
   summary: 'Remove a device from the group (idempotent: removing a non-member is 204 too)',
   description:
     "The device must belong to the group's organization (422 `organization_mismatch`); an archived device " +
-    'changes no more (409 `device_archived`), its memberships stay as they are.',
+    'changes no more (409 `device_archived`), its memberships stay as they are. ' +
+    'Writes a `selected` / `deselected` event for each catalog Merkmal whose effective state or `optionen` the change alters, ' +
+    'with `payload: { cause: "membership", source_id, origin, optionen, actor }` (origin and optionen of the new decision).',
   operation: ops.removeGroupMember,
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: MemberParams },

@@ -62,7 +62,10 @@ const patchOrgUnit = defineRoute({
     '`parent_id` moves the unit (with its subtree); `null` moves it to the top level. ' +
     'The protected unit "Neue Geräte" cannot be renamed or moved (409 `protected_org_unit`, even to the same values). ' +
     'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; ' +
-    'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404.',
+    'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404. ' +
+    'A move writes a `selected` / `deselected` event for each non-archived device of the subtree and catalog Merkmal whose ' +
+    'effective state or `optionen` it changes, with `payload: { cause: "move", source_id, origin, optionen, actor }` ' +
+    '(source_id: the unit; origin and optionen of the new decision).',
   operation: ops.updateOrgUnit,
   errors: ['not_found', 'protected_org_unit', 'org_unit_cycle', 'organization_mismatch', 'name_taken'],
   request: { params: IdParams, body: jsonBody(OrgUnitPatch) },
