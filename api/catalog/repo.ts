@@ -31,9 +31,11 @@ interface Owner {
 }
 
 /**
- * The owner of the scope. A device is read under a share lock of its row, for the rest of
- * the transaction: an archived device's selections change no more (409 `device_archived`),
- * and an archive racing this change waits for it or is seen here.
+ * The owner of the scope. A device is read under a lock of its row, for the rest of the
+ * transaction: an archived device's selections change no more (409 `device_archived`),
+ * and an archive racing this change waits for it or is seen here. Locked for update, not
+ * share, before the organization's lock: the override's trigger rewrites the row, so two
+ * changes of one device that both held it shared would each wait for the other.
  */
 async function requireOwner(db: Db, scope: Scope, id: string): Promise<Owner> {
   if (scope === 'devices') {
@@ -41,7 +43,7 @@ async function requireOwner(db: Db, scope: Scope, id: string): Promise<Owner> {
       select d.organization_id, dt.backend, d.archived_at is not null as archived
       from devices d ${effectiveTemplateOf(db)}
       where d.id = ${id}
-      for share of d`;
+      for no key update of d`;
     if (!row) throw notFound('device', id);
     if (row.archived) throw deviceArchived(id, 'its catalog selections cannot be changed');
     return { organizationId: row.organization_id, backend: row.backend };

@@ -98,6 +98,10 @@ export async function moveDevice(
   record: RecordEffectiveState,
 ): Promise<DeviceRow> {
   return transaction(sql, async (db) => {
+    // The row before the organization's lock (inside `record`), in the order a selection or
+    // a membership change takes them: a move waiting for the lock while holding the row
+    // would deadlock with them.
+    await db`select 1 from devices where id = ${deviceId} for no key update`;
     const device = await getDevice(db, deviceId);
     if (!device) throw notFound('device', deviceId);
     if (device.archived_at !== null) throw deviceArchived(deviceId, MOVE_REFUSAL);
@@ -115,7 +119,7 @@ export async function moveDevice(
           update devices set oe_id = ${oeId}
           where id = ${deviceId} and archived_at is null
           returning id`;
-        // Archived meanwhile: the statement's own condition settles the race.
+        // The row is locked above, so this condition only guards.
         if (rows.length === 0) throw deviceArchived(deviceId, MOVE_REFUSAL);
       });
     } catch (err) {

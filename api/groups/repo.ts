@@ -102,6 +102,13 @@ export async function updateGroup(db: Db, id: string, patch: GroupPatchInput): P
 export async function deleteGroup(sql: Db, id: string, actor: Actor, record: RecordEffectiveState): Promise<string> {
   return transaction(sql, async (db) => {
     const group = await requireGroup(db, id);
+    // The members' rows before the organization's lock (inside `record`), in the order
+    // selections and membership changes take them: the cascade rewrites each member's row
+    // (its groups), and holding the lock while waiting for a row would deadlock with them.
+    await db`
+      select 1 from devices
+      where id in (select m.device_id from group_members m where m.group_id = ${id})
+      order by id for no key update`;
     const change = {
       organizationId: group.organization_id,
       reach: { group: id },
@@ -126,13 +133,15 @@ interface MemberCheck {
 
 /**
  * The group and the device of a membership call, both existing and of one organization,
- * the device's row share-locked for the rest of the transaction: an archive racing the
- * change waits for it or is seen here.
+ * the device's row locked for the rest of the transaction: an archive racing the change
+ * waits for it or is seen here. Locked for update, not share, and before the organization's
+ * lock (inside `record`): the membership's trigger rewrites the row, so two changes of one
+ * device that both held it shared would each wait for the other.
  */
 async function requireMembershipPair(db: Db, groupId: string, deviceId: string): Promise<MemberCheck> {
   const group = await requireGroup(db, groupId);
   const [device] = await db<MemberCheck['device'][]>`
-    select id, organization_id, archived_at is not null as archived from devices where id = ${deviceId} for share`;
+    select id, organization_id, archived_at is not null as archived from devices where id = ${deviceId} for no key update`;
   if (!device) throw notFound('device', deviceId);
   if (device.organization_id !== group.organization_id) {
     throw new ApiError(

@@ -525,7 +525,7 @@ describe('an archived device changes no more', () => {
     await ctx.sql.begin(async (tx) => {
       await tx`update devices set archived_at = now() where id = ${d.id}`;
       res = ctx.request('POST', `/api/v1/devices/${d.id}/catalog/libreoffice/select`);
-      await waitForLockWaiter(ctx.sql, 'for share of d');
+      await waitForLockWaiter(ctx.sql, 'for no key update of d');
     });
     const answer = await res!;
     expect(answer.status).toBe(409);

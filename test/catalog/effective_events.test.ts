@@ -274,6 +274,53 @@ describe('selections', () => {
   });
 });
 
+describe('concurrent changes of one device', () => {
+  it('all succeed (no deadlock), and the last event of each Merkmal is the state the catalog shows', async () => {
+    const org = await createOrganization(ctx);
+    const a = await insertOrgUnit(ctx.sql, org.id, 'A');
+    const [g1, g2, g3] = [
+      await insertGroup(ctx.sql, org.id),
+      await insertGroup(ctx.sql, org.id),
+      await insertGroup(ctx.sql, org.id),
+    ];
+    await select('org-units', a, 'qgis', { oe: true });
+    await select('groups', g1, 'libreoffice');
+    await deselect('groups', g2, 'firefox');
+    await select('groups', g3, 'onlyoffice');
+    const d = await insertDevice(ctx.sql, { organizationId: org.id });
+    await addToGroup(ctx.sql, g3, d.id);
+
+    const answers = await Promise.all([
+      ctx.request('PUT', `/api/v1/groups/${g1}/devices/${d.id}`),
+      ctx.request('PUT', `/api/v1/groups/${g2}/devices/${d.id}`),
+      ctx.request('POST', `/api/v1/devices/${d.id}/catalog/gastsitzung/select`),
+      ctx.request('POST', `/api/v1/devices/${d.id}/catalog/onlyoffice/deselect`),
+      ctx.request('PUT', `/api/v1/devices/${d.id}/org-unit`, { body: { oe_id: a } }),
+      ctx.request('DELETE', `/api/v1/groups/${g3}`),
+      ctx.request('POST', `/api/v1/groups/${g1}/catalog/libreoffice/select`, { body: { optionen: { n: 2 } } }),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([204, 204, 200, 200, 200, 204, 200]);
+
+    const res = await ctx.request('GET', `/api/v1/devices/${d.id}/catalog`);
+    const states = Object.fromEntries(
+      (res.body.items as { merkmal: string; state: string }[]).map((i) => [i.merkmal, i.state]),
+    );
+    const rows = await ctx.sql<{ merkmal: string; desired: string | null }[]>`
+      select merkmal, desired from device_merkmal_outcomes where device_id = ${d.id}`;
+    const desired = Object.fromEntries(rows.map((r) => [r.merkmal, r.desired]));
+    const workspaceDefault = (merkmal: string) => (merkmal === 'firefox' ? 'present' : 'absent');
+    for (const [merkmal, state] of Object.entries(states)) {
+      expect(desired[merkmal] ?? workspaceDefault(merkmal), merkmal).toBe(state);
+    }
+    expect(states).toMatchObject({
+      qgis: 'present',
+      libreoffice: 'present',
+      firefox: 'absent',
+      gastsitzung: 'present',
+    });
+  });
+});
+
 describe('device_merkmal_outcomes through real writes', () => {
   type Outcome = {
     desired: string | null;
