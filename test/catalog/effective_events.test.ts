@@ -58,7 +58,9 @@ describe('moves write an event per device and Merkmal whose state or optionen ch
     const bystander = await insertDevice(ctx.sql, { organizationId: org.id, oeId: a });
     await select('org-units', a, 'libreoffice', { v: 'a' });
     await select('org-units', a, 'qgis');
-    await select('org-units', b, 'libreoffice', { v: 'b' });
+    // Quotes, backslashes, braces and commas survive the events' one insert (a text array).
+    const tricky = { v: 'b "x" \\ {1,2} ä', n: [1, null] };
+    await select('org-units', b, 'libreoffice', tricky);
     await select('org-units', b, 'firefox'); // as the workspace has it, but with the unit's optionen {}
     await select('devices', own.id, 'libreoffice', { v: 'own' });
 
@@ -68,7 +70,7 @@ describe('moves write an event per device and Merkmal whose state or optionen ch
     const got = await eventsSince(since, [d.id, own.id, bystander.id]);
     expect(got[d.id]).toEqual([
       // libreoffice stays present, but with B's optionen; firefox present either way with {}; qgis goes.
-      { merkmal: 'libreoffice', type: 'selected', payload: { ...move1, origin: 'oe', optionen: { v: 'b' } } },
+      { merkmal: 'libreoffice', type: 'selected', payload: { ...move1, origin: 'oe', optionen: tricky } },
       { merkmal: 'qgis', type: 'deselected', payload: { ...move1, origin: 'workspace', optionen: {} } },
     ]);
     expect(got[own.id]).toEqual([]);
