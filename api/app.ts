@@ -12,6 +12,7 @@ import { agentRoutes } from './agent/routes.ts';
 import { apiKeyRoutes } from './api_keys/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
+import { recordEffectiveChange } from './catalog/effective_changes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
 import { DEFAULT_DATABASE_TIMEOUT_SECONDS, isDatabaseUnavailable, isPgError, pgError } from './db/client.ts';
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
@@ -81,10 +82,10 @@ export function createApp(appDeps: AppDeps) {
     templateRoutes(),
     activationRoutes(),
     enrollmentSessionRoutes(),
-    deviceRoutes(),
+    deviceRoutes(recordEffectiveChange),
     deviceLifecycleRoutes(),
-    orgUnitRoutes(),
-    groupRoutes(),
+    orgUnitRoutes(recordEffectiveChange),
+    groupRoutes(recordEffectiveChange),
     catalogRoutes(),
     agentRoutes(deps.checkin),
     isoBuildRoutes(),

@@ -3,11 +3,9 @@
  * deselect and unset one Merkmal override, with the `selected` / `deselected` events.
  *
  * An org-unit or group change writes an event for each (non-archived) device whose
- * effective state it changes. That set is computed set-based inside the transaction, under
- * the organization's write lock: two queries load, for the one Merkmal, every affected
- * device's inputs (the org units of the organization with their override, and the devices
- * with their group and device overrides); the pure rule gives the state before and after
- * the change; one insert writes the events. No query per device.
+ * effective state or `optionen` it changes, computed set-based by effective_changes.ts for
+ * the one Merkmal: its inputs loaded before the change, the written override put in their
+ * place in memory, the rule applied to both.
  */
 import type { Actor } from '../access/declaration.ts';
 import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
@@ -15,13 +13,14 @@ import { deviceArchived, effectiveTemplateOf } from '../devices/repo.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { lockOrganization } from '../org_units/lock.ts';
 import type { CatalogOverrideType } from './schemas.ts';
-import { resolveOne, type GroupOverride, type Optionen, type Override, type OverrideState } from './resolution.ts';
-import { upTheTree } from './org_overrides.ts';
+import { type Affected, type DeviceInputs, effectiveChanges, loadAffected, writeEvents } from './effective_changes.ts';
+import type { Optionen, Override, OverrideState } from './resolution.ts';
 
 export type Scope = 'devices' | 'org-units' | 'groups';
 
-/** `origin` of the events a scope's selections write. */
+/** `origin` and `cause` of the events a scope's selections write. */
 const originOf: Record<Scope, 'geraet' | 'oe' | 'gruppe'> = { devices: 'geraet', 'org-units': 'oe', groups: 'gruppe' };
+const causeOf: Record<Scope, 'device' | 'oe' | 'gruppe'> = { devices: 'device', 'org-units': 'oe', groups: 'gruppe' };
 
 export type Change = { kind: 'set'; state: OverrideState; optionen: Optionen } | { kind: 'unset' };
 
@@ -32,9 +31,11 @@ interface Owner {
 }
 
 /**
- * The owner of the scope. A device is read under a share lock of its row, for the rest of
- * the transaction: an archived device's selections change no more (409 `device_archived`),
- * and an archive racing this change waits for it or is seen here.
+ * The owner of the scope. A device is read under a lock of its row, for the rest of the
+ * transaction: an archived device's selections change no more (409 `device_archived`),
+ * and an archive racing this change waits for it or is seen here. Locked for update, not
+ * share, before the organization's lock: the override's trigger rewrites the row, so two
+ * changes of one device that both held it shared would each wait for the other.
  */
 async function requireOwner(db: Db, scope: Scope, id: string): Promise<Owner> {
   if (scope === 'devices') {
@@ -42,7 +43,7 @@ async function requireOwner(db: Db, scope: Scope, id: string): Promise<Owner> {
       select d.organization_id, dt.backend, d.archived_at is not null as archived
       from devices d ${effectiveTemplateOf(db)}
       where d.id = ${id}
-      for share of d`;
+      for no key update of d`;
     if (!row) throw notFound('device', id);
     if (row.archived) throw deviceArchived(id, 'its catalog selections cannot be changed');
     return { organizationId: row.organization_id, backend: row.backend };
@@ -126,29 +127,17 @@ export async function changeOverride(
       await requireCatalogMerkmal(tx, merkmal, owner.backend);
       await lockOrganization(tx, owner.organizationId);
 
-      const before = await loadAffected(tx, scope, id, owner.organizationId, merkmal);
+      const reach = scope === 'devices' ? { device: id } : scope === 'groups' ? { group: id } : { orgUnit: id };
+      const before = await loadAffected(tx, owner.organizationId, reach, merkmal);
       const written = await writeOverride(tx, scope, id, merkmal, change);
       const after = applyChange(before, scope, id, merkmal, written);
-
-      const events: Array<{ deviceId: string; type: 'selected' | 'deselected' }> = [];
-      for (const [deviceId, device] of before.devices) {
-        if (!device.inCatalog) continue;
-        const was = resolveFor(before, device, merkmal).state;
-        const is = resolveFor(after, after.devices.get(deviceId)!, merkmal).state;
-        // A selection on the device itself is always recorded; elsewhere only real changes.
-        const direct = scope === 'devices' && change.kind === 'set';
-        if (direct || was !== is) events.push({ deviceId, type: is === 'present' ? 'selected' : 'deselected' });
-      }
-      if (events.length > 0) {
-        const payload =
-          change.kind === 'set'
-            ? { origin: originOf[scope], source_id: id, optionen: change.optionen, actor }
-            : { origin: originOf[scope], source_id: id, unset: true, actor };
-        await tx`
-          insert into device_merkmal_events (device_id, merkmal, type, payload)
-          select e.device_id, ${merkmal}, e.type, ${tx.json(payload as Parameters<typeof tx.json>[0])}::jsonb
-          from unnest(${events.map((e) => e.deviceId)}::uuid[], ${events.map((e) => e.type)}::text[]) as e (device_id, type)`;
-      }
+      // A selection on the device itself is always recorded; elsewhere only real changes.
+      const always = scope === 'devices' && change.kind === 'set' ? id : undefined;
+      const payload =
+        change.kind === 'set'
+          ? { cause: causeOf[scope], origin: originOf[scope], source_id: id, optionen: change.optionen, actor }
+          : { cause: causeOf[scope], origin: originOf[scope], source_id: id, unset: true, actor };
+      await writeEvents(tx, effectiveChanges(before, after, always), () => payload);
       const override = written === null ? null : { merkmal, state: written.state, optionen: written.optionen };
       return { override, organizationId: owner.organizationId };
     });
@@ -198,119 +187,7 @@ async function writeOverride(
   return { merkmal, state, optionen, updatedAt: row!.us };
 }
 
-// ---------------------------------------------------------------------------------------
-// The inputs of the rule for one Merkmal and every device a change can reach.
-
-interface UnitNode {
-  parentId: string | null;
-  override: Override | undefined;
-}
-
-interface DeviceInputs {
-  oeId: string;
-  inCatalog: boolean;
-  inWorkspace: boolean;
-  device: Override | undefined;
-  groups: GroupOverride[];
-}
-
-interface Affected {
-  units: Map<string, UnitNode>;
-  devices: Map<string, DeviceInputs>;
-}
-
-interface DeviceInputRow {
-  id: string;
-  oe_id: string;
-  in_catalog: boolean;
-  in_workspace: boolean;
-  device_override: Override | null;
-  group_overrides: GroupOverride[];
-}
-
-/**
- * Loads the org units of the organization (with their override of `merkmal`) and the
- * devices a change at the scope can reach: the device itself; the non-archived devices of
- * the unit's subtree; the group's non-archived members.
- */
-async function loadAffected(
-  db: Db,
-  scope: Scope,
-  id: string,
-  organizationId: string,
-  merkmal: string,
-): Promise<Affected> {
-  const unitRows = await db<
-    { id: string; parent_id: string | null; state: OverrideState | null; optionen: Optionen | null }[]
-  >`
-    select ou.id, ou.parent_id, o.state, o.optionen
-    from org_units ou
-    left join org_unit_merkmale o on o.org_unit_id = ou.id and o.merkmal = ${merkmal}
-    where ou.organization_id = ${organizationId}`;
-  const units = new Map<string, UnitNode>();
-  for (const u of unitRows) {
-    units.set(u.id, {
-      parentId: u.parent_id,
-      override: u.state === null ? undefined : { merkmal, state: u.state, optionen: u.optionen ?? {} },
-    });
-  }
-
-  const filter =
-    scope === 'devices'
-      ? db`d.id = ${id}`
-      : scope === 'groups'
-        ? db`d.archived_at is null and d.id in (select m.device_id from group_members m where m.group_id = ${id})`
-        : db`d.archived_at is null and d.organization_id = ${organizationId} and d.oe_id = any(${subtree(units, id)}::uuid[])`;
-  const rows = await db<DeviceInputRow[]>`
-    select d.id, d.oe_id,
-           exists (select 1 from blueprints b where b.merkmal = ${merkmal} and b.backend = dt.backend) as in_catalog,
-           exists (select 1 from workspace_merkmale wm where wm.workspace = dt.workspace and wm.merkmal = ${merkmal}) as in_workspace,
-           (select json_build_object('merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen)
-              from device_merkmale o where o.device_id = d.id and o.merkmal = ${merkmal}) as device_override,
-           (select coalesce(json_agg(json_build_object(
-                     'merkmal', o.merkmal, 'state', o.state, 'optionen', o.optionen, 'groupId', o.group_id,
-                     'updatedAt', (extract(epoch from o.updated_at) * 1000000)::bigint)), '[]')
-              from group_members gm join group_merkmale o on o.group_id = gm.group_id and o.merkmal = ${merkmal}
-              where gm.device_id = d.id) as group_overrides
-    from devices d
-    ${effectiveTemplateOf(db)}
-    where ${filter}`;
-  const devices = new Map<string, DeviceInputs>();
-  for (const r of rows) {
-    devices.set(r.id, {
-      oeId: r.oe_id,
-      inCatalog: r.in_catalog,
-      inWorkspace: r.in_workspace,
-      device: r.device_override ?? undefined,
-      groups: r.group_overrides,
-    });
-  }
-  return { units, devices };
-}
-
-/** The ids of `rootId` and all its descendants. */
-function subtree(units: Map<string, UnitNode>, rootId: string): string[] {
-  const children = new Map<string, string[]>();
-  for (const [id, u] of units) {
-    if (u.parentId === null) continue;
-    const list = children.get(u.parentId);
-    if (list) list.push(id);
-    else children.set(u.parentId, [id]);
-  }
-  const out = new Set<string>([rootId]);
-  const stack = [rootId];
-  while (stack.length > 0) {
-    for (const child of children.get(stack.pop()!) ?? []) {
-      if (!out.has(child)) {
-        out.add(child);
-        stack.push(child);
-      }
-    }
-  }
-  return [...out];
-}
-
-/** The same inputs with the written override in place of the old one. */
+/** The same inputs with the written override of `merkmal` in place of the old one. */
 function applyChange(
   before: Affected,
   scope: Scope,
@@ -318,34 +195,26 @@ function applyChange(
   merkmal: string,
   written: WrittenOverride | null,
 ): Affected {
-  const override = written === null ? undefined : { merkmal, state: written.state, optionen: written.optionen };
+  const override = written === null ? [] : [{ merkmal, state: written.state, optionen: written.optionen }];
   if (scope === 'org-units') {
     const units = new Map(before.units);
     const unit = units.get(id);
-    if (unit) units.set(id, { ...unit, override });
+    if (unit)
+      units.set(id, { ...unit, overrides: [...unit.overrides.filter((o) => o.merkmal !== merkmal), ...override] });
     return { units, devices: before.devices };
   }
   const devices = new Map<string, DeviceInputs>();
   for (const [deviceId, d] of before.devices) {
     if (scope === 'devices') {
-      devices.set(deviceId, deviceId === id ? { ...d, device: override } : d);
+      devices.set(
+        deviceId,
+        deviceId === id ? { ...d, device: [...d.device.filter((o) => o.merkmal !== merkmal), ...override] } : d,
+      );
     } else {
-      const groups = d.groups.filter((g) => g.groupId !== id);
+      const groups = d.groups.filter((g) => g.groupId !== id || g.merkmal !== merkmal);
       if (written !== null) groups.push({ ...written, groupId: id });
       devices.set(deviceId, { ...d, groups });
     }
   }
   return { units: before.units, devices };
-}
-
-/** The nearest override of the device's org-unit chain (walked in memory), then the rule. */
-function resolveFor(inputs: Affected, device: DeviceInputs, merkmal: string) {
-  let orgUnit: Override | undefined;
-  for (const [, unit] of upTheTree(inputs.units, device.oeId)) {
-    if (unit.override) {
-      orgUnit = unit.override;
-      break;
-    }
-  }
-  return resolveOne({ merkmal, inWorkspace: device.inWorkspace }, orgUnit, device.groups, device.device);
 }

@@ -101,7 +101,7 @@ export function resolveCatalog(input: ResolutionInput): ResolvedMerkmal[] {
  * One Merkmal, from the rows that concern it: the nearest org-unit override (if any),
  * the group overrides, the device override (if any).
  */
-export function resolveOne(
+function resolveOne(
   entry: CatalogEntry,
   orgUnit: Override | undefined,
   groups: readonly GroupOverride[],
@@ -123,6 +123,23 @@ export function resolveOne(
 
   if (orgUnit !== undefined) return { merkmal, state: orgUnit.state, origin: 'oe', optionen: orgUnit.optionen };
   return { merkmal, state: entry.inWorkspace ? 'present' : 'absent', origin: 'workspace', optionen: {} };
+}
+
+/**
+ * Whether two `optionen` say the same: equal JSON values, whatever the order of the keys
+ * (the database's jsonb orders them its own way, a request in the order it was written).
+ */
+export function sameOptionen(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((v, i) => sameOptionen(v, b[i]));
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  return keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && sameOptionen(x[k], y[k]));
 }
 
 /** The override of the given state changed last; ties go to the smallest group id. */

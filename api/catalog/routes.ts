@@ -37,21 +37,21 @@ const scopes = [
     op: 'Device',
     what: 'a device',
     reach:
-      'Writes a `selected` / `deselected` event for the device every time, with `payload: { origin: "geraet", source_id, optionen }`. An archived device changes no more: 409 `device_archived`, nothing written.',
+      'Writes a `selected` / `deselected` event for the device every time, with `payload: { cause: "device", origin: "geraet", source_id, optionen, actor }`. An archived device changes no more: 409 `device_archived`, nothing written.',
   },
   {
     scope: 'org-units',
     op: 'OrgUnit',
     what: 'an org unit',
     reach:
-      'Reaches every device of the unit\'s subtree. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived device whose effective state changes, with `payload: { origin: "oe", source_id, optionen }`.',
+      'Reaches every device of the unit\'s subtree. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived device whose effective state or `optionen` change, with `payload: { cause: "oe", origin: "oe", source_id, optionen, actor }`.',
   },
   {
     scope: 'groups',
     op: 'Group',
     what: 'a group',
     reach:
-      'Reaches the group\'s members. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived member whose effective state changes, with `payload: { origin: "gruppe", source_id, optionen }`.',
+      'Reaches the group\'s members. Writes a `selected` / `deselected` event (by the new effective state) for each non-archived member whose effective state or `optionen` change, with `payload: { cause: "gruppe", origin: "gruppe", source_id, optionen, actor }`.',
   },
 ] as const;
 
@@ -105,8 +105,8 @@ function unsetRoute(s: (typeof scopes)[number]) {
     tags,
     summary: `Unset a catalog Merkmal for ${s.what} (remove the override: inherit)`,
     description:
-      `Idempotent: 204 also when no override was set. Writes a \`selected\` / \`deselected\` event with \`payload: { origin, source_id, unset: true }\` ` +
-      `for each non-archived device whose effective state changes${s.scope === 'devices' ? ' (the device itself; an archived device is 409 `device_archived`)' : ''}. ${catalogNote}`,
+      `Idempotent: 204 also when no override was set. Writes a \`selected\` / \`deselected\` event with \`payload: { cause, origin, source_id, unset: true, actor }\` ` +
+      `for each non-archived device whose effective state or \`optionen\` change${s.scope === 'devices' ? ' (the device itself; an archived device is 409 `device_archived`)' : ''}. ${catalogNote}`,
     operation: ops.selectionOperations[s.scope].unset,
     errors: selectionErrorsOf(s),
     request: { params: MerkmalParams },

@@ -1,7 +1,9 @@
 /** SQL of the admin's device views (list, filters) and of moving a device to an org unit. */
 import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
-import { isPgError, pgError } from '../db/client.ts';
+import { isPgError, pgError, transaction } from '../db/client.ts';
+import type { Actor } from '../access/declaration.ts';
+import type { RecordEffectiveState } from '../access/effective_state.ts';
 import { organizationOf } from '../access/owners.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import type { Cursor } from '../http/pagination.ts';
@@ -83,25 +85,50 @@ export async function listOrganizationDevices(
     limit ${limit + 1}`;
 }
 
-/** Files the device under an org unit of its organization. Archived devices cannot move. */
-export async function moveDevice(db: Db, deviceId: string, oeId: string): Promise<DeviceRow> {
-  const device = await getDevice(db, deviceId);
-  if (!device) throw notFound('device', deviceId);
-  if (device.archived_at !== null) throw deviceArchived(deviceId, MOVE_REFUSAL);
-  await requireOrgUnitOf(db, oeId, device.organization_id, 'oe_id');
-  try {
-    const rows = await db`
-      update devices set oe_id = ${oeId}
-      where id = ${deviceId} and archived_at is null
-      returning id`;
-    // Archived meanwhile: the statement's own condition settles the race.
-    if (rows.length === 0) throw deviceArchived(deviceId, MOVE_REFUSAL);
-  } catch (err) {
-    // The unit was deleted meanwhile.
-    if (isPgError(err, pgError.foreignKeyViolation)) throw notFound('org unit', oeId);
-    throw err;
-  }
-  return (await getDevice(db, deviceId))!;
+/**
+ * Files the device under an org unit of its organization, with an event for each Merkmal
+ * whose effective state or `optionen` the move changes (`record`, the catalog's). Archived
+ * devices cannot move.
+ */
+export async function moveDevice(
+  sql: Db,
+  deviceId: string,
+  oeId: string,
+  actor: Actor,
+  record: RecordEffectiveState,
+): Promise<DeviceRow> {
+  return transaction(sql, async (db) => {
+    // The row before the organization's lock (inside `record`), in the order a selection or
+    // a membership change takes them: a move waiting for the lock while holding the row
+    // would deadlock with them.
+    await db`select 1 from devices where id = ${deviceId} for no key update`;
+    const device = await getDevice(db, deviceId);
+    if (!device) throw notFound('device', deviceId);
+    if (device.archived_at !== null) throw deviceArchived(deviceId, MOVE_REFUSAL);
+    await requireOrgUnitOf(db, oeId, device.organization_id, 'oe_id');
+    const change = {
+      organizationId: device.organization_id,
+      reach: { device: deviceId },
+      cause: 'move',
+      sourceId: oeId,
+      actor,
+    } as const;
+    try {
+      await record(db, change, async () => {
+        const rows = await db`
+          update devices set oe_id = ${oeId}
+          where id = ${deviceId} and archived_at is null
+          returning id`;
+        // The row is locked above, so this condition only guards.
+        if (rows.length === 0) throw deviceArchived(deviceId, MOVE_REFUSAL);
+      });
+    } catch (err) {
+      // The unit was deleted meanwhile.
+      if (isPgError(err, pgError.foreignKeyViolation)) throw notFound('org unit', oeId);
+      throw err;
+    }
+    return (await getDevice(db, deviceId))!;
+  });
 }
 
 const MOVE_REFUSAL = 'it cannot be moved';

@@ -4,6 +4,8 @@
  * The lifecycle (deprovision, reprovision, archive, hardware, events) is in lifecycle_routes.ts.
  */
 import { z } from '@hono/zod-openapi';
+import { actorOf } from '../access/declaration.ts';
+import type { RecordEffectiveState } from '../access/effective_state.ts';
 import { recordAudit } from '../access/middleware.ts';
 import { notFound } from '../http/errors.ts';
 import { IdParams, json, jsonBody, Uuid, UuidFilter } from '../http/openapi.ts';
@@ -79,14 +81,17 @@ const moveDeviceRoute = defineRoute({
   summary: 'Move a device to an org unit',
   description:
     'An unknown org unit is 404, one of another organization 422 `organization_mismatch`; ' +
-    'an archived device cannot be moved (409 `device_archived`).',
+    'an archived device cannot be moved (409 `device_archived`). ' +
+    'Writes a `selected` / `deselected` event for each catalog Merkmal whose effective state or `optionen` the move changes, ' +
+    'with `payload: { cause: "move", source_id, origin, optionen, actor }` (origin and optionen of the new decision).',
   operation: ops.moveDevice,
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: IdParams, body: jsonBody(DeviceOrgUnitBody) },
   responses: { 200: json(Device, 'The device in its new org unit') },
 });
 
-export function deviceRoutes() {
+/** `record`: the catalog's recorder of effective-state changes, handed in by the app (devices stand below the catalog). */
+export function deviceRoutes(record: RecordEffectiveState) {
   return newRouter()
     .openapi(listDevices, async (c) => {
       const { id } = c.req.valid('param');
@@ -110,7 +115,7 @@ export function deviceRoutes() {
     .openapi(moveDeviceRoute, async (c) => {
       const { id } = c.req.valid('param');
       const { oe_id } = c.req.valid('json');
-      const row = await moveDevice(c.get('db'), id, oe_id);
+      const row = await moveDevice(c.get('db'), id, oe_id, actorOf(c.get('caller')), record);
       recordAudit(c, { organizationId: row.organization_id, targetType: 'device', targetId: id, details: { oe_id } });
       return c.json(serializeDevice(row), 200);
     });

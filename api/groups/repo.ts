@@ -1,4 +1,6 @@
 /** SQL of groups (flat, per organization) and their many-to-many device memberships. */
+import type { Actor } from '../access/declaration.ts';
+import type { EffectiveStateChange, RecordEffectiveState } from '../access/effective_state.ts';
 import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
 import { isPgError, pgError, transaction } from '../db/client.ts';
@@ -92,11 +94,36 @@ export async function updateGroup(db: Db, id: string, patch: GroupPatchInput): P
   return row;
 }
 
-/** Deletes the group; its memberships and overrides go with it (on delete cascade). Returns its organization. */
-export async function deleteGroup(db: Db, id: string): Promise<string> {
-  const [row] = await db<{ organization_id: string }[]>`delete from groups where id = ${id} returning organization_id`;
-  if (!row) throw notFound('group', id);
-  return row.organization_id;
+/**
+ * Deletes the group; its memberships and overrides go with it (on delete cascade), with an
+ * event for each member and Merkmal whose effective state or `optionen` that changes
+ * (`record`, the catalog's). Returns its organization.
+ */
+export async function deleteGroup(sql: Db, id: string, actor: Actor, record: RecordEffectiveState): Promise<string> {
+  return transaction(sql, async (db) => {
+    const group = await requireGroup(db, id);
+    // The members' rows before the organization's lock (inside `record`), in the order
+    // selections and membership changes take them: the cascade rewrites each member's row
+    // (its groups), and holding the lock while waiting for a row would deadlock with them.
+    await db`
+      select 1 from devices
+      where id in (select m.device_id from group_members m where m.group_id = ${id})
+      order by id for no key update`;
+    const change = {
+      organizationId: group.organization_id,
+      reach: { group: id },
+      cause: 'delete',
+      sourceId: id,
+      actor,
+    } as const;
+    return record(db, change, async () => {
+      const [row] = await db<
+        { organization_id: string }[]
+      >`delete from groups where id = ${id} returning organization_id`;
+      if (!row) throw notFound('group', id);
+      return row.organization_id;
+    });
+  });
 }
 
 interface MemberCheck {
@@ -106,13 +133,15 @@ interface MemberCheck {
 
 /**
  * The group and the device of a membership call, both existing and of one organization,
- * the device's row share-locked for the rest of the transaction: an archive racing the
- * change waits for it or is seen here.
+ * the device's row locked for the rest of the transaction: an archive racing the change
+ * waits for it or is seen here. Locked for update, not share, and before the organization's
+ * lock (inside `record`): the membership's trigger rewrites the row, so two changes of one
+ * device that both held it shared would each wait for the other.
  */
 async function requireMembershipPair(db: Db, groupId: string, deviceId: string): Promise<MemberCheck> {
   const group = await requireGroup(db, groupId);
   const [device] = await db<MemberCheck['device'][]>`
-    select id, organization_id, archived_at is not null as archived from devices where id = ${deviceId} for share`;
+    select id, organization_id, archived_at is not null as archived from devices where id = ${deviceId} for no key update`;
   if (!device) throw notFound('device', deviceId);
   if (device.organization_id !== group.organization_id) {
     throw new ApiError(
@@ -128,14 +157,22 @@ async function requireMembershipPair(db: Db, groupId: string, deviceId: string):
  * Adds the device to the group; a second call changes nothing. An archived device's
  * memberships change no more (409 `device_archived`). Returns the organization.
  */
-export async function addMember(sql: Db, groupId: string, deviceId: string): Promise<string> {
+export async function addMember(
+  sql: Db,
+  groupId: string,
+  deviceId: string,
+  actor: Actor,
+  record: RecordEffectiveState,
+): Promise<string> {
   try {
     return await transaction(sql, async (db) => {
       const { group } = await requireMembershipPair(db, groupId, deviceId);
-      await db`
-        insert into group_members (group_id, device_id, organization_id)
-        values (${groupId}, ${deviceId}, ${group.organization_id})
-        on conflict (group_id, device_id) do nothing`;
+      await record(db, membership(group, deviceId, actor), async () => {
+        await db`
+          insert into group_members (group_id, device_id, organization_id)
+          values (${groupId}, ${deviceId}, ${group.organization_id})
+          on conflict (group_id, device_id) do nothing`;
+      });
       return group.organization_id;
     });
   } catch (err) {
@@ -149,12 +186,31 @@ export async function addMember(sql: Db, groupId: string, deviceId: string): Pro
  * Removes the device from the group; removing a non-member is fine (idempotent). An
  * archived device's memberships change no more (409 `device_archived`). Returns the organization.
  */
-export async function removeMember(sql: Db, groupId: string, deviceId: string): Promise<string> {
+export async function removeMember(
+  sql: Db,
+  groupId: string,
+  deviceId: string,
+  actor: Actor,
+  record: RecordEffectiveState,
+): Promise<string> {
   return transaction(sql, async (db) => {
     const { group } = await requireMembershipPair(db, groupId, deviceId);
-    await db`delete from group_members where group_id = ${groupId} and device_id = ${deviceId}`;
+    await record(db, membership(group, deviceId, actor), async () => {
+      await db`delete from group_members where group_id = ${groupId} and device_id = ${deviceId}`;
+    });
     return group.organization_id;
   });
+}
+
+/** A membership change of one device, recorded by the catalog's events. */
+function membership(group: GroupRow, deviceId: string, actor: Actor): EffectiveStateChange {
+  return {
+    organizationId: group.organization_id,
+    reach: { device: deviceId },
+    cause: 'membership',
+    sourceId: group.id,
+    actor,
+  };
 }
 
 /** The group's devices (archived ones omitted), in device creation order. */

@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { serializeDevice } from '../devices/repo.ts';
 import { Device } from '../devices/schemas.ts';
+import type { RecordEffectiveState } from '../access/effective_state.ts';
 import { recordAudit } from '../access/middleware.ts';
 import { IdParams, json, jsonBody, Uuid } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
@@ -74,8 +75,10 @@ const deleteGroup = defineRoute({
   tags,
   summary: 'Delete a group',
   description:
-    'Its memberships and Merkmal overrides go with it (no selection events are written for that), archived ' +
-    "members' memberships too: the group ends, the devices are not changed.",
+    'Its memberships and Merkmal overrides go with it, archived ' +
+    "members' memberships too: the group ends, the devices are not changed. " +
+    'Writes a `selected` / `deselected` event for each non-archived member and catalog Merkmal whose effective state or `optionen` that changes, ' +
+    'with `payload: { cause: "delete", source_id, origin, optionen, actor }` (origin and optionen of the new decision).',
   operation: ops.deleteGroup,
   errors: ['not_found'],
   request: { params: IdParams },
@@ -102,7 +105,9 @@ const addMember = defineRoute({
   summary: 'Add a device to the group (idempotent)',
   description:
     "A device can be in many groups. The device must belong to the group's organization " +
-    '(422 `organization_mismatch`); an archived device changes no more (409 `device_archived`).',
+    '(422 `organization_mismatch`); an archived device changes no more (409 `device_archived`). ' +
+    'Writes a `selected` / `deselected` event for each catalog Merkmal whose effective state or `optionen` the change alters, ' +
+    'with `payload: { cause: "membership", source_id, origin, optionen, actor }` (origin and optionen of the new decision).',
   operation: ops.addGroupMember,
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: MemberParams },
@@ -117,14 +122,17 @@ const removeMember = defineRoute({
   summary: 'Remove a device from the group (idempotent: removing a non-member is 204 too)',
   description:
     "The device must belong to the group's organization (422 `organization_mismatch`); an archived device " +
-    'changes no more (409 `device_archived`), its memberships stay as they are.',
+    'changes no more (409 `device_archived`), its memberships stay as they are. ' +
+    'Writes a `selected` / `deselected` event for each catalog Merkmal whose effective state or `optionen` the change alters, ' +
+    'with `payload: { cause: "membership", source_id, origin, optionen, actor }` (origin and optionen of the new decision).',
   operation: ops.removeGroupMember,
   errors: ['not_found', 'organization_mismatch', ['device_archived', 409]],
   request: { params: MemberParams },
   responses: { 204: { description: 'The device is not a member' } },
 });
 
-export function groupRoutes() {
+/** `record`: the catalog's recorder of effective-state changes, handed in by the app (groups stand below the catalog). */
+export function groupRoutes(record: RecordEffectiveState) {
   return newRouter()
     .openapi(createGroup, async (c) => {
       const { id } = c.req.valid('param');
@@ -153,7 +161,7 @@ export function groupRoutes() {
     })
     .openapi(deleteGroup, async (c) => {
       const { id } = c.req.valid('param');
-      recordAudit(c, (await service.deleteGroup(c.get('db'), id)).audit);
+      recordAudit(c, (await service.deleteGroup(c.get('db'), id, c.get('caller'), record)).audit);
       return c.body(null, 204);
     })
     .openapi(listGroupDevices, async (c) => {
@@ -166,12 +174,12 @@ export function groupRoutes() {
     })
     .openapi(addMember, async (c) => {
       const { id, device_id } = c.req.valid('param');
-      recordAudit(c, (await service.changeMember(c.get('db'), 'add', id, device_id)).audit);
+      recordAudit(c, (await service.changeMember(c.get('db'), 'add', id, device_id, c.get('caller'), record)).audit);
       return c.body(null, 204);
     })
     .openapi(removeMember, async (c) => {
       const { id, device_id } = c.req.valid('param');
-      recordAudit(c, (await service.changeMember(c.get('db'), 'remove', id, device_id)).audit);
+      recordAudit(c, (await service.changeMember(c.get('db'), 'remove', id, device_id, c.get('caller'), record)).audit);
       return c.body(null, 204);
     });
 }

@@ -2,7 +2,8 @@
  * Creating, renaming and deleting a group and changing its members, shared by
  * the API routes and the portal: each returns the audit entry of the change.
  */
-import type { AuditEntry } from '../access/declaration.ts';
+import { actorOf, type AuditEntry, type Caller } from '../access/declaration.ts';
+import type { RecordEffectiveState } from '../access/effective_state.ts';
 import type { Db } from '../db/client.ts';
 import * as repo from './repo.ts';
 import type { GroupCreateInput, GroupPatchInput } from './schemas.ts';
@@ -19,14 +20,28 @@ export async function updateGroup(db: Db, id: string, patch: GroupPatchInput) {
   return { row, audit };
 }
 
-export async function deleteGroup(db: Db, id: string): Promise<{ audit: AuditEntry }> {
-  const organizationId = await repo.deleteGroup(db, id);
+/** `record`: the catalog's recorder of effective-state changes (groups stand below the catalog). */
+export async function deleteGroup(
+  db: Db,
+  id: string,
+  caller: Caller,
+  record: RecordEffectiveState,
+): Promise<{ audit: AuditEntry }> {
+  const organizationId = await repo.deleteGroup(db, id, actorOf(caller), record);
   return { audit: { organizationId, targetType: 'group', targetId: id } };
 }
 
 /** Adds (`add`) or removes a member; both idempotent. */
-export async function changeMember(db: Db, verb: 'add' | 'remove', groupId: string, deviceId: string) {
-  const organizationId = await (verb === 'add' ? repo.addMember : repo.removeMember)(db, groupId, deviceId);
+export async function changeMember(
+  db: Db,
+  verb: 'add' | 'remove',
+  groupId: string,
+  deviceId: string,
+  caller: Caller,
+  record: RecordEffectiveState,
+) {
+  const change = verb === 'add' ? repo.addMember : repo.removeMember;
+  const organizationId = await change(db, groupId, deviceId, actorOf(caller), record);
   const audit: AuditEntry = {
     organizationId,
     targetType: 'group',

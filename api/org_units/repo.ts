@@ -3,6 +3,8 @@
  * no cycles, only empty units are deleted, no mixing of organizations) are checked here
  * under the organization's write lock, so concurrent moves and deletes cannot break them.
  */
+import type { Actor } from '../access/declaration.ts';
+import type { RecordEffectiveState } from '../access/effective_state.ts';
 import { afterCursor } from '../db/keyset.ts';
 import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
@@ -108,8 +110,17 @@ function nameTakenOr(err: unknown, name: string): unknown {
   return err;
 }
 
-/** Renames and/or moves a unit. */
-export async function updateOrgUnit(sql: Db, id: string, patch: OrgUnitPatchInput): Promise<OrgUnitRow> {
+/**
+ * Renames and/or moves a unit. A move writes an event for each device of its subtree and
+ * Merkmal whose effective state or `optionen` it changes (`record`, the catalog's).
+ */
+export async function updateOrgUnit(
+  sql: Db,
+  id: string,
+  patch: OrgUnitPatchInput,
+  actor: Actor,
+  record: RecordEffectiveState,
+): Promise<OrgUnitRow> {
   return transaction(sql, async (tx) => {
     const found = await requireOrgUnit(tx, id);
     await lockOrganization(tx, found.organization_id);
@@ -132,12 +143,23 @@ export async function updateOrgUnit(sql: Db, id: string, patch: OrgUnitPatchInpu
     }
     const columns = (['name', 'parent_id'] as const).filter((c) => patch[c] !== undefined);
     if (columns.length === 0) return unit;
-    try {
+    const update = async () => {
       const [row] = await tx<OrgUnitRow[]>`
         update org_units set ${tx(patch, ...columns)}
         where id = ${id}
         returning id, organization_id, parent_id, name, protected, created_at`;
       return row!;
+    };
+    try {
+      if (!moving) return await update();
+      const change = {
+        organizationId: unit.organization_id,
+        reach: { orgUnit: id },
+        cause: 'move',
+        sourceId: id,
+        actor,
+      } as const;
+      return await record(tx, change, update);
     } catch (err) {
       throw nameTakenOr(err, patch.name ?? unit.name);
     }
@@ -160,9 +182,16 @@ async function isSelfOrAncestor(db: Db, unitId: string, candidate: string): Prom
 /**
  * Deletes an empty unit: no child units and no live devices. Archived devices do not keep a
  * unit alive (they are out of every list and cannot be moved by hand); they are moved to
- * the organization's "Neue Geräte". The unit's overrides go with it.
+ * the organization's "Neue Geräte". The unit's overrides go with it. Recorded like every
+ * change that can alter effective state (`record`, the catalog's), though with no live
+ * device under the unit none changes.
  */
-export async function deleteOrgUnit(sql: Db, id: string): Promise<OrgUnitRow> {
+export async function deleteOrgUnit(
+  sql: Db,
+  id: string,
+  actor: Actor,
+  record: RecordEffectiveState,
+): Promise<OrgUnitRow> {
   try {
     return await transaction(sql, async (tx) => {
       const found = await requireOrgUnit(tx, id);
@@ -179,11 +208,20 @@ export async function deleteOrgUnit(sql: Db, id: string): Promise<OrgUnitRow> {
           `org unit ${id} still has ${usage!.children} child unit(s) and ${usage!.devices} device(s)`,
         );
       }
-      await tx`
-        update devices set oe_id = (
-          select ou.id from org_units ou where ou.organization_id = ${unit.organization_id} and ou.protected)
-        where oe_id = ${id} and archived_at is not null`;
-      await tx`delete from org_units where id = ${id}`;
+      const change = {
+        organizationId: unit.organization_id,
+        reach: { orgUnit: id },
+        cause: 'delete',
+        sourceId: id,
+        actor,
+      } as const;
+      await record(tx, change, async () => {
+        await tx`
+          update devices set oe_id = (
+            select ou.id from org_units ou where ou.organization_id = ${unit.organization_id} and ou.protected)
+          where oe_id = ${id} and archived_at is not null`;
+        await tx`delete from org_units where id = ${id}`;
+      });
       return unit;
     });
   } catch (err) {

@@ -1,4 +1,5 @@
 /** Org units: one tree per organization; create, list, read, rename, move, delete. */
+import type { RecordEffectiveState } from '../access/effective_state.ts';
 import { recordAudit } from '../access/middleware.ts';
 import { IdParams, json, jsonBody } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
@@ -61,7 +62,10 @@ const patchOrgUnit = defineRoute({
     '`parent_id` moves the unit (with its subtree); `null` moves it to the top level. ' +
     'The protected unit "Neue Geräte" cannot be renamed or moved (409 `protected_org_unit`, even to the same values). ' +
     'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; ' +
-    'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404.',
+    'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404. ' +
+    'A move writes a `selected` / `deselected` event for each non-archived device of the subtree and catalog Merkmal whose ' +
+    'effective state or `optionen` it changes, with `payload: { cause: "move", source_id, origin, optionen, actor }` ' +
+    '(source_id: the unit; origin and optionen of the new decision).',
   operation: ops.updateOrgUnit,
   errors: ['not_found', 'protected_org_unit', 'org_unit_cycle', 'organization_mismatch', 'name_taken'],
   request: { params: IdParams, body: jsonBody(OrgUnitPatch) },
@@ -77,14 +81,15 @@ const deleteOrgUnit = defineRoute({
   description:
     'Only a unit without child units and without (non-archived) devices can be deleted (else 409 `org_unit_not_empty`); ' +
     'archived devices still filed under it are moved to "Neue Geräte". Its Merkmal overrides go with it ' +
-    '(no events are written for that). "Neue Geräte" cannot be deleted (409 `protected_org_unit`).',
+    '(no live device is under it, so no effective state changes). "Neue Geräte" cannot be deleted (409 `protected_org_unit`).',
   operation: ops.deleteOrgUnit,
   errors: ['not_found', 'protected_org_unit', 'org_unit_not_empty'],
   request: { params: IdParams },
   responses: { 204: { description: 'Deleted' } },
 });
 
-export function orgUnitRoutes() {
+/** `record`: the catalog's recorder of effective-state changes, handed in by the app (org units stand below the catalog). */
+export function orgUnitRoutes(record: RecordEffectiveState) {
   return newRouter()
     .openapi(createOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
@@ -109,13 +114,13 @@ export function orgUnitRoutes() {
     .openapi(patchOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
       const patch = c.req.valid('json');
-      const { row, audit } = await updateUnit(c.get('db'), id, patch);
+      const { row, audit } = await updateUnit(c.get('db'), id, patch, c.get('caller'), record);
       recordAudit(c, audit);
       return c.json(repo.serializeOrgUnit(row), 200);
     })
     .openapi(deleteOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      recordAudit(c, (await deleteUnit(c.get('db'), id)).audit);
+      recordAudit(c, (await deleteUnit(c.get('db'), id, c.get('caller'), record)).audit);
       return c.body(null, 204);
     });
 }

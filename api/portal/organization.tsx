@@ -8,6 +8,7 @@ import { Hono } from 'hono';
 import type { AuditEntry } from '../access/declaration.ts';
 import * as auditOps from '../audit/operations.ts';
 import { listAuditEvents } from '../audit/repo.ts';
+import { recordEffectiveChange } from '../catalog/effective_changes.ts';
 import { listOrganizationOverrides } from '../catalog/repo.ts';
 import type { Db } from '../db/client.ts';
 import { findDeviceBySerialOrId } from '../devices/repo.ts';
@@ -240,8 +241,8 @@ export function organizationRoutes() {
       return writeAndRedirect(c, `/portal/org-units/${id}`, success, async () => {
         const parsed = OrgUnitPatch.safeParse({ [field]: value });
         if (!parsed.success) throw invalidInput(parsed.error);
-        await write({ param: { id }, json: parsed.data }, async (tx) =>
-          inGerman(() => updateUnit(tx, id, parsed.data).then(noResult)),
+        await write({ param: { id }, json: parsed.data }, async (tx, caller) =>
+          inGerman(() => updateUnit(tx, id, parsed.data, caller, recordEffectiveChange).then(noResult)),
         );
       });
     });
@@ -250,7 +251,9 @@ export function organizationRoutes() {
   postWrite(app, '/org-units/:id/delete', orgUnitOps.deleteOrgUnit, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/org-units', 'Organisationseinheit gelöscht.', () =>
-      write({ param: { id } }, async (tx) => inGerman(() => deleteUnit(tx, id).then(noResult))),
+      write({ param: { id } }, async (tx, caller) =>
+        inGerman(() => deleteUnit(tx, id, caller, recordEffectiveChange).then(noResult)),
+      ),
     );
   });
 
@@ -409,7 +412,9 @@ export function organizationRoutes() {
   postWrite(app, '/groups/:id/delete', groupOps.deleteGroup, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/groups', 'Gruppe gelöscht.', () =>
-      write({ param: { id } }, (tx) => groupService.deleteGroup(tx, id).then(noResult)),
+      write({ param: { id } }, (tx, caller) =>
+        groupService.deleteGroup(tx, id, caller, recordEffectiveChange).then(noResult),
+      ),
     );
   });
 
@@ -427,10 +432,10 @@ export function organizationRoutes() {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät zur Gruppe hinzugefügt.', () =>
-      write({ param: { id } }, async (tx) =>
+      write({ param: { id } }, async (tx, caller) =>
         inGerman(async () => {
           const deviceId = await deviceOf(tx, org, fields.device ?? '');
-          return noResult(await groupService.changeMember(tx, 'add', id, deviceId));
+          return noResult(await groupService.changeMember(tx, 'add', id, deviceId, caller, recordEffectiveChange));
         }),
       ),
     );
@@ -440,8 +445,8 @@ export function organizationRoutes() {
     const id = c.req.param('id').toLowerCase();
     const device = c.req.param('device').toLowerCase();
     return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät aus der Gruppe entfernt.', () =>
-      write({ param: { id, device_id: device } }, (tx) =>
-        groupService.changeMember(tx, 'remove', id, device).then(noResult),
+      write({ param: { id, device_id: device } }, (tx, caller) =>
+        groupService.changeMember(tx, 'remove', id, device, caller, recordEffectiveChange).then(noResult),
       ),
     );
   });

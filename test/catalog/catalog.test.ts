@@ -525,7 +525,7 @@ describe('an archived device changes no more', () => {
     await ctx.sql.begin(async (tx) => {
       await tx`update devices set archived_at = now() where id = ${d.id}`;
       res = ctx.request('POST', `/api/v1/devices/${d.id}/catalog/libreoffice/select`);
-      await waitForLockWaiter(ctx.sql, 'for share of d');
+      await waitForLockWaiter(ctx.sql, 'for no key update of d');
     });
     const answer = await res!;
     expect(answer.status).toBe(409);
@@ -576,17 +576,17 @@ describe('selection events', () => {
       {
         merkmal: 'libreoffice',
         type: 'selected',
-        payload: { origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' }, actor: operator },
+        payload: { cause: 'device', origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' }, actor: operator },
       },
       {
         merkmal: 'libreoffice',
         type: 'selected',
-        payload: { origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' }, actor: operator },
+        payload: { cause: 'device', origin: 'geraet', source_id: d.id, optionen: { sprache: 'de' }, actor: operator },
       },
       {
         merkmal: 'firefox',
         type: 'deselected',
-        payload: { origin: 'geraet', source_id: d.id, optionen: {}, actor: operator },
+        payload: { cause: 'device', origin: 'geraet', source_id: d.id, optionen: {}, actor: operator },
       },
     ]);
     // Unsetting a device override that decided writes the change back to the inherited state.
@@ -594,7 +594,7 @@ describe('selection events', () => {
     expect((await events(d.id)).at(-1)).toEqual({
       merkmal: 'firefox',
       type: 'selected',
-      payload: { origin: 'geraet', source_id: d.id, unset: true, actor: operator },
+      payload: { cause: 'device', origin: 'geraet', source_id: d.id, unset: true, actor: operator },
     });
     expect(await events(other.id)).toEqual([]);
   });
@@ -619,31 +619,38 @@ describe('selection events', () => {
     await deselect('org-units', unitOfOwn, 'libreoffice');
 
     await select('org-units', top!, 'libreoffice', { v: 1 });
-    const payload = { origin: 'oe', source_id: top, optionen: { v: 1 }, actor: operator };
+    const payload = { cause: 'oe', origin: 'oe', source_id: top, optionen: { v: 1 }, actor: operator };
     expect(await events(inTop.id)).toEqual([{ merkmal: 'libreoffice', type: 'selected', payload }]);
     expect(await events(inGrandchild.id)).toEqual([{ merkmal: 'libreoffice', type: 'selected', payload }]);
     for (const d of [deviceOverride, groupMajority, ownUnitOverride, archived, outside])
       expect(await events(d.id)).toEqual([]);
 
-    // Re-selecting with new optionen changes no state: no events.
-    await select('org-units', top!, 'libreoffice', { v: 2 });
+    // Re-selecting with the same optionen changes nothing: no events.
+    await select('org-units', top!, 'libreoffice', { v: 1 });
     expect(await events(inTop.id)).toHaveLength(1);
+    // New optionen change no state, but what the devices get: an event for each.
+    await select('org-units', top!, 'libreoffice', { v: 2 });
+    const v2 = { merkmal: 'libreoffice', type: 'selected', payload: { ...payload, optionen: { v: 2 } } };
+    expect((await events(inTop.id)).at(-1)).toEqual(v2);
+    expect((await events(inGrandchild.id)).at(-1)).toEqual(v2);
+    for (const d of [deviceOverride, groupMajority, ownUnitOverride, archived, outside])
+      expect(await events(d.id)).toEqual([]);
     // A nearer unit taking it away again: only the devices under it.
     await deselect('org-units', grandchild!, 'libreoffice');
-    expect(await events(inTop.id)).toHaveLength(1);
+    expect(await events(inTop.id)).toHaveLength(2);
     expect((await events(inGrandchild.id)).at(-1)).toEqual({
       merkmal: 'libreoffice',
       type: 'deselected',
-      payload: { origin: 'oe', source_id: grandchild, optionen: {}, actor: operator },
+      payload: { cause: 'oe', origin: 'oe', source_id: grandchild, optionen: {}, actor: operator },
     });
     // Unset at the top: back to the workspace default for the top's own device.
     await unset('org-units', top!, 'libreoffice');
     expect((await events(inTop.id)).at(-1)).toEqual({
       merkmal: 'libreoffice',
       type: 'deselected',
-      payload: { origin: 'oe', source_id: top, unset: true, actor: operator },
+      payload: { cause: 'oe', origin: 'oe', source_id: top, unset: true, actor: operator },
     });
-    expect(await events(inGrandchild.id)).toHaveLength(2);
+    expect(await events(inGrandchild.id)).toHaveLength(3);
   });
 
   it('a group selection writes events for members whose effective state changes', async () => {
@@ -662,7 +669,7 @@ describe('selection events', () => {
     for (const d of [onlyG1, both, nonMember, ubuntuMember]) expect(await events(d.id)).toEqual([]);
 
     await select('groups', g1!, 'qgis');
-    const payload = { origin: 'gruppe', source_id: g1, optionen: {}, actor: operator };
+    const payload = { cause: 'gruppe', origin: 'gruppe', source_id: g1, optionen: {}, actor: operator };
     expect(await events(onlyG1.id)).toEqual([{ merkmal: 'qgis', type: 'selected', payload }]);
     expect(await events(ubuntuMember.id)).toEqual([{ merkmal: 'qgis', type: 'selected', payload }]);
     expect(await events(both.id)).toEqual([]); // 1:1 split: the workspace default stands
@@ -675,7 +682,11 @@ describe('selection events', () => {
 
     await unset('groups', g2!, 'qgis'); // now 1:0 for `both`
     expect(await events(both.id)).toEqual([
-      { merkmal: 'qgis', type: 'selected', payload: { origin: 'gruppe', source_id: g2, unset: true, actor: operator } },
+      {
+        merkmal: 'qgis',
+        type: 'selected',
+        payload: { cause: 'gruppe', origin: 'gruppe', source_id: g2, unset: true, actor: operator },
+      },
     ]);
   });
 });
