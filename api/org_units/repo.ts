@@ -18,6 +18,7 @@ export interface OrgUnitRow {
   parent_id: string | null;
   name: string;
   protected: boolean;
+  archive_stale_after_days: number | null;
   created_at: Date;
 }
 
@@ -27,7 +28,7 @@ export function serializeOrgUnit(row: OrgUnitRow): OrgUnitType {
 
 async function getOrgUnit(db: Db, id: string): Promise<OrgUnitRow | null> {
   const [row] = await db<OrgUnitRow[]>`
-    select id, organization_id, parent_id, name, protected, created_at
+    select id, organization_id, parent_id, name, protected, archive_stale_after_days, created_at
     from org_units where id = ${id}`;
   return row ?? null;
 }
@@ -59,7 +60,7 @@ export async function listOrgUnits(
   limit: number,
 ): Promise<OrgUnitRow[]> {
   return db<OrgUnitRow[]>`
-    select id, organization_id, parent_id, name, protected, created_at
+    select id, organization_id, parent_id, name, protected, archive_stale_after_days, created_at
     from org_units
     where organization_id = ${organizationId} and ${afterCursor(db, cursor)}
     order by created_at, id
@@ -82,9 +83,9 @@ export async function createOrgUnit(sql: Db, organizationId: string, input: OrgU
     if (parentId !== null) await requireOrgUnitOf(tx, parentId, organizationId, 'parent_id');
     try {
       const [row] = await tx<OrgUnitRow[]>`
-        insert into org_units (organization_id, parent_id, name, protected)
-        values (${organizationId}, ${parentId}, ${input.name}, false)
-        returning id, organization_id, parent_id, name, protected, created_at`;
+        insert into org_units (organization_id, parent_id, name, protected, archive_stale_after_days)
+        values (${organizationId}, ${parentId}, ${input.name}, false, ${input.archive_stale_after_days ?? null})
+        returning id, organization_id, parent_id, name, protected, archive_stale_after_days, created_at`;
       return row!;
     } catch (err) {
       throw nameTakenOr(err, input.name);
@@ -108,7 +109,7 @@ function nameTakenOr(err: unknown, name: string): unknown {
   return err;
 }
 
-/** Renames and/or moves a unit. */
+/** Renames and/or moves a unit, and/or sets its archiving of stale devices. */
 export async function updateOrgUnit(sql: Db, id: string, patch: OrgUnitPatchInput): Promise<OrgUnitRow> {
   return transaction(sql, async (tx) => {
     const found = await requireOrgUnit(tx, id);
@@ -130,13 +131,13 @@ export async function updateOrgUnit(sql: Db, id: string, patch: OrgUnitPatchInpu
         );
       }
     }
-    const columns = (['name', 'parent_id'] as const).filter((c) => patch[c] !== undefined);
+    const columns = (['name', 'parent_id', 'archive_stale_after_days'] as const).filter((c) => patch[c] !== undefined);
     if (columns.length === 0) return unit;
     try {
       const [row] = await tx<OrgUnitRow[]>`
         update org_units set ${tx(patch, ...columns)}
         where id = ${id}
-        returning id, organization_id, parent_id, name, protected, created_at`;
+        returning id, organization_id, parent_id, name, protected, archive_stale_after_days, created_at`;
       return row!;
     } catch (err) {
       throw nameTakenOr(err, patch.name ?? unit.name);
