@@ -26,8 +26,10 @@ export function sweepStaleDevicesTask(deps: TaskDeps): Task {
 
 /**
  * Marks the devices that are stale and not yet marked for this silence, and emits
- * `device.stale` for each in the same statement; returns their ids. The upsert settles two
- * sweeps at once: the second waits for the first's row and then finds it marked already.
+ * `device.stale` for each in the same statement; returns their ids. Devices marked already
+ * are left out before the upsert, so a fleet that stays stale costs a read, not a row lock
+ * per device and run. The upsert settles two sweeps at once: the second waits for the
+ * first's row and then finds it marked already.
  */
 export async function sweepStaleDevices(db: Db, staleAfter: number): Promise<string[]> {
   const rows = await db<{ device_id: string }[]>`
@@ -38,6 +40,8 @@ export async function sweepStaleDevices(db: Db, staleAfter: number): Promise<str
         left join device_heartbeats h on h.device_id = d.id
        where device_status(d.archived_at, d.deprovisioned_at, d.agent_secret_issued_at, h.at,
                            make_interval(secs => ${staleAfter})) = 'stale'
+         and not exists (select from device_stale_marks m
+                          where m.device_id = d.id and m.silent_since = greatest(h.at, d.agent_secret_issued_at))
     ), marked as (
       insert into device_stale_marks as m (device_id, silent_since)
       select id, silent_since from stale
