@@ -12,6 +12,15 @@ import type { TaskDeps, WorkerConfig } from '../worker_deps.ts';
 
 export const SWEEP_STALE_DEVICES_TASK = 'sweep_stale_devices';
 
+/**
+ * One scan of the fleet per run finds at most SCAN_LIMIT devices (the rest wait for the
+ * next run); they are announced BATCH per statement, each an event and a delivery job per
+ * subscribed webhook, so a site that loses its network (thousands stale at once) never
+ * makes a statement run into the database's time limit.
+ */
+const SCAN_LIMIT = 20_000;
+const BATCH = 500;
+
 /** Three poll intervals without a check-in: the `stale_after` of `device_status`. */
 export function staleAfterSeconds(config: Pick<WorkerConfig, 'agentPollIntervalSeconds'>): number {
   return 3 * (config.agentPollIntervalSeconds ?? DEFAULT_AGENT_POLL_INTERVAL_SECONDS);
@@ -24,27 +33,45 @@ export function sweepStaleDevicesTask(deps: TaskDeps): Task {
   };
 }
 
+/** Announces the devices that went stale and were not yet announced for this silence; returns their ids. */
+export async function sweepStaleDevices(db: Db, staleAfter: number, batch = BATCH): Promise<string[]> {
+  const found = await db<{ id: string }[]>`
+    select d.id
+      from devices d
+      left join device_heartbeats h on h.device_id = d.id
+     where device_status(d.archived_at, d.deprovisioned_at, d.agent_secret_issued_at, h.at,
+                         make_interval(secs => ${staleAfter})) = 'stale'
+       and not exists (select from device_stale_marks m
+                        where m.device_id = d.id and m.silent_since = greatest(h.at, d.agent_secret_issued_at))
+     order by d.id
+     limit ${SCAN_LIMIT}`;
+  const ids = found.map((r) => r.id);
+  const announced: string[] = [];
+  for (let i = 0; i < ids.length; i += batch) {
+    announced.push(...(await announce(db, staleAfter, ids.slice(i, i + batch))));
+  }
+  return announced;
+}
+
 /**
- * Marks the devices that are stale and not yet marked for this silence, and emits
- * `device.stale` for each in the same statement; returns their ids. Devices marked already
- * are left out before the upsert, so a fleet that stays stale costs a read, not a row lock
- * per device and run. The upsert settles two sweeps at once: the second waits for the
- * first's row and then finds it marked already.
+ * Marks those of `ids` that are still stale and not yet marked for this silence, and
+ * emits `device.stale` for each in the same statement. The upsert settles two sweeps at
+ * once: the second waits for the first's row and then finds it marked already. Both take
+ * the rows in id order, so neither waits for the other while holding a row it needs.
  */
-export async function sweepStaleDevices(db: Db, staleAfter: number): Promise<string[]> {
+async function announce(db: Db, staleAfter: number, ids: string[]): Promise<string[]> {
   const rows = await db<{ device_id: string }[]>`
     with stale as (
       select d.id, d.organization_id, d.serial, d.hostname, d.oe_id, h.at as last_checkin,
              greatest(h.at, d.agent_secret_issued_at) as silent_since
         from devices d
         left join device_heartbeats h on h.device_id = d.id
-       where device_status(d.archived_at, d.deprovisioned_at, d.agent_secret_issued_at, h.at,
+       where d.id = any(${ids}::uuid[])
+         and device_status(d.archived_at, d.deprovisioned_at, d.agent_secret_issued_at, h.at,
                            make_interval(secs => ${staleAfter})) = 'stale'
-         and not exists (select from device_stale_marks m
-                          where m.device_id = d.id and m.silent_since = greatest(h.at, d.agent_secret_issued_at))
     ), marked as (
       insert into device_stale_marks as m (device_id, silent_since)
-      select id, silent_since from stale
+      select id, silent_since from stale order by id
       on conflict (device_id) do update set silent_since = excluded.silent_since, marked_at = now_ms()
         where m.silent_since <> excluded.silent_since
       returning device_id
