@@ -60,6 +60,8 @@ const DEFAULT_ROLE_REPOSITORY_URL = 'https://roles.example.invalid/fleet/ansible
 
 /** Webhook deliveries in flight per worker (WEBHOOK_CONCURRENCY). */
 export const DEFAULT_WEBHOOK_CONCURRENCY = 4;
+/** AGENT_POLL_INTERVAL_SECONDS when unset: also the worker's, whose stale sweeps count in it. */
+export const DEFAULT_AGENT_POLL_INTERVAL_SECONDS = 300;
 
 /**
  * The API's connections: twice the host's cores, from 4 to 10. postgres.js pipelines
@@ -85,7 +87,7 @@ const EnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   PUBLIC_BASE_URL: url.optional(),
   ROLE_REPOSITORY_URL: gitUrl.default(DEFAULT_ROLE_REPOSITORY_URL),
-  AGENT_POLL_INTERVAL_SECONDS: integer(5, 86_400).default(300),
+  AGENT_POLL_INTERVAL_SECONDS: integer(5, 86_400).default(DEFAULT_AGENT_POLL_INTERVAL_SECONDS),
   ISO_BASE_IMAGE: z.string().min(1).optional(),
   ISO_BASE_IMAGE_DEBIAN: z.string().min(1).optional(),
   ISO_BASE_IMAGE_UBUNTU: z.string().min(1).optional(),

@@ -86,9 +86,10 @@ export async function startWorker(
     workerIds.add(worker.workerId);
     void heartbeat.beat();
   });
-  // Three runners on one pool: deliveries and the dead build check have their own slots,
-  // so neither a webhook nor the failing of a dead host's build waits behind an ISO build
-  // of half an hour (a job is only fetched by a runner whose task list names it).
+  // Three runners on one pool: deliveries and the dead build check (with the stale device
+  // sweeps) have their own slots, so neither a webhook nor the failing of a dead host's
+  // build nor a stale device's announcement waits behind an ISO build of half an hour (a
+  // job is only fetched by a runner whose task list names it).
   let runner: Runner;
   let deliveries: Runner;
   try {

@@ -19,6 +19,11 @@ export interface WorkerConfig {
   isoBuildTimeoutMs?: number;
   /** A worker without a heartbeat for this long is dead and its builds fail; default 120. */
   workerSilenceSeconds?: number;
+  /**
+   * AGENT_POLL_INTERVAL_SECONDS, as the API has it: a device is stale after three poll
+   * intervals without a check-in (the stale sweeps); default 300.
+   */
+  agentPollIntervalSeconds?: number;
   /** Webhook deliveries: WEBHOOK_ALLOW_PRIVATE; tests shorten the 10 s limit and substitute DNS. */
   webhooks?: { allowPrivate: boolean; timeoutMs?: number | undefined; resolve?: Resolver | undefined };
 }

@@ -95,7 +95,8 @@ it to ignore a repeat.
 |---|---|---|
 | \`device.activated\` | an installer activated a device | \`device_id, serial, hostname, oe_id, enrollment_session_id\` |
 | \`device.bootstrapped\` | its agent bootstrapped | \`device_id, serial, hostname, oe_id\` |
-| \`device.deprovisioned\`, \`device.reprovisioned\`, \`device.archived\` | the lifecycle changed | the same |
+| \`device.deprovisioned\`, \`device.reprovisioned\`, \`device.archived\` | the lifecycle changed | the same; \`device.archived\` adds \`reason: "stale"\` when the org unit's \`archive_stale_after_days\` archived it |
+| \`device.stale\` | no check-in for three poll intervals since its last check-in or bootstrap (found within five minutes); once per stale period, again after a check-in | \`device_id, serial, hostname, oe_id, agent_last_checkin\` (null before the first) |
 | \`order.applied\`, \`order.apply_failed\`, \`order.removed\`, \`order.remove_failed\` | an agent reported it | \`device_id, serial, hostname, merkmal, device_event_id, payload\` |
 | \`iso_build.completed\`, \`iso_build.failed\` | a build ended | \`iso_build_id, status, template_id, enrollment_session_id, size_bytes, sha256, expires_at, error\` |
 

@@ -20,6 +20,7 @@ export interface OrgUnitRow {
   parent_id: string | null;
   name: string;
   protected: boolean;
+  archive_stale_after_days: number | null;
   created_at: Date;
 }
 
@@ -29,7 +30,7 @@ export function serializeOrgUnit(row: OrgUnitRow): OrgUnitType {
 
 async function getOrgUnit(db: Db, id: string): Promise<OrgUnitRow | null> {
   const [row] = await db<OrgUnitRow[]>`
-    select id, organization_id, parent_id, name, protected, created_at
+    select id, organization_id, parent_id, name, protected, archive_stale_after_days, created_at
     from org_units where id = ${id}`;
   return row ?? null;
 }
@@ -61,7 +62,7 @@ export async function listOrgUnits(
   limit: number,
 ): Promise<OrgUnitRow[]> {
   return db<OrgUnitRow[]>`
-    select id, organization_id, parent_id, name, protected, created_at
+    select id, organization_id, parent_id, name, protected, archive_stale_after_days, created_at
     from org_units
     where organization_id = ${organizationId} and ${afterCursor(db, cursor)}
     order by created_at, id
@@ -84,9 +85,9 @@ export async function createOrgUnit(sql: Db, organizationId: string, input: OrgU
     if (parentId !== null) await requireOrgUnitOf(tx, parentId, organizationId, 'parent_id');
     try {
       const [row] = await tx<OrgUnitRow[]>`
-        insert into org_units (organization_id, parent_id, name, protected)
-        values (${organizationId}, ${parentId}, ${input.name}, false)
-        returning id, organization_id, parent_id, name, protected, created_at`;
+        insert into org_units (organization_id, parent_id, name, protected, archive_stale_after_days)
+        values (${organizationId}, ${parentId}, ${input.name}, false, ${input.archive_stale_after_days ?? null})
+        returning id, organization_id, parent_id, name, protected, archive_stale_after_days, created_at`;
       return row!;
     } catch (err) {
       throw nameTakenOr(err, input.name);
@@ -111,8 +112,9 @@ function nameTakenOr(err: unknown, name: string): unknown {
 }
 
 /**
- * Renames and/or moves a unit. A move writes an event for each device of its subtree and
- * Merkmal whose effective state or `optionen` it changes (`record`, the catalog's).
+ * Renames and/or moves a unit, and/or sets its archiving of stale devices. A move writes an
+ * event for each device of its subtree and Merkmal whose effective state or `optionen` it
+ * changes (`record`, the catalog's).
  */
 export async function updateOrgUnit(
   sql: Db,
@@ -141,13 +143,13 @@ export async function updateOrgUnit(
         );
       }
     }
-    const columns = (['name', 'parent_id'] as const).filter((c) => patch[c] !== undefined);
+    const columns = (['name', 'parent_id', 'archive_stale_after_days'] as const).filter((c) => patch[c] !== undefined);
     if (columns.length === 0) return unit;
     const update = async () => {
       const [row] = await tx<OrgUnitRow[]>`
         update org_units set ${tx(patch, ...columns)}
         where id = ${id}
-        returning id, organization_id, parent_id, name, protected, created_at`;
+        returning id, organization_id, parent_id, name, protected, archive_stale_after_days, created_at`;
       return row!;
     };
     try {

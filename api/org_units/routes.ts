@@ -1,4 +1,4 @@
-/** Org units: one tree per organization; create, list, read, rename, move, delete. */
+/** Org units: one tree per organization; create, list, read, rename, move, set the archiving of stale devices, delete. */
 import type { RecordEffectiveState } from '../access/effective_state.ts';
 import { recordAudit } from '../access/middleware.ts';
 import { IdParams, json, jsonBody } from '../http/openapi.ts';
@@ -20,7 +20,8 @@ const createOrgUnit = defineRoute({
   summary: 'Create an org unit',
   description:
     'Creates a unit at the top level (`parent_id` absent or `null`) or under a unit of the same organization. ' +
-    'A `parent_id` that does not exist is 404, one of another organization 422 `organization_mismatch`.',
+    'A `parent_id` that does not exist is 404, one of another organization 422 `organization_mismatch`. ' +
+    '`archive_stale_after_days` may be given here as in PATCH.',
   operation: ops.createOrgUnit,
   errors: ['not_found', 'organization_mismatch', 'name_taken'],
   request: { params: IdParams, body: jsonBody(OrgUnitCreate) },
@@ -57,9 +58,12 @@ const patchOrgUnit = defineRoute({
   path: '/org-units/{id}',
   operationId: 'updateOrgUnit',
   tags,
-  summary: 'Rename and/or move an org unit',
+  summary: 'Rename and/or move an org unit, or set how long its stale devices stay',
   description:
     '`parent_id` moves the unit (with its subtree); `null` moves it to the top level. ' +
+    '`archive_stale_after_days` (1–3650, or `null` to inherit from the parent) sets after how many days of being ' +
+    'stale the devices of the unit and of the units below it that have no value of their own are archived; ' +
+    'it may be set on "Neue Geräte" too. ' +
     'The protected unit "Neue Geräte" cannot be renamed or moved (409 `protected_org_unit`, even to the same values). ' +
     'A move under the unit itself or one of its descendants is 409 `org_unit_cycle`; ' +
     'a parent of another organization is 422 `organization_mismatch`, an unknown parent 404. ' +

@@ -4,6 +4,22 @@ import { Timestamp, Uuid } from '../http/openapi.ts';
 
 const name = z.string().trim().min(1).max(200).openapi({ example: 'Schule Nord' });
 
+const ARCHIVE_RULE =
+  'Days a device of this unit or below may stay stale (no check-in for three poll intervals) before an hourly ' +
+  'sweep archives it (audited as `device.archive` by the system with `details.reason: "stale"`, webhook ' +
+  '`device.archived` with `reason: "stale"`). `null`: the parent unit decides; `null` all the way up means never.';
+
+const archiveStaleAfterDays = z
+  .number()
+  .int()
+  .min(1)
+  .max(3650)
+  .nullable()
+  .openapi({
+    description: `1–3650, or \`null\` to inherit. ${ARCHIVE_RULE}`,
+    example: 90,
+  });
+
 export const OrgUnit = z
   .object({
     id: Uuid,
@@ -13,6 +29,11 @@ export const OrgUnit = z
     protected: z
       .boolean()
       .openapi({ description: 'True only for "Neue Geräte", which cannot be deleted, renamed or moved.' }),
+    archive_stale_after_days: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: `This unit's own value (\`null\`: inherited). ${ARCHIVE_RULE}` }),
     created_at: Timestamp,
   })
   .openapi('OrgUnit');
@@ -23,6 +44,7 @@ export const OrgUnitCreate = z
     parent_id: Uuid.nullable()
       .optional()
       .openapi({ description: 'An org unit of the same organization; absent or `null` = top level.' }),
+    archive_stale_after_days: archiveStaleAfterDays.optional(),
   })
   .openapi('OrgUnitCreate');
 
@@ -33,6 +55,7 @@ export const OrgUnitPatch = z
       description:
         'Moves the unit: an org unit of the same organization that is not the unit itself or one of its descendants; `null` = top level.',
     }),
+    archive_stale_after_days: archiveStaleAfterDays.optional(),
   })
   .openapi('OrgUnitPatch');
 

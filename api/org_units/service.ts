@@ -19,7 +19,14 @@ const entry = (row: repo.OrgUnitRow, details: Record<string, unknown>): AuditEnt
 
 export async function createUnit(db: Db, organizationId: string, input: OrgUnitCreateInput): Change {
   const row = await repo.createOrgUnit(db, organizationId, input);
-  return { row, audit: entry(row, { name: row.name, parent_id: row.parent_id }) };
+  return {
+    row,
+    audit: entry(row, {
+      name: row.name,
+      parent_id: row.parent_id,
+      ...(row.archive_stale_after_days === null ? {} : { archive_stale_after_days: row.archive_stale_after_days }),
+    }),
+  };
 }
 
 /** `record`: the catalog's recorder of effective-state changes (org units stand below the catalog). */

@@ -86,6 +86,7 @@ function workerDeps(rt: Runtime) {
       wlanKey: rt.config.wlanKey,
       publicBaseUrl: rt.config.publicBaseUrl,
       workerSilenceSeconds: rt.env.WORKER_SILENCE_SECONDS,
+      agentPollIntervalSeconds: rt.env.AGENT_POLL_INTERVAL_SECONDS,
       webhooks: { allowPrivate: rt.env.WEBHOOK_ALLOW_PRIVATE },
     },
   };

@@ -8,6 +8,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'device.deprovisioned',
   'device.reprovisioned',
   'device.archived',
+  'device.stale',
   'order.applied',
   'order.apply_failed',
   'order.removed',

@@ -4,8 +4,10 @@ import { BUILD_ISO_TASK } from '../../api/iso_builds/job.ts';
 import type { TaskDeps } from '../worker_deps.ts';
 import { buildIsoTask } from './build_iso.ts';
 import { DELIVER_WEBHOOK_TASK, deliverWebhookTask } from './deliver_webhook.ts';
+import { ARCHIVE_STALE_DEVICES_TASK, archiveStaleDevicesTask } from './archive_stale_devices.ts';
 import { REAP_DEAD_BUILDS_TASK, reapDeadBuildsTask } from './reap_dead_builds.ts';
 import { sweepIsoBuildsTask } from './sweep_iso_builds.ts';
+import { SWEEP_STALE_DEVICES_TASK, sweepStaleDevicesTask } from './sweep_stale_devices.ts';
 import { SWEEP_WEBHOOK_DELIVERIES_TASK, sweepWebhookDeliveriesTask } from './sweep_webhook_deliveries.ts';
 
 const SWEEP_ISO_BUILDS_TASK = 'sweep_iso_builds';
@@ -19,9 +21,16 @@ export function buildHostTasks(deps: TaskDeps): TaskList {
   };
 }
 
-/** The dead build check, on a runner of its own: it never waits behind a build or a delivery. */
+/**
+ * The dead build check and the stale device sweeps, on a runner of their own: none waits
+ * behind a build or a delivery (the stale sweep must run every five minutes). All are short.
+ */
 export function reaperTasks(deps: TaskDeps): TaskList {
-  return { [REAP_DEAD_BUILDS_TASK]: reapDeadBuildsTask(deps) };
+  return {
+    [REAP_DEAD_BUILDS_TASK]: reapDeadBuildsTask(deps),
+    [SWEEP_STALE_DEVICES_TASK]: sweepStaleDevicesTask(deps),
+    [ARCHIVE_STALE_DEVICES_TASK]: archiveStaleDevicesTask(deps),
+  };
 }
 
 /** Webhook deliveries, run by a runner of their own beside the builds. */

@@ -263,10 +263,16 @@ describe('sweep_iso_builds', () => {
 });
 
 describe('jobs/crontab', () => {
-  it('runs the sweeps hourly and the dead build check every minute, under explicit ids, of tasks that exist', () => {
+  it('runs the sweeps hourly, the dead build check every minute and the stale device sweep every five, under explicit ids, of tasks that exist', () => {
     const items = parseCrontab(readFileSync(crontabFile, 'utf8'));
-    expect(items).toHaveLength(3);
-    const [sweepItem, reapItem, webhookItem] = items;
+    expect(items).toHaveLength(5);
+    const [sweepItem, reapItem, webhookItem, staleItem, archiveItem] = items;
+    expect(staleItem).toMatchObject({ task: 'sweep_stale_devices', identifier: 'sweep_stale_devices' });
+    for (const min of [0, 5, 55]) expect(staleItem!.match({ min, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
+    expect(staleItem!.match({ min: 7, hour: 13, date: 21, month: 11, dow: 6 })).toBe(false);
+    expect(archiveItem).toMatchObject({ task: 'archive_stale_devices', identifier: 'archive_stale_devices' });
+    expect(archiveItem!.match({ min: 15, hour: 2, date: 21, month: 11, dow: 6 })).toBe(true);
+    expect(archiveItem!.match({ min: 0, hour: 2, date: 21, month: 11, dow: 6 })).toBe(false);
     expect(webhookItem).toMatchObject({ task: 'sweep_webhook_deliveries', identifier: 'sweep_webhook_deliveries' });
     expect(webhookItem!.match({ min: 30, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
     expect(webhookItem!.match({ min: 0, hour: 13, date: 21, month: 11, dow: 6 })).toBe(false);

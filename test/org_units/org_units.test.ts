@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createApiKey } from '../support/access.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { countRows } from '../support/db.ts';
@@ -17,6 +18,7 @@ async function createUnit(orgId: string, name: string, parentId?: string | null)
     parent_id: string | null;
     name: string;
     protected: boolean;
+    archive_stale_after_days: number | null;
     created_at: string;
   };
 }
@@ -29,8 +31,22 @@ describe('POST /api/v1/organizations/{id}/org-units', () => {
   it('creates top-level and nested units with the contract fields', async () => {
     const org = await createOrganization(ctx);
     const top = await createUnit(org.id, 'Schule Nord');
-    expect(Object.keys(top).sort()).toEqual(['created_at', 'id', 'name', 'organization_id', 'parent_id', 'protected']);
-    expect(top).toMatchObject({ organization_id: org.id, parent_id: null, name: 'Schule Nord', protected: false });
+    expect(Object.keys(top).sort()).toEqual([
+      'archive_stale_after_days',
+      'created_at',
+      'id',
+      'name',
+      'organization_id',
+      'parent_id',
+      'protected',
+    ]);
+    expect(top).toMatchObject({
+      organization_id: org.id,
+      parent_id: null,
+      name: 'Schule Nord',
+      protected: false,
+      archive_stale_after_days: null,
+    });
     const explicitTop = await createUnit(org.id, 'Rathaus', null);
     expect(explicitTop.parent_id).toBeNull();
     const child = await createUnit(org.id, 'Lehrerzimmer', top.id);
@@ -363,6 +379,94 @@ describe('DELETE /api/v1/org-units/{id}', () => {
     expect((await ctx.request('DELETE', `/api/v1/org-units/${unit.id}`)).status).toBe(204);
     const res = await ctx.request('GET', `/api/v1/devices/${device.id}`);
     expect(res.body.oe_id).toBe(org.default_oe_id);
+  });
+});
+
+describe('archive_stale_after_days', () => {
+  it('is set by PATCH (also on "Neue Geräte"), cleared with null, taken on create, and shown by GET and the list', async () => {
+    const org = await createOrganization(ctx);
+    const a = await createUnit(org.id, 'A');
+    const set = await ctx.request('PATCH', `/api/v1/org-units/${a.id}`, { body: { archive_stale_after_days: 90 } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body).toEqual({ ...a, archive_stale_after_days: 90 });
+    expect((await ctx.request('GET', `/api/v1/org-units/${a.id}`)).body.archive_stale_after_days).toBe(90);
+    const list = await ctx.request('GET', `/api/v1/organizations/${org.id}/org-units`);
+    expect(list.body.items.find((u: { id: string }) => u.id === a.id).archive_stale_after_days).toBe(90);
+    const audit = await ctx.request('GET', `/api/v1/organizations/${org.id}/audit-events?action=org_unit.update`);
+    expect(audit.body.items[0].details).toEqual({ archive_stale_after_days: 90 });
+
+    for (const days of [1, 3650]) {
+      const res = await ctx.request('PATCH', `/api/v1/org-units/${org.default_oe_id}`, {
+        body: { archive_stale_after_days: days },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toMatchObject({ protected: true, archive_stale_after_days: days });
+    }
+    const cleared = await ctx.request('PATCH', `/api/v1/org-units/${a.id}`, {
+      body: { archive_stale_after_days: null },
+    });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toEqual(a);
+
+    const created = await ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, {
+      body: { name: 'B', parent_id: a.id, archive_stale_after_days: 30 },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.archive_stale_after_days).toBe(30);
+  });
+
+  it.each([
+    ['0', 0],
+    ['3651', 3651],
+    ['a string', '90'],
+    ['a fraction', 1.5],
+    ['a negative', -1],
+  ])('answers 400 invalid_request to %s, on PATCH and on create, and changes nothing', async (_case, value) => {
+    const org = await createOrganization(ctx);
+    const a = await createUnit(org.id, 'A');
+    const before = await snapshot(org.id);
+    const patch = await ctx.request('PATCH', `/api/v1/org-units/${a.id}`, {
+      body: { archive_stale_after_days: value },
+    });
+    expect(patch.status).toBe(400);
+    expect(patch.body.error).toBe('invalid_request');
+    expect(JSON.stringify(patch.body.details)).toContain('archive_stale_after_days');
+    const create = await ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, {
+      body: { name: 'x', archive_stale_after_days: value },
+    });
+    expect(create.status).toBe(400);
+    expect(await snapshot(org.id)).toEqual(before);
+    const [row] = await ctx.sql`select archive_stale_after_days from org_units where id = ${a.id}`;
+    expect(row!.archive_stale_after_days).toBeNull();
+  });
+
+  it("answers 404 to another organization's admin key and changes nothing", async () => {
+    const org = await createOrganization(ctx);
+    const other = await createOrganization(ctx);
+    const a = await createUnit(org.id, 'A');
+    const otherKey = await createApiKey(ctx, other.id, 'admin');
+    const res = await ctx.request('PATCH', `/api/v1/org-units/${a.id}`, {
+      token: otherKey.key,
+      body: { archive_stale_after_days: 30 },
+    });
+    expect(res.status).toBe(404);
+    expect(res.body.error).toBe('not_found');
+    const own = await ctx.request('PATCH', `/api/v1/org-units/${a.id}`, {
+      token: (await createApiKey(ctx, org.id, 'admin')).key,
+      body: { archive_stale_after_days: 30 },
+    });
+    expect(own.status).toBe(200);
+    const [row] = await ctx.sql`select archive_stale_after_days from org_units where id = ${a.id}`;
+    expect(row!.archive_stale_after_days).toBe(30);
+  });
+
+  it('is held by the database too: 0 and 3651 are refused', async () => {
+    const org = await createOrganization(ctx);
+    for (const days of [0, 3651]) {
+      await expect(
+        ctx.sql`update org_units set archive_stale_after_days = ${days} where id = ${org.default_oe_id}`,
+      ).rejects.toThrow(/check constraint/);
+    }
   });
 });
 

@@ -44,6 +44,7 @@ export function workerDeps(
       isoBaseImage: undefined,
       wlanKey: ctx.config.wlanKey,
       publicBaseUrl: ctx.config.publicBaseUrl,
+      agentPollIntervalSeconds: ctx.config.agentPollIntervalSeconds,
       ...overrides,
     },
   };

@@ -11,6 +11,7 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ATTEMPTS, RETRY_PAUSES_SECONDS, retryPauseSeconds } from '../../jobs/tasks/deliver_webhook.ts';
 import { sweepWebhookDeliveries } from '../../jobs/tasks/sweep_webhook_deliveries.ts';
+import { staleAfterSeconds, sweepStaleDevices } from '../../jobs/tasks/sweep_stale_devices.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../api/webhooks/schemas.ts';
 import type { ResolvedAddress } from '../../jobs/webhooks/post.ts';
 import type { WorkerDeps } from '../../jobs/worker_deps.ts';
@@ -137,6 +138,10 @@ describe('events', () => {
       { merkmal: 'qgis', event: 'remove_failed' },
     ]);
     expect(reported.status, JSON.stringify(reported.body)).toBeLessThan(300);
+    // Silent for three poll intervals since its bootstrap: the stale sweep announces it.
+    await ctx.sql`update devices set agent_secret_issued_at = now() - interval '1 hour' where id = ${agent.device_id}`;
+    await ctx.sql`update device_heartbeats set at = null where device_id = ${agent.device_id}`;
+    expect(await sweepStaleDevices(ctx.sql, staleAfterSeconds(ctx.config))).toContain(agent.device_id);
     for (const action of ['deprovision', 'reprovision', 'archive']) {
       const res = await ctx.request('POST', `/api/v1/devices/${agent.device_id}/${action}`);
       expect(res.status, `${action} ${JSON.stringify(res.body)}`).toBeLessThan(300);
@@ -166,6 +171,8 @@ describe('events', () => {
       expect(byType[type].data.device_id, type).toBe(agent.device_id);
     }
     expect(byType['device.activated'].data).toMatchObject({ device_id: agent.device_id, serial: expect.any(String) });
+    expect(byType['device.stale'].data).toMatchObject({ agent_last_checkin: null, oe_id: expect.any(String) });
+    expect(byType['device.archived'].data).not.toHaveProperty('reason');
     expect(byType['order.applied'].data).toMatchObject({ device_id: agent.device_id, merkmal: 'firefox' });
     expect(byType['order.apply_failed'].data).toMatchObject({ merkmal: 'libreoffice' });
     expect(byType['order.removed'].data.merkmal).toBe('onlyoffice');
