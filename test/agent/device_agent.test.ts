@@ -4,8 +4,8 @@
  * installing the agent into a temporary root (FLEET_ROOT), and then `fleet-agent` itself
  * under dash with real curl, git and ansible-playbook against the service on a loopback
  * port over the test file's PostgreSQL. The roles come from a local git repository
- * (file://) of fixture roles, one per seeded role name, that write a marker file for
- * `present`, remove it for `absent`, and fail on demand.
+ * (file://, cloned shallow) of fixture roles (test/support/role_repository.ts); a repository
+ * served over git's dumb HTTP is device_agent_dumb_http.test.ts.
  *
  * ansible-playbook takes seconds to start, and minutes on a loaded machine (the whole suite
  * in parallel on 2 cores): the tests share one device, run the playbook as few times as the
@@ -23,18 +23,9 @@ import { createEnrollmentSession, newSerial } from '../support/activation.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { getBuild, runJobs, tempIsoDir, triggerBuild, workerDeps } from '../support/iso_builds.ts';
+import { git, makeRoleRepository, ROLES } from '../support/role_repository.ts';
 import { hasTool, missingTools } from '../support/tools.ts';
 
-const ROLES = [
-  'base',
-  'desktop',
-  'provisioning_agent',
-  'firefox',
-  'libreoffice',
-  'onlyoffice',
-  'qgis',
-  'guest_session',
-];
 const WLAN = { ssid: 'Agentennetz', psk: 'wlan-key-never-logged-4711' };
 
 const scratch = mkdtempSync(join(tmpdir(), 'fleet-agent-test-'));
@@ -84,49 +75,6 @@ afterAll(async () => {
   await rm(dirname(isoDir), { recursive: true, force: true });
   await rm(scratch, { recursive: true, force: true });
 });
-
-function git(cwd: string, ...args: string[]) {
-  const out = spawnSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@t',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@t',
-    },
-  });
-  expect(out.status, out.stderr).toBe(0);
-}
-
-/** A fixture role: a marker for present, none for absent, a failure when FIXTURE_FAIL names it. */
-const ROLE_TASKS = `- name: Fail on demand
-  ansible.builtin.fail:
-    msg: "fixture role {{ role_name }} fails on demand"
-  when: role_name in lookup('env', 'FIXTURE_FAIL').split(',')
-- name: Present
-  ansible.builtin.copy:
-    dest: "{{ lookup('env', 'FIXTURE_MARKERS') }}/{{ role_name }}"
-    content: "{{ fleet_optionen | to_json }}\\n"
-    mode: "0644"
-  when: fleet_state == 'present'
-- name: Absent
-  ansible.builtin.file:
-    path: "{{ lookup('env', 'FIXTURE_MARKERS') }}/{{ role_name }}"
-    state: absent
-  when: fleet_state == 'absent'
-`;
-
-async function makeRoleRepository() {
-  for (const role of ROLES) {
-    await mkdir(join(repo, 'roles', role, 'tasks'), { recursive: true });
-    await writeFile(join(repo, 'roles', role, 'tasks', 'main.yml'), ROLE_TASKS);
-  }
-  git(repo, 'init', '-q');
-  git(repo, 'add', '.');
-  git(repo, 'commit', '-qm', 'fixture roles');
-}
 
 interface Device {
   root: string;
@@ -220,7 +168,7 @@ const figures: string[] = [];
 
 describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the device agent', () => {
   beforeAll(async () => {
-    await makeRoleRepository();
+    await makeRoleRepository(repo);
     await startService();
     // The Runtime Blueprint's agent.base_url: the service as the device reaches it.
     (ctx.config as { publicBaseUrl: string }).publicBaseUrl = `http://127.0.0.1:${front.port}`;
@@ -325,6 +273,8 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect(await mode(join(r, 'var/lib/fleet/agent-secret'))).toBe(0o600);
     expect(await markers()).toEqual(['base', 'desktop', 'firefox', 'provisioning_agent']);
     expect(await playbookRuns()).toBe(1);
+    // A server that allows it (file:// as smart HTTP or SSH) is cloned shallow.
+    expect(git(join(r, 'var/lib/fleet/roles'), 'rev-parse', '--is-shallow-repository').trim()).toBe('true');
 
     const seen = await events();
     const byMerkmal = Object.fromEntries(seen.map((e) => [e.merkmal, e]));
