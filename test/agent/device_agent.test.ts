@@ -4,8 +4,8 @@
  * installing the agent into a temporary root (FLEET_ROOT), and then `fleet-agent` itself
  * under dash with real curl, git and ansible-playbook against the service on a loopback
  * port over the test file's PostgreSQL. The roles come from a local git repository
- * (file://) of fixture roles, one per seeded role name, that write a marker file for
- * `present`, remove it for `absent`, and fail on demand.
+ * (file://, cloned shallow) of fixture roles (test/support/role_repository.ts); a repository
+ * served over git's dumb HTTP is device_agent_dumb_http.test.ts.
  *
  * ansible-playbook takes seconds to start, and minutes on a loaded machine (the whole suite
  * in parallel on 2 cores): the tests share one device, run the playbook as few times as the
@@ -23,18 +23,9 @@ import { createEnrollmentSession, newSerial } from '../support/activation.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { getBuild, runJobs, tempIsoDir, triggerBuild, workerDeps } from '../support/iso_builds.ts';
+import { git, makeRoleRepository, ROLES } from '../support/role_repository.ts';
 import { hasTool, missingTools } from '../support/tools.ts';
 
-const ROLES = [
-  'base',
-  'desktop',
-  'provisioning_agent',
-  'firefox',
-  'libreoffice',
-  'onlyoffice',
-  'qgis',
-  'guest_session',
-];
 const WLAN = { ssid: 'Agentennetz', psk: 'wlan-key-never-logged-4711' };
 
 const scratch = mkdtempSync(join(tmpdir(), 'fleet-agent-test-'));
@@ -84,49 +75,6 @@ afterAll(async () => {
   await rm(dirname(isoDir), { recursive: true, force: true });
   await rm(scratch, { recursive: true, force: true });
 });
-
-function git(cwd: string, ...args: string[]) {
-  const out = spawnSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@t',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@t',
-    },
-  });
-  expect(out.status, out.stderr).toBe(0);
-}
-
-/** A fixture role: a marker for present, none for absent, a failure when FIXTURE_FAIL names it. */
-const ROLE_TASKS = `- name: Fail on demand
-  ansible.builtin.fail:
-    msg: "fixture role {{ role_name }} fails on demand"
-  when: role_name in lookup('env', 'FIXTURE_FAIL').split(',')
-- name: Present
-  ansible.builtin.copy:
-    dest: "{{ lookup('env', 'FIXTURE_MARKERS') }}/{{ role_name }}"
-    content: "{{ fleet_optionen | to_json }}\\n"
-    mode: "0644"
-  when: fleet_state == 'present'
-- name: Absent
-  ansible.builtin.file:
-    path: "{{ lookup('env', 'FIXTURE_MARKERS') }}/{{ role_name }}"
-    state: absent
-  when: fleet_state == 'absent'
-`;
-
-async function makeRoleRepository() {
-  for (const role of ROLES) {
-    await mkdir(join(repo, 'roles', role, 'tasks'), { recursive: true });
-    await writeFile(join(repo, 'roles', role, 'tasks', 'main.yml'), ROLE_TASKS);
-  }
-  git(repo, 'init', '-q');
-  git(repo, 'add', '.');
-  git(repo, 'commit', '-qm', 'fixture roles');
-}
 
 interface Device {
   root: string;
@@ -220,7 +168,7 @@ const figures: string[] = [];
 
 describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the device agent', () => {
   beforeAll(async () => {
-    await makeRoleRepository();
+    await makeRoleRepository(repo);
     await startService();
     // The Runtime Blueprint's agent.base_url: the service as the device reaches it.
     (ctx.config as { publicBaseUrl: string }).publicBaseUrl = `http://127.0.0.1:${front.port}`;
@@ -325,6 +273,8 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect(await mode(join(r, 'var/lib/fleet/agent-secret'))).toBe(0o600);
     expect(await markers()).toEqual(['base', 'desktop', 'firefox', 'provisioning_agent']);
     expect(await playbookRuns()).toBe(1);
+    // A server that allows it (file:// as smart HTTP or SSH) is cloned shallow.
+    expect(git(join(r, 'var/lib/fleet/roles'), 'rev-parse', '--is-shallow-repository').trim()).toBe('true');
 
     const seen = await events();
     const byMerkmal = Object.fromEntries(seen.map((e) => [e.merkmal, e]));
@@ -378,8 +328,8 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect(JSON.parse(await readFile(join(device.markers, 'qgis'), 'utf8'))).toEqual({ version: '3.34' });
     const applied = (await events()).find((e) => e.merkmal === 'qgis');
     expect(applied).toMatchObject({ type: 'applied', payload: { detail: { role: 'qgis', changed: true } } });
-    // Only what changed is reported.
-    expect((await events()).filter((e) => e.merkmal === 'firefox' && e.type === 'applied')).toHaveLength(1);
+    // A new desired state confirms every order, the unchanged firefox too (applied once before).
+    expect((await events()).filter((e) => e.merkmal === 'firefox' && e.type === 'applied')).toHaveLength(2);
 
     await ok('POST', `/api/v1/devices/${device.deviceId}/catalog/qgis/deselect`);
     const removed = await once();
@@ -437,6 +387,52 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect(await playbookRuns()).toBe(6);
   }, 900_000);
 
+  it('a new desired state confirms every order, also where the outcome stays as it was; an apply a 304 started reports only what is new', async () => {
+    /** The agent's reports so far, counted per Merkmal. */
+    const reports = async () => {
+      const counts: Record<string, number> = {};
+      for (const e of await events()) {
+        if (e.type !== 'selected' && e.type !== 'deselected') counts[e.merkmal] = (counts[e.merkmal] ?? 0) + 1;
+      }
+      return counts;
+    };
+    const before = await reports();
+    const runs = await playbookRuns();
+    // New optionen for an order already applied; firefox deselected and selected again (as it was).
+    await ok('POST', `/api/v1/devices/${device.deviceId}/catalog/libreoffice/select`, {
+      optionen: { edition: 'fresh' },
+    });
+    await ok('POST', `/api/v1/devices/${device.deviceId}/catalog/firefox/deselect`);
+    await ok('POST', `/api/v1/devices/${device.deviceId}/catalog/firefox/select`);
+
+    const changed = await once();
+    expect(changed.code, changed.stdout).toBe(0);
+    expect(changed.stdout).toContain('checked in: new desired state');
+    expect(JSON.parse(await readFile(join(device.markers, 'libreoffice'), 'utf8'))).toEqual({ edition: 'fresh' });
+    const desired = JSON.parse(await readFile(join(device.root, 'var/lib/fleet/desired.json'), 'utf8'));
+    const orders = (desired.auftraege as Array<{ merkmal: string }>).map((a) => a.merkmal).sort();
+    expect(orders).toEqual(['firefox', 'gastsitzung', 'libreoffice', 'onlyoffice', 'qgis']);
+    expect(changed.stdout).toContain(`0 failed; ${orders.length} to report`);
+    const confirmed = await reports();
+    for (const merkmal of orders) expect(confirmed[merkmal], merkmal).toBe((before[merkmal] ?? 0) + 1);
+    const latest = (merkmal: string) =>
+      events().then((all) =>
+        all.find((e) => e.merkmal === merkmal && e.type !== 'selected' && e.type !== 'deselected'),
+      );
+    expect(await latest('firefox')).toMatchObject({ type: 'applied', payload: { detail: { changed: false } } });
+    expect(await latest('libreoffice')).toMatchObject({ type: 'applied', payload: { detail: { changed: true } } });
+    expect(await latest('qgis')).toMatchObject({ type: 'removed' });
+
+    // The daily apply of the same state (a 304 started it): nothing new, nothing reported.
+    await writeFile(join(device.root, 'var/lib/fleet/applied-at'), '0\n');
+    const daily = await once();
+    expect(daily.code, daily.stdout).toBe(0);
+    expect(daily.stdout).toContain('applying again: a day since the last full apply');
+    expect(daily.stdout).toContain('0 failed; 0 to report');
+    expect(await reports()).toEqual(confirmed);
+    expect(await playbookRuns()).toBe(runs + 2);
+  }, 900_000);
+
   it('run: a 503 with Retry-After 2 is waited out (plus jitter), then the check-in succeeds', async () => {
     front.busy = 1;
     const child = spawn('dash', [join(device.root, 'usr/local/sbin/fleet-agent'), 'run'], {
@@ -469,18 +465,19 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
   }, 600_000);
 
   it('deprovisioned: exit 3 with the service message, no role runs; reprovisioned: the old secret gets 401, exit 3', async () => {
+    const runs = await playbookRuns();
     await ok('POST', `/api/v1/devices/${device.deviceId}/deprovision`);
     const deprovisioned = await once();
     expect(deprovisioned.code, deprovisioned.stdout).toBe(3);
     expect(deprovisioned.stdout).toMatch(/device_deprovisioned: .+/);
-    expect(await playbookRuns()).toBe(6);
+    expect(await playbookRuns()).toBe(runs);
 
     await ok('POST', `/api/v1/devices/${device.deviceId}/reprovision`);
     const reprovisioned = await once();
     expect(reprovisioned.code, reprovisioned.stdout).toBe(3);
     expect(reprovisioned.stdout).toContain('(HTTP 401)');
     expect(reprovisioned.stdout).toContain('invalid_agent_secret');
-    expect(await playbookRuns()).toBe(6);
+    expect(await playbookRuns()).toBe(runs);
   }, 600_000);
 
   it('a refused bootstrap (used token) exits 3 and writes nothing; no agent.json exits 2', async () => {

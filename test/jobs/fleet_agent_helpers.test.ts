@@ -263,6 +263,39 @@ describe.skipIf(missingTools('python3'))('fleet_agent_helpers.py', { timeout: 60
       await expect(stat(out)).rejects.toThrow('ENOENT');
     });
 
+    it('"new" (the default) reports only outcomes not yet accepted; "every" reports them all', async () => {
+      const results = await file([0, 1, 2].map((index) => ({ index, ok: true })));
+      const reported = await file({ qgis: 'applied|qgis|{"version": "3.34"}' });
+      const onlyNew = fresh();
+      const run = step('outcomes', results, await file(log), await file(desired), reported, onlyNew, 'new');
+      expect(run).toEqual({ code: 0, stdout: '3 roles applied, 0 failed; 1 to report\n', stderr: '' });
+      expect((await json(onlyNew)).entries.map((e: { merkmal: string }) => e.merkmal)).toEqual(['gastsitzung']);
+
+      const every = fresh();
+      const all = step('outcomes', results, await file(log), await file(desired), reported, every, 'every');
+      expect(all).toEqual({ code: 0, stdout: '3 roles applied, 0 failed; 2 to report\n', stderr: '' });
+      expect(await json(every)).toEqual({
+        entries: [
+          { merkmal: 'qgis', event: 'applied', detail: { role: 'qgis', changed: true, message: null } },
+          {
+            merkmal: 'gastsitzung',
+            event: 'removed',
+            detail: { role: 'guest_session', changed: false, message: null },
+          },
+        ],
+        outcomes: { qgis: 'applied|qgis|{"version": "3.34"}', gastsitzung: 'removed|guest_session|{}' },
+      });
+    });
+
+    it('which orders to report, neither "every" nor "new": exit 1 naming the step', async () => {
+      const run = step('outcomes', 'r', 'l', await file(desired), 'p', fresh(), 'some');
+      expect(run).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: "outcomes: which orders to report: every or new, not 'some'\n",
+      });
+    });
+
     it('a failed role: its message in the summary and the entry, exit 5; a failure is reported again', async () => {
       const results = await file([
         { index: 0, ok: true },

@@ -175,8 +175,13 @@ def items_of(desired):
     return items
 
 
-def outcomes(results_path, log_path, desired_path, reported_path, out_path):
-    """The report of an apply: entries for orders whose outcome is new or failed; exit 5 on any failure."""
+def outcomes(results_path, log_path, desired_path, reported_path, out_path, which="new"):
+    """The report of an apply; exit 5 on any failure. With "every" (an apply of a new desired
+    state) an entry for every order, so a change that leaves an outcome as it was is still
+    confirmed; with "new" (the same state applied again) only outcomes that are new since the
+    last accepted report, and failures."""
+    if which not in ("every", "new"):
+        raise ValueError("which orders to report: every or new, not %r" % (which,))
     items = items_of(load(desired_path))
     try:
         results = {r["index"]: r for r in load(results_path)}
@@ -204,7 +209,7 @@ def outcomes(results_path, log_path, desired_path, reported_path, out_path):
         present = item["state"] == "present"
         event = ("applied" if ok else "apply_failed") if present else ("removed" if ok else "remove_failed")
         outcome = "%s|%s|%s" % (event, item["ansible_role"], json.dumps(item["optionen"], sort_keys=True))
-        if ok and reported.get(item["merkmal"]) == outcome:
+        if ok and which == "new" and reported.get(item["merkmal"]) == outcome:
             continue
         entries.append({"merkmal": item["merkmal"], "event": event,
                         "detail": {"role": item["ansible_role"], "changed": i in changed, "message": message},
