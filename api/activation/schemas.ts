@@ -48,7 +48,8 @@ export const ActivateBody = z
         description: 'Host name to record on the device; absent or null keeps the stored one.',
         example: 'arbeitsplatz-017',
       }),
-    hardware: Hardware.nullable().optional(),
+    // A union, not `.nullable()`: the document drops `null` from a nullable component reference.
+    hardware: z.union([Hardware, z.null()]).optional(),
   })
   .openapi('ActivateRequest');
 

@@ -351,6 +351,11 @@ describe('POST /api/v1/activate bad input', () => {
     const padded = await activate({ code, serial: '  PADDED-1  ', hostname: null, hardware: null });
     expect(padded.status).toBe(200);
     expect((await deviceRow(padded.body.device_id)).serial).toBe('PADDED-1');
+    // The document says so too (found by fuzzing: it named the Hardware object alone).
+    const doc = (await ctx.request('GET', '/api/v1/openapi.json', { token: null })).body;
+    expect(doc.components.schemas.ActivateRequest.properties.hardware).toEqual({
+      anyOf: [{ $ref: '#/components/schemas/Hardware' }, { type: 'null' }],
+    });
   });
 
   it('needs no admin token and ignores a wrong one', async () => {
