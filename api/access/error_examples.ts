@@ -64,7 +64,6 @@ export function operationExamples(op: OperationFacts, code: ErrorCode, status: n
   switch (code) {
     case 'invalid_request': {
       const refusal = firstRefusal(op);
-      if (!refusal) return [];
       return [
         {
           key: code,
@@ -204,9 +203,9 @@ interface Refusal {
 /**
  * What the operation's own schemas answer to the first bad input found: an empty body
  * (the required fields missing), else a body field of the wrong type, else a bad query or
- * header value. Undefined when nothing a client sends can fail them (then there is no 400).
+ * header value; else, since every route refuses a query parameter it does not name, that.
  */
-function firstRefusal(op: OperationFacts): Refusal | undefined {
+function firstRefusal(op: OperationFacts): Refusal {
   const request = op.request;
   const media = request?.body?.content?.['application/json'];
   const bodySchema = media && 'schema' in media ? media.schema : undefined;
@@ -230,7 +229,9 @@ function firstRefusal(op: OperationFacts): Refusal | undefined {
       }
     }
   }
-  return undefined;
+  const name = isSchema(request?.query) && 'serial' in shapeOf(request.query) ? 'seriall' : 'serial';
+  const err = invalidRequest('query', [{ path: [name], message: 'not a parameter of this call' }]);
+  return { target: 'query', input: `${name}=PF-0007`, message: err.message, details: err.details };
 }
 
 interface Schema {
