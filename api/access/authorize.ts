@@ -40,8 +40,9 @@ export async function authorizeCaller(
 /** What a write does inside its transaction, in this order. */
 export interface WriteSteps<T> {
   /**
-   * Who writes, found again inside the transaction under its credential's lock (a revoke
-   * or sign-out that has returned is seen), and the organization its ids must belong to.
+   * Who writes, its credential checked again inside the transaction (a revoke or sign-out
+   * that answered while the write waited for its transaction is seen; no lock is taken, so
+   * neither waits for the other), and the organization its ids must belong to.
    */
   caller(tx: Db): Promise<{ caller: Caller; organizationId?: string | null }>;
   /** The ids the operation's declaration names in this request. */

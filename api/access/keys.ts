@@ -5,7 +5,6 @@
  */
 import { constantTimeEqual } from '@oslojs/crypto/subtle';
 import type { Db } from '../db/client.ts';
-import { lockSecret } from '../db/secret_locks.ts';
 import { hashSecret } from '../http/crypto.ts';
 
 /** Every organization key starts with this, so it is never mistaken for the operator token. */
@@ -22,16 +21,12 @@ export interface UsableKey {
 }
 
 /**
- * The key with this hash if it is neither revoked nor expired. `lock` (a write) first takes
- * the key's lock shared for the rest of the transaction, then reads the key: a revoke that
- * has returned is seen by every write that starts after it, and a revoke waits for the
- * writes already under way.
- * The lock (api/db/secret_locks.ts) is named by the key's hash, which a write knows before
- * it finds the key.
+ * The key with this hash if it is neither revoked nor expired. It takes no lock: a revoke
+ * (one update of the key's row) never waits for the requests made with the key, and each
+ * request sees a revoke that has answered, because it reads the key after it started.
  */
-export async function findUsableKey(db: Db, key: string, lock: boolean): Promise<UsableKey | null> {
+export async function findUsableKey(db: Db, key: string): Promise<UsableKey | null> {
   const hash = hashSecret(key);
-  if (lock) await lockSecret(db, 'api_key', hash, 'shared');
   const [row] = await db<UsableKey[]>`
     select id, organization_id, name, role, key_hash,
            coalesce(last_used_at <= now() - interval '1 minute', true) as stale_use
@@ -42,19 +37,19 @@ export async function findUsableKey(db: Db, key: string, lock: boolean): Promise
   return row !== undefined && constantTimeEqual(row.key_hash, hash) ? row : null;
 }
 
-/**
- * For a write made with a key already known by id (a portal session's): takes the key's
- * lock shared, as `findUsableKey` does, then says whether the key is still usable.
- */
-export async function lockUsableKey(db: Db, id: string, keyHash: Uint8Array): Promise<boolean> {
-  await lockSecret(db, 'api_key', keyHash, 'shared');
+/** Whether the key is still neither revoked nor expired: a write asks again inside its transaction. */
+export async function isKeyUsable(db: Db, id: string): Promise<boolean> {
   const usable = await db`
     select 1 from api_keys
     where id = ${id} and revoked_at is null and (expires_at is null or expires_at > now())`;
   return usable.length > 0;
 }
 
-/** Moves `last_used_at`, at most once a minute per key whichever process asks. */
+/**
+ * Moves `last_used_at`, at most once a minute per key whichever process asks. Never inside
+ * a write's transaction: the row lock it takes would be held until that commits, and a
+ * revoke of the key would wait for it.
+ */
 export async function touchApiKey(db: Db, id: string): Promise<void> {
   await db`
     update api_keys set last_used_at = now()

@@ -9,7 +9,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { AppEnv } from './app_env.ts';
-import type { Db } from '../db/client.ts';
+import type { Db, Sql } from '../db/client.ts';
 import { bearerToken } from '../http/auth.ts';
 import { secretsEqual } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
@@ -25,7 +25,7 @@ import {
   type RequestValues,
   takesOrgCredential,
 } from './declaration.ts';
-import { API_KEY_PREFIX, findUsableKey, touchApiKey } from './keys.ts';
+import { API_KEY_PREFIX, findUsableKey, isKeyUsable, touchApiKey } from './keys.ts';
 import { organizationOf } from './owners.ts';
 import { viewerResponse } from './viewer_view.ts';
 
@@ -67,7 +67,7 @@ export const denyUndeclaredRoutes: MiddlewareHandler<AppEnv> = async (c, next) =
   if (routes.some((r) => r.method !== 'ALL')) {
     throw new ApiError('unauthorized', 'this route declares no callers, so nobody may call it');
   }
-  await authenticate(c, c.get('deps').sql, false);
+  await authenticate(c, c.get('deps').sql);
   return next();
 };
 
@@ -78,7 +78,7 @@ export const denyUndeclaredRoutes: MiddlewareHandler<AppEnv> = async (c, next) =
  */
 async function authorizedRead(c: Context<AppEnv>, next: () => Promise<void>, route: Operation) {
   const { sql } = c.get('deps');
-  const caller = await authenticate(c, sql, false, route.access);
+  const caller = await authenticate(c, sql, route.access);
   await authorizeCaller(sql, caller, route.access, () => requestIds(c, route));
   c.set('db', sql);
   await next();
@@ -121,10 +121,22 @@ async function readTarget(c: Context<AppEnv>, db: Db, caller: Caller, route: Ope
 /** Rolls the transaction back after a refused or failed write; never leaves this module. */
 const rollback = Symbol('rollback');
 
+/**
+ * A write: the credential checked when the request starts and again inside the write's
+ * transaction, without a lock, so a revoke neither waits for the writes under way nor lets
+ * one through that started after it answered (api/README.md, Access). The key's last use
+ * moves once the write has committed (a refused write changes nothing), outside the
+ * transaction, whose row lock on the key would make a revoke wait.
+ */
 async function writeThrough(c: Context<AppEnv>, next: () => Promise<void>, route: Operation) {
+  const { sql, log } = c.get('deps');
+  const { caller, staleUse } = await identify(c, sql, route.access);
   try {
-    await authorizedWrite(c.get('deps').sql, route, c.get('requestId'), {
-      caller: async (tx) => ({ caller: await authenticate(c, tx, true, route.access) }),
+    await authorizedWrite(sql, route, c.get('requestId'), {
+      caller: async (tx) => {
+        if (caller.type === 'api_key' && !(await isKeyUsable(tx, caller.apiKeyId))) throw unauthorized(route.access);
+        return { caller };
+      },
       ids: () => requestIds(c, route),
       change: async (tx) => {
         c.set('db', tx);
@@ -137,6 +149,13 @@ async function writeThrough(c: Context<AppEnv>, next: () => Promise<void>, route
     });
   } catch (err) {
     if (err !== rollback) throw err;
+    return;
+  }
+  if (staleUse && caller.type === 'api_key') {
+    // The write is done; a failed move of last_used_at is retried by the key's next use.
+    await touchApiKey(sql, caller.apiKeyId).catch((err) =>
+      log.warn('last_used_at not moved', { requestId: c.get('requestId'), error: String(err) }),
+    );
   }
 }
 
@@ -149,17 +168,24 @@ function unauthorized(access: Access | undefined): ApiError {
   return new ApiError('unauthorized', credentialRequired(access), { headers: { 'WWW-Authenticate': 'Bearer' } });
 }
 
-async function authenticate(c: Context<AppEnv>, db: Db, lock: boolean, access?: Access): Promise<Caller> {
+/** The operator or the organization key the request carries (401 for none), its last use moved. */
+async function authenticate(c: Context<AppEnv>, sql: Sql, access?: Access): Promise<Caller> {
+  const { caller, staleUse } = await identify(c, sql, access);
+  if (staleUse && caller.type === 'api_key') await touchApiKey(sql, caller.apiKeyId);
+  return caller;
+}
+
+/** The operator or the organization key the request carries (401 for none), and whether its last use should move. */
+async function identify(c: Context<AppEnv>, sql: Sql, access?: Access): Promise<{ caller: Caller; staleUse: boolean }> {
   const token = bearerToken(c.req.header('authorization'));
   if (token === null) throw unauthorized(access);
   if (secretsEqual(token, c.get('deps').config.adminToken)) {
     c.set('caller', { type: 'operator' });
-    return { type: 'operator' };
+    return { caller: { type: 'operator' }, staleUse: false };
   }
   if (!token.startsWith(API_KEY_PREFIX)) throw unauthorized(access);
-  const key = await findUsableKey(db, token, lock);
+  const key = await findUsableKey(sql, token);
   if (key === null) throw unauthorized(access);
-  if (key.stale_use) await touchApiKey(db, key.id);
   const caller: Caller = {
     type: 'api_key',
     apiKeyId: key.id,
@@ -168,7 +194,7 @@ async function authenticate(c: Context<AppEnv>, db: Db, lock: boolean, access?: 
     role: key.role,
   };
   c.set('caller', caller);
-  return caller;
+  return { caller, staleUse: key.stale_use };
 }
 
 /**

@@ -4,7 +4,6 @@
  */
 import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
-import { secretLockName } from '../db/secret_locks.ts';
 import { API_KEY_PREFIX } from '../access/keys.ts';
 import { hashSecret, randomToken } from '../http/crypto.ts';
 import type { Cursor } from '../http/pagination.ts';
@@ -50,16 +49,12 @@ export async function listApiKeys(db: Db, organizationId: string, cursor: Cursor
 }
 
 /**
- * Sets `revoked_at` once; a second revoke keeps the first time. Null: no such key. It first
- * takes the key's lock exclusively (see `findUsableKey` in access/keys.ts): it waits for the
- * writes under way with the key, and the writes that come after it wait for it, however
- * many there are.
- * `revoked_at` is the moment the lock was taken (`clock_timestamp()`), not the start of the
- * transaction (`now()`): a write that began while the revoke waited for it began before
- * the key was revoked.
+ * Sets `revoked_at` once; a second revoke keeps the first time. Null: no such key. One
+ * update of the key's row, on which no request made with the key holds a lock (access/keys.ts
+ * reads the key without one), so it never waits for the requests under way with the key;
+ * every request that starts after it committed finds the key revoked.
  */
 export async function revokeApiKey(db: Db, id: string): Promise<ApiKeyRow | null> {
-  await db`select pg_advisory_xact_lock(${secretLockName(db, 'api_key', db`key_hash`)}) from api_keys where id = ${id}`;
   const [row] = await db<ApiKeyRow[]>`
     update api_keys set revoked_at = coalesce(revoked_at, clock_timestamp())
     where id = ${id}

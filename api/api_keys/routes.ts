@@ -59,8 +59,8 @@ const revokeApiKey = defineRoute({
   tags,
   summary: 'Revoke an API key for good (idempotent)',
   description:
-    'Every request that starts after this call returned is refused with the key. The call waits for the writes ' +
-    'already under way with the key, never for later ones, so a key in constant use is revoked as soon as those end.',
+    'Takes effect at once: the call waits for none of the requests under way with the key, and every request that ' +
+    'starts after it returned is refused with 401 `unauthorized`. Requests already under way may still finish.',
   operation: ops.revokeApiKey,
   errors: ['not_found'],
   request: { params: IdParams },

@@ -80,8 +80,8 @@ export function postWrite<P extends string>(
 
 /**
  * Runs a write as the API does (`authorizedWrite`): the session (and its key) checked
- * again inside the transaction under its lock, then the same authorization, change and
- * audit event. A refusal or failure changes nothing.
+ * again inside the transaction, then the same authorization, change and audit event. A
+ * refusal or failure changes nothing.
  */
 function portalWrite<T>(
   c: Context<PortalEnv>,
@@ -92,7 +92,7 @@ function portalWrite<T>(
   const ids = idsOf(operation, request);
   return authorizedWrite(c.get('deps').sql, operation, c.get('requestId'), {
     caller: async (tx) => {
-      const session = await currentSession(c, tx, true);
+      const session = await currentSession(c, tx);
       if (session === null) throw new ApiError('unauthorized', 'the session has ended; please sign in again');
       return principalOf(session);
     },

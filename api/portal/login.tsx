@@ -78,7 +78,7 @@ export function loginRoutes() {
       await openSession(c, sql, { operatorToken: key });
       return redirectWith(c, '/portal/organization');
     }
-    const found = key.startsWith(API_KEY_PREFIX) && key.length <= 200 ? await findUsableKey(sql, key, false) : null;
+    const found = key.startsWith(API_KEY_PREFIX) && key.length <= 200 ? await findUsableKey(sql, key) : null;
     if (found === null) {
       try {
         await limit.countGuess();

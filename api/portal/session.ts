@@ -8,10 +8,8 @@
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Caller } from '../access/declaration.ts';
-import { lockUsableKey } from '../access/keys.ts';
 import type { HandlerDeps } from '../access/app_env.ts';
 import type { Db, Sql } from '../db/client.ts';
-import { lockSecret } from '../db/secret_locks.ts';
 import { hashSecret, randomToken, secretsEqual } from '../http/crypto.ts';
 import { constantTimeEqual } from '@oslojs/crypto/subtle';
 
@@ -36,7 +34,6 @@ interface SessionRow {
   operator_token_hash: Uint8Array | null;
   key_name: string | null;
   key_role: 'admin' | 'viewer' | null;
-  key_hash: Uint8Array | null;
 }
 
 export function cookieOptions(c: Ctx) {
@@ -69,19 +66,16 @@ export async function openSession(
 
 /**
  * The request's session if it is still valid: not expired, its key neither revoked nor
- * expired, its operator token still the service's. `lock` takes the session's and the
- * key's locks shared for the rest of a write's transaction, as the API's key check does
- * (`findUsableKey`): a sign-out or a revoke that has returned is seen, and one under way
- * waits only for the writes already holding the lock.
+ * expired, its operator token still the service's. One read, no lock: a sign-out or a
+ * revoke never waits for the session's requests under way, and each request (and each
+ * write again inside its transaction) sees one that has answered.
  */
-export async function currentSession(c: Ctx, db: Db, lock = false): Promise<PortalSession | null> {
+export async function currentSession(c: Ctx, db: Db): Promise<PortalSession | null> {
   const token = getCookie(c, SESSION_COOKIE);
   if (token === undefined || token.length > 100) return null;
   const tokenHash = hashSecret(token);
-  if (lock) await lockSecret(db, 'portal_session', tokenHash, 'shared');
   const [row] = await db<SessionRow[]>`
-    select s.csrf_token, s.organization_id, s.api_key_id, s.operator_token_hash, k.name as key_name, k.role as key_role,
-           k.key_hash
+    select s.csrf_token, s.organization_id, s.api_key_id, s.operator_token_hash, k.name as key_name, k.role as key_role
     from portal_sessions s
     left join api_keys k on k.id = s.api_key_id
     where s.token_hash = ${tokenHash} and s.expires_at > now()
@@ -92,8 +86,6 @@ export async function currentSession(c: Ctx, db: Db, lock = false): Promise<Port
     if (row.operator_token_hash === null || !constantTimeEqual(row.operator_token_hash, current)) return null;
     return { tokenHash, csrfToken: row.csrf_token, caller: { type: 'operator' }, organizationId: row.organization_id };
   }
-  // As the API's key check: a revoke that has returned is seen, one under way waits for this write.
-  if (lock && !(await lockUsableKey(db, row.api_key_id, row.key_hash!))) return null;
   return {
     tokenHash,
     csrfToken: row.csrf_token,
@@ -108,14 +100,9 @@ export async function currentSession(c: Ctx, db: Db, lock = false): Promise<Port
   };
 }
 
-/** Signs out: the writes of the session under way finish first, none starts after. */
+/** Signs out at once: no request of the session that starts after this is served. */
 export async function endSession(c: Ctx, sql: Sql, session: PortalSession | null): Promise<void> {
-  if (session) {
-    await sql.begin(async (tx) => {
-      await lockSecret(tx, 'portal_session', session.tokenHash, 'exclusive');
-      await tx`delete from portal_sessions where token_hash = ${session.tokenHash}`;
-    });
-  }
+  if (session) await sql`delete from portal_sessions where token_hash = ${session.tokenHash}`;
   deleteCookie(c, SESSION_COOKIE, cookieOptions(c));
 }
 
