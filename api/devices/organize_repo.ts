@@ -56,7 +56,7 @@ export async function listOrganizationDevices(
     }
   }
   return db<DeviceRow[]>`
-    ${deviceSelect(db)}
+    ${deviceSelect(db, context.pollIntervalSeconds)}
     where d.organization_id = ${organizationId}
       and d.archived_at is null
       and ${filter.oe_id === undefined ? db`true` : db`d.oe_id = ${filter.oe_id}`}
@@ -84,8 +84,13 @@ export async function listOrganizationDevices(
 }
 
 /** Files the device under an org unit of its organization. Archived devices cannot move. */
-export async function moveDevice(db: Db, deviceId: string, oeId: string): Promise<DeviceRow> {
-  const device = await getDevice(db, deviceId);
+export async function moveDevice(
+  db: Db,
+  deviceId: string,
+  oeId: string,
+  pollIntervalSeconds: number,
+): Promise<DeviceRow> {
+  const device = await getDevice(db, deviceId, pollIntervalSeconds);
   if (!device) throw notFound('device', deviceId);
   if (device.archived_at !== null) throw deviceArchived(deviceId, MOVE_REFUSAL);
   await requireOrgUnitOf(db, oeId, device.organization_id, 'oe_id');
@@ -101,7 +106,7 @@ export async function moveDevice(db: Db, deviceId: string, oeId: string): Promis
     if (isPgError(err, pgError.foreignKeyViolation)) throw notFound('org unit', oeId);
     throw err;
   }
-  return (await getDevice(db, deviceId))!;
+  return (await getDevice(db, deviceId, pollIntervalSeconds))!;
 }
 
 const MOVE_REFUSAL = 'it cannot be moved';

@@ -103,14 +103,14 @@ export function deviceRoutes() {
     })
     .openapi(getDeviceRoute, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await getDevice(c.get('db'), id);
+      const row = await getDevice(c.get('db'), id, c.get('deps').config.agentPollIntervalSeconds);
       if (!row) throw notFound('device', id);
       return c.json(serializeDevice(row), 200);
     })
     .openapi(moveDeviceRoute, async (c) => {
       const { id } = c.req.valid('param');
       const { oe_id } = c.req.valid('json');
-      const row = await moveDevice(c.get('db'), id, oe_id);
+      const row = await moveDevice(c.get('db'), id, oe_id, c.get('deps').config.agentPollIntervalSeconds);
       recordAudit(c, { organizationId: row.organization_id, targetType: 'device', targetId: id, details: { oe_id } });
       return c.json(serializeDevice(row), 200);
     });

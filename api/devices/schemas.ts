@@ -4,6 +4,25 @@ import { credentialField } from '../access/viewer_view.ts';
 import { jsonObject, MAX_JSON_DEPTH } from '../http/json_value.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 
+export const Convergence = z.enum(['converged', 'pending', 'failed']).openapi('Convergence', {
+  description:
+    "Of a Merkmal, since the last change of its state (the device's bootstrap when there was none): `failed` when " +
+    'the last report is `apply_failed` or `remove_failed`; `converged` when it is `applied` and the state is ' +
+    '`present`, or `removed` and the state is `absent`; else `pending` (nothing reported since, or a report for the ' +
+    'other state). Of a device: the worst over its catalog, `failed` > `pending` > `converged`.',
+  example: 'converged',
+});
+
+export const DeviceStatus = z
+  .enum(['archived', 'deprovisioned', 'enrolled', 'stale', 'active'])
+  .openapi('DeviceStatus', {
+    description:
+      'The first that holds: `archived`, `deprovisioned`, `enrolled` (its agent holds no secret yet), `stale` (no ' +
+      'check-in for three poll intervals, `3 × AGENT_POLL_INTERVAL_SECONDS`, since its last check-in or its ' +
+      'bootstrap), `active`.',
+    example: 'active',
+  });
+
 export const Device = z
   .object({
     id: Uuid,
@@ -26,6 +45,12 @@ export const Device = z
     agent_secret_issued_at: Timestamp.nullable(),
     agent_last_checkin: Timestamp.nullable(),
     created_at: Timestamp,
+    status: DeviceStatus,
+    convergence: Convergence.nullable().openapi({
+      description:
+        'The worst convergence over its catalog (`failed` > `pending` > `converged`); null while `enrolled`, ' +
+        '`deprovisioned` or `archived`.',
+    }),
   })
   .openapi('Device');
 

@@ -286,7 +286,7 @@ export function deviceRoutes() {
     const session = c.get('session');
     const id = c.req.param('id');
     const db = await portalRead(c, deviceOps.getDevice, { param: { id } });
-    const device = await getDevice(db, id);
+    const device = await getDevice(db, id, c.get('deps').config.agentPollIntervalSeconds);
     if (!device) throw notFound('device', id);
     const [names, hardware, events, catalog] = await Promise.all([
       namesOf(db, device.organization_id),
@@ -442,7 +442,7 @@ export function deviceRoutes() {
     const { id, transition } = c.req.param();
     if (!transitions.includes(transition as Transition)) throw notFound('page', transition);
     const db = await portalRead(c, transitionOperation[transition as Transition], { param: { id } });
-    const device = await getDevice(db, id);
+    const device = await getDevice(db, id, c.get('deps').config.agentPollIntervalSeconds);
     if (!device) throw notFound('device', id);
     const text = transitionText[transition as Transition];
     return render(
@@ -467,7 +467,7 @@ export function deviceRoutes() {
       const id = c.req.param('id');
       return writeAndRedirect(c, `/portal/devices/${id}`, transitionText[transition].done, () =>
         write({ param: { id } }, async (tx) => {
-          const { audit } = await transitionDevice(tx, transition, id);
+          const { audit } = await transitionDevice(tx, transition, id, c.get('deps').config.agentPollIntervalSeconds);
           return { audit, result: null };
         }),
       );

@@ -19,6 +19,7 @@ describe('GET /api/v1/devices/{id}', () => {
       'agent_secret_issued_at',
       'archived_at',
       'backend',
+      'convergence',
       'created_at',
       'deprovisioned_at',
       'enrollment_session_id',
@@ -28,6 +29,7 @@ describe('GET /api/v1/devices/{id}', () => {
       'oe_id',
       'organization_id',
       'serial',
+      'status',
       'template_id',
     ]);
     expect(res.body).toMatchObject({
