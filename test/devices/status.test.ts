@@ -33,7 +33,10 @@ describe('GET /api/v1/devices/{id}: status', () => {
   });
 
   it('active: bootstrapped and checked in within three poll intervals', async () => {
-    expect(await read(await bootstrapped('2 days', '14 minutes'))).toEqual({ status: 'active', convergence: 'pending' });
+    expect(await read(await bootstrapped('2 days', '14 minutes'))).toEqual({
+      status: 'active',
+      convergence: 'pending',
+    });
   });
 
   it('active: bootstrapped recently without a check-in', async () => {
