@@ -30,6 +30,16 @@ function prefixPattern(q: string): string {
   return `${q.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 }
 
+/** The group of `group_id` is the organization's: 404 when unknown, 422 when another's (the operator sees both). */
+export async function requireGroupOf(db: Db, groupId: string, organizationId: string): Promise<void> {
+  // Whose group it is, from the access layer: a device knows no group of its own.
+  const owner = await organizationOf(db, 'group', groupId);
+  if (owner === null) throw notFound('group', groupId);
+  if (owner !== organizationId) {
+    throw new ApiError('organization_mismatch', `group ${groupId} (group_id) belongs to another organization`);
+  }
+}
+
 /**
  * The organization's devices in creation order: archived ones omitted, deprovisioned ones
  * included. A filter naming an unknown unit or group is 404, one of another organization 422.
@@ -44,17 +54,7 @@ export async function listOrganizationDevices(
 ): Promise<DeviceRow[]> {
   await requireOrganization(db, organizationId);
   if (filter.oe_id !== undefined) await requireOrgUnitOf(db, filter.oe_id, organizationId, 'oe_id');
-  if (filter.group_id !== undefined) {
-    // Whose group it is, from the access layer: a device knows no group of its own.
-    const owner = await organizationOf(db, 'group', filter.group_id);
-    if (owner === null) throw notFound('group', filter.group_id);
-    if (owner !== organizationId) {
-      throw new ApiError(
-        'organization_mismatch',
-        `group ${filter.group_id} (group_id) belongs to another organization`,
-      );
-    }
-  }
+  if (filter.group_id !== undefined) await requireGroupOf(db, filter.group_id, organizationId);
   return db<DeviceRow[]>`
     ${deviceSelect(db, context.pollIntervalSeconds)}
     where d.organization_id = ${organizationId}

@@ -5,13 +5,14 @@
  */
 import { z } from '@hono/zod-openapi';
 import { recordAudit } from '../access/middleware.ts';
-import { notFound } from '../http/errors.ts';
+import { ApiError, notFound } from '../http/errors.ts';
 import { IdParams, json, jsonBody, Uuid, UuidFilter } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { listOrganizationDevices, moveDevice } from './organize_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
-import { Device } from './schemas.ts';
+import { readFleetStatus } from './fleet_status.ts';
+import { Device, FleetStatus } from './schemas.ts';
 import * as ops from './operations.ts';
 
 const tags = ['Devices'];
@@ -38,6 +39,28 @@ const DeviceListQuery = PageQuery.extend({
       'Only devices whose serial or hostname starts with this, ignoring case (`%`, `_` and `\\` match literally).',
     example: 'arbeitsplatz',
   }),
+});
+
+const FleetStatusQuery = z.object({
+  oe_id: UuidFilter.optional().openapi({ description: "Only the devices of this org unit's subtree." }),
+  group_id: UuidFilter.optional().openapi({ description: 'Only members of this group. Not with `oe_id`.' }),
+});
+
+const fleetStatus = defineRoute({
+  method: 'get',
+  path: '/organizations/{id}/fleet-status',
+  operationId: 'getFleetStatus',
+  tags,
+  summary: "What the organization's devices have: how many in each status, and per Merkmal how far they converged",
+  description:
+    "Over the devices that are not archived, in `oe_id`'s subtree or `group_id`'s members when given (not both: " +
+    '400). A Merkmal is counted for the `active` and `stale` devices whose catalog has it, in the state the last ' +
+    'change set (else the workspace default). A filter naming an unknown org unit or group is 404, one of another ' +
+    'organization 404 with an organization key and 422 `organization_mismatch` for the operator.',
+  operation: ops.getFleetStatus,
+  errors: ['not_found', 'organization_mismatch'],
+  request: { params: IdParams, query: FleetStatusQuery },
+  responses: { 200: json(FleetStatus, 'The counts') },
 });
 
 const DeviceOrgUnitBody = z
@@ -88,6 +111,22 @@ const moveDeviceRoute = defineRoute({
 
 export function deviceRoutes() {
   return newRouter()
+    .openapi(fleetStatus, async (c) => {
+      const { id } = c.req.valid('param');
+      const { oe_id, group_id } = c.req.valid('query');
+      if (oe_id !== undefined && group_id !== undefined) {
+        throw new ApiError('invalid_request', 'oe_id and group_id cannot be combined', {
+          details: [{ path: ['group_id'], message: 'not with oe_id' }],
+        });
+      }
+      const status = await readFleetStatus(
+        c.get('db'),
+        id,
+        { oe_id, group_id },
+        c.get('deps').config.agentPollIntervalSeconds,
+      );
+      return c.json(status, 200);
+    })
     .openapi(listDevices, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor, oe_id, group_id, stale, q } = c.req.valid('query');

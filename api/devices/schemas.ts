@@ -54,6 +54,46 @@ export const Device = z
   })
   .openapi('Device');
 
+const count = z.number().int().min(0);
+
+export const FleetStatus = z
+  .object({
+    devices: z.object({ total: count, enrolled: count, active: count, stale: count, deprovisioned: count }).openapi({
+      description: 'The devices that are not archived, by status (`total` is their sum).',
+      example: { total: 1250, enrolled: 12, active: 1180, stale: 41, deprovisioned: 17 },
+    }),
+    merkmale: z
+      .array(
+        z.object({
+          merkmal: z.string(),
+          name: z.string(),
+          present: count,
+          absent: count,
+          converged: count,
+          pending: count,
+          failed: count,
+        }),
+      )
+      .openapi({
+        description:
+          'Every catalog Merkmal, by key, over the `active` and `stale` devices that have it in their catalog: how ' +
+          'many are meant to have it (`present`) or not (`absent`), and how many of these converged, are pending or ' +
+          'failed (`present + absent = converged + pending + failed`).',
+        example: [
+          {
+            merkmal: 'libreoffice',
+            name: 'LibreOffice',
+            present: 800,
+            absent: 421,
+            converged: 1190,
+            pending: 24,
+            failed: 7,
+          },
+        ],
+      }),
+  })
+  .openapi('FleetStatus');
+
 export type DeviceType = z.infer<typeof Device>;
 
 /** Largest hardware object accepted, as UTF-8 JSON text: up to 64 KiB. */
