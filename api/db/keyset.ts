@@ -26,7 +26,8 @@ type Fragment = postgres.PendingQuery<postgres.Row[]>;
  * The keyset condition of a list ordered by (`key`, `id`), where `key` may be null and null
  * counts as the lowest value: ascending is `key asc nulls first, id asc`, descending
  * `key desc nulls last, id desc`, so each order is the other reversed. `after` holds the
- * last row's key (as SQL, or null for a null key) and id.
+ * last row's key (as SQL, or null for a null key) and id. A key that is never null
+ * (`nullable` false) gets the plain row comparison, which an index can serve.
  */
 export function afterKey(
   sql: Db,
@@ -34,6 +35,7 @@ export function afterKey(
   id: Fragment,
   after: { key: Fragment | null; id: string } | null,
   order: 'asc' | 'desc',
+  nullable: boolean,
 ) {
   if (after === null) return sql`true`;
   if (after.key === null) {
@@ -41,12 +43,17 @@ export function afterKey(
       ? sql`((${key} is null and ${id} > ${after.id}) or ${key} is not null)`
       : sql`(${key} is null and ${id} < ${after.id})`;
   }
-  return order === 'asc'
-    ? sql`(${key}, ${id}) > (${after.key}, ${after.id})`
-    : sql`((${key}, ${id}) < (${after.key}, ${after.id}) or ${key} is null)`;
+  if (order === 'asc') return sql`(${key}, ${id}) > (${after.key}, ${after.id})`;
+  return nullable
+    ? sql`((${key}, ${id}) < (${after.key}, ${after.id}) or ${key} is null)`
+    : sql`(${key}, ${id}) < (${after.key}, ${after.id})`;
 }
 
-/** The order clause that goes with `afterKey`. */
-export function keyOrder(sql: Db, key: Fragment, id: Fragment, order: 'asc' | 'desc') {
+/**
+ * The order clause that goes with `afterKey`. A key that is never null is ordered without a
+ * nulls clause, so an index on it (ascending, nulls last) serves both directions.
+ */
+export function keyOrder(sql: Db, key: Fragment, id: Fragment, order: 'asc' | 'desc', nullable: boolean) {
+  if (!nullable) return order === 'asc' ? sql`${key} asc, ${id} asc` : sql`${key} desc, ${id} desc`;
   return order === 'asc' ? sql`${key} asc nulls first, ${id} asc` : sql`${key} desc nulls last, ${id} desc`;
 }

@@ -176,8 +176,8 @@ export async function listOrganizationDevices(
           : db`(lower(d.serial) like ${prefixPattern(filter.q)} escape '\\'
                 or lower(d.hostname) like ${prefixPattern(filter.q)} escape '\\')`
       }
-      and ${afterKey(db, key, db`d.id`, after, order)}
-    order by ${keyOrder(db, key, db`d.id`, order)}
+      and ${afterKey(db, key, db`d.id`, after, order, sort.endsWith('last_checkin'))}
+    order by ${keyOrder(db, key, db`d.id`, order, sort.endsWith('last_checkin'))}
     limit ${limit + 1}`;
 }
 
