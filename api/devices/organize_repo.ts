@@ -23,7 +23,7 @@ export interface DeviceFilter {
   oe_id?: string | undefined;
   /** Only members of this group. */
   group_id?: string | undefined;
-  /** Only stale devices (true) or only the others (false); see `staleDevice`. */
+  /** Only stale devices (true) or only the others (false); by the database's `device_status`. */
   stale?: boolean | undefined;
   /** Serial or hostname starts with this, ignoring case. */
   q?: string | undefined;

@@ -114,7 +114,7 @@ export function lastCheckin(db: Db) {
  * database's `device_status` says so. A query over the whole fleet passes the time of a
  * join with `device_heartbeats` as `checkin`, so it does not probe the heartbeats once per device.
  */
-export function staleDevice(db: Db, pollIntervalSeconds: number, checkin = lastCheckin(db)) {
+function staleDevice(db: Db, pollIntervalSeconds: number, checkin = lastCheckin(db)) {
   return db`(device_status(d.archived_at, d.deprovisioned_at, d.agent_secret_issued_at, ${checkin},
     make_interval(secs => ${3 * pollIntervalSeconds}::int)) = 'stale')`;
 }
