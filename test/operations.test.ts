@@ -33,6 +33,7 @@ const contractEndpoints = [
   'POST /api/v1/agent/checkin',
   'POST /api/v1/agent/report',
   'GET /api/v1/organizations/{id}/devices',
+  'GET /api/v1/organizations/{id}/fleet-status',
   'GET /api/v1/devices/{id}',
   'GET /api/v1/devices/{id}/hardware',
   'GET /api/v1/devices/{id}/events',

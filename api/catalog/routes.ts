@@ -12,6 +12,7 @@ import { defineRoute, newRouter } from '../access/route.ts';
 import * as repo from './repo.ts';
 import { changeSelection } from './service.ts';
 import { CatalogExplanation, CatalogOverride, CatalogOverrideList, DeviceCatalog, SelectionBody } from './schemas.ts';
+import { loadOutcomes } from './outcomes.ts';
 import { loadCatalogStates, loadExplanation } from './state.ts';
 import * as ops from './operations.ts';
 
@@ -177,18 +178,27 @@ export function catalogRoutes() {
   const router = newRouter()
     .openapi(getDeviceCatalog, async (c) => {
       const { id } = c.req.valid('param');
-      const items = await loadCatalogStates(c.get('db'), id);
+      const db = c.get('db');
+      const items = await loadCatalogStates(db, id);
       if (items === null) throw notFound('device', id);
+      const outcomes = await loadOutcomes(db, id, items);
       return c.json(
         {
-          items: items.map(({ merkmal, name, kategorie, state, origin, optionen }) => ({
-            merkmal,
-            name,
-            kategorie,
-            state,
-            origin,
-            optionen,
-          })),
+          items: items.map(({ merkmal, name, kategorie, state, origin, optionen }) => {
+            const outcome = outcomes.get(merkmal);
+            const reported = outcome?.reported ?? null;
+            return {
+              merkmal,
+              name,
+              kategorie,
+              state,
+              origin,
+              optionen,
+              reported: reported && { event: reported.event, at: reported.at.toISOString(), detail: reported.detail },
+              // The device was deleted between the two reads: nothing was reported since.
+              convergence: outcome?.convergence ?? 'pending',
+            };
+          }),
           next_cursor: null,
         },
         200,

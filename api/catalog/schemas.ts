@@ -1,6 +1,8 @@
 /** Schemas of the order catalog: effective states, overrides, selection bodies. */
 import { z } from '@hono/zod-openapi';
 import { jsonObject, MAX_JSON_DEPTH } from '../http/json_value.ts';
+import { Convergence } from '../devices/schemas.ts';
+import { Timestamp } from '../http/openapi.ts';
 import { wholeCollectionOf } from '../http/pagination.ts';
 
 const Optionen = jsonObject().openapi({
@@ -30,6 +32,18 @@ const CatalogItem = z
     state: OverrideState,
     origin: Origin,
     optionen: Optionen.openapi({ description: 'From the override that decided (`{}` for the workspace default).' }),
+    reported: z
+      .object({
+        event: z.enum(['applied', 'apply_failed', 'removed', 'remove_failed']),
+        at: Timestamp,
+        detail: z.unknown().openapi({ description: "The report entry's `detail`; null without one.", example: null }),
+      })
+      .nullable()
+      .openapi({
+        description: "The agent's last report for this Merkmal (whenever it was); null when it never reported one.",
+        example: { event: 'applied', at: '2026-11-26T08:15:00.000Z', detail: null },
+      }),
+    convergence: Convergence,
   })
   .openapi('CatalogItem');
 

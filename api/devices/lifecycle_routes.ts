@@ -137,7 +137,12 @@ function serializeEvent(row: lifecycle.EventRow): z.infer<typeof DeviceEvent> {
 
 /** A transition by the shared service, audited on the device it changed. */
 async function transitioned(c: Context<AppEnv>, transition: Transition, id: string) {
-  const { row, audit } = await transitionDevice(c.get('db'), transition, id);
+  const { row, audit } = await transitionDevice(
+    c.get('db'),
+    transition,
+    id,
+    c.get('deps').config.agentPollIntervalSeconds,
+  );
   recordAudit(c, audit);
   return serializeDevice(row);
 }

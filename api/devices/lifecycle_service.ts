@@ -14,6 +14,7 @@ export async function transitionDevice(
   db: Db,
   transition: Transition,
   id: string,
+  pollIntervalSeconds: number,
 ): Promise<{ row: DeviceRow; audit: AuditEntry }> {
   if (transition === 'reprovision') {
     const outcome = await lifecycle.reprovision(db, id);
@@ -24,7 +25,7 @@ export async function transitionDevice(
     if (!done) throw notFound('device', id);
   }
   // 404 if its organization was deleted in the meantime.
-  const row = await getDevice(db, id);
+  const row = await getDevice(db, id, pollIntervalSeconds);
   if (!row) throw notFound('device', id);
   return { row, audit: { organizationId: row.organization_id, targetType: 'device', targetId: row.id } };
 }

@@ -9,6 +9,10 @@ export const listDevices = operation({
   access: 'org_viewer',
   tenant: { param: { id: 'organization' }, query: { oe_id: 'org_unit', group_id: 'group' } },
 });
+export const getFleetStatus = operation({
+  access: 'org_viewer',
+  tenant: { param: { id: 'organization' }, query: { oe_id: 'org_unit', group_id: 'group' } },
+});
 export const getDevice = operation({ access: 'org_viewer', tenant: { param: { id: 'device' } } });
 export const moveDevice = operation({
   access: 'org_admin',

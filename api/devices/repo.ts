@@ -20,7 +20,14 @@ export interface DeviceRow {
   agent_secret_issued_at: Date | null;
   agent_last_checkin: Date | null;
   created_at: Date;
+  status: DeviceStatus;
+  convergence: Convergence | null;
 }
+
+/** A device's status, by the database's `device_status` (the one definition). */
+export type DeviceStatus = 'archived' | 'deprovisioned' | 'enrolled' | 'stale' | 'active';
+/** A Merkmal's or a device's convergence, by the database's `merkmal_convergence` and `worst_convergence`. */
+export type Convergence = 'converged' | 'pending' | 'failed';
 
 /**
  * 409 `device_archived`: an archived device changes no more (reprovision, org unit, group
@@ -33,17 +40,46 @@ export function deviceArchived(deviceId: string, refusal: string): ApiError {
 }
 
 /**
- * The select list of a Device, over `devices d`. Template and backend follow the
- * default-template rule (`effectiveTemplateOf`).
+ * The select list of a Device, over `devices d`, with its heartbeat `h`, its effective
+ * template `dt` and its status `st` joined. Template and backend follow the
+ * default-template rule (`effectiveTemplateOf`); the stale rule needs the agent's poll
+ * interval. `extra` adds columns over the same joins (a list's sort key).
  */
-export function deviceSelect(db: Db) {
+export function deviceSelect(db: Db, pollIntervalSeconds: number, extra = db``) {
   return db`
     select d.id, d.organization_id, d.serial, d.hostname, d.oe_id,
            array(select gm.group_id from group_members gm where gm.device_id = d.id order by gm.group_id) as group_ids,
            dt.template_id, dt.backend, d.enrollment_session_id, d.deprovisioned_at, d.archived_at,
-           d.agent_secret_issued_at, ${lastCheckin(db)} as agent_last_checkin, d.created_at
+           d.agent_secret_issued_at, h.at as agent_last_checkin, d.created_at,
+           st.status, ${deviceConvergence(db)} as convergence ${extra}
     from devices d
-    ${effectiveTemplateOf(db)}`;
+    left join device_heartbeats h on h.device_id = d.id
+    ${effectiveTemplateOf(db)}
+    ${statusOf(db, pollIntervalSeconds)}`;
+}
+
+/**
+ * Joins the status of the device `d` (heartbeat `h`) as `st.status`, by the database's
+ * `device_status`: stale after three poll intervals without a check-in.
+ */
+export function statusOf(db: Db, pollIntervalSeconds: number) {
+  return db`
+    cross join lateral (
+      select device_status(d.archived_at, d.deprovisioned_at, d.agent_secret_issued_at, h.at,
+                           make_interval(secs => ${3 * pollIntervalSeconds}::int)) as status
+    ) st`;
+}
+
+/**
+ * The convergence of the device `d` (template `dt`, status `st`): the worst over its catalog
+ * (`device_catalog_outcomes`, `worst_convergence`; an empty catalog has nothing to do),
+ * null while it has no agent that reports (enrolled, deprovisioned, archived).
+ */
+export function deviceConvergence(db: Db) {
+  return db`(case when st.status in ('active', 'stale') then coalesce((
+      select worst_convergence(c.convergence)
+      from device_catalog_outcomes(d.id, dt.backend, dt.workspace, d.agent_secret_issued_at) c
+    ), 'converged') end)`;
 }
 
 /**
@@ -74,22 +110,17 @@ export function lastCheckin(db: Db) {
 }
 
 /**
- * The one definition of a stale device (the device list's `?stale=`, the portal's mark and
- * the fleet gauge): not archived or deprovisioned (those are expected to be silent), its
- * agent bootstrapped (holds a secret), and no check-in for three poll intervals. A device
- * that never checked in counts from the moment its secret was issued; one that never
- * bootstrapped is not stale (it has no agent to report yet). Over `devices d`; a query over
- * the whole fleet passes the time of a join with `device_heartbeats` as `checkin`, so it
- * does not probe the heartbeats once per device.
+ * A stale device (the device list's `?stale=`, the portal's mark), over `devices d`: the
+ * database's `device_status` says so. A query over the whole fleet passes the time of a
+ * join with `device_heartbeats` as `checkin`, so it does not probe the heartbeats once per device.
  */
-export function staleDevice(db: Db, pollIntervalSeconds: number, checkin = lastCheckin(db)) {
-  return db`(d.archived_at is null and d.deprovisioned_at is null and d.agent_secret_issued_at is not null
-    and coalesce(${checkin}, d.agent_secret_issued_at)
-      < now() - make_interval(secs => ${3 * pollIntervalSeconds}::int))`;
+function staleDevice(db: Db, pollIntervalSeconds: number, checkin = lastCheckin(db)) {
+  return db`(device_status(d.archived_at, d.deprovisioned_at, d.agent_secret_issued_at, ${checkin},
+    make_interval(secs => ${3 * pollIntervalSeconds}::int)) = 'stale')`;
 }
 
-export async function getDevice(db: Db, id: string): Promise<DeviceRow | null> {
-  const [row] = await db<DeviceRow[]>`${deviceSelect(db)} where d.id = ${id}`;
+export async function getDevice(db: Db, id: string, pollIntervalSeconds: number): Promise<DeviceRow | null> {
+  const [row] = await db<DeviceRow[]>`${deviceSelect(db, pollIntervalSeconds)} where d.id = ${id}`;
   return row ?? null;
 }
 

@@ -7,13 +7,20 @@ import { z } from '@hono/zod-openapi';
 import { actorOf } from '../access/declaration.ts';
 import type { RecordEffectiveState } from '../access/effective_state.ts';
 import { recordAudit } from '../access/middleware.ts';
-import { notFound } from '../http/errors.ts';
+import { ApiError, notFound } from '../http/errors.ts';
 import { IdParams, json, jsonBody, Uuid, UuidFilter } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
-import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
-import { listOrganizationDevices, moveDevice } from './organize_repo.ts';
+import { collectionOf, PageQuery, toPage } from '../http/pagination.ts';
+import {
+  DEVICE_SORTS,
+  decodeDeviceCursor,
+  encodeDeviceCursor,
+  listOrganizationDevices,
+  moveDevice,
+} from './organize_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
-import { Device } from './schemas.ts';
+import { readFleetStatus } from './fleet_status.ts';
+import { Convergence, Device, DeviceStatus, FleetStatus } from './schemas.ts';
 import * as ops from './operations.ts';
 
 const tags = ['Devices'];
@@ -40,6 +47,52 @@ const DeviceListQuery = PageQuery.extend({
       'Only devices whose serial or hostname starts with this, ignoring case (`%`, `_` and `\\` match literally).',
     example: 'arbeitsplatz',
   }),
+  status: DeviceStatus.exclude(['archived']).optional().openapi({
+    description: 'Only devices of this `status` (archived devices are never listed).',
+    example: 'stale',
+  }),
+  convergence: Convergence.optional().openapi({
+    description:
+      'Only devices of this `convergence` (so only `active` and `stale` ones). With `merkmal`: only the `active` and ' +
+      '`stale` devices whose that Merkmal is `failed` or `pending` (then `converged` is 400).',
+    example: 'failed',
+  }),
+  merkmal: z.string().min(1).max(100).optional().openapi({
+    description: 'With `convergence` (required with it): the Merkmal whose convergence is filtered. Unknown: 422.',
+    example: 'libreoffice',
+  }),
+  sort: z
+    .enum(DEVICE_SORTS)
+    .default('serial')
+    .openapi({
+      description:
+        'The order: `serial` (the default), `last_checkin` / `-last_checkin` (a device that never checked in counts as ' +
+        'the oldest), `created_at` / `-created_at`; ties by id. A `next_cursor` continues the order it was made in ' +
+        '(another order: 400).',
+      example: '-last_checkin',
+    }),
+});
+
+const FleetStatusQuery = z.object({
+  oe_id: UuidFilter.optional().openapi({ description: "Only the devices of this org unit's subtree." }),
+  group_id: UuidFilter.optional().openapi({ description: 'Only members of this group. Not with `oe_id`.' }),
+});
+
+const fleetStatus = defineRoute({
+  method: 'get',
+  path: '/organizations/{id}/fleet-status',
+  operationId: 'getFleetStatus',
+  tags,
+  summary: "What the organization's devices have: how many in each status, and per Merkmal how far they converged",
+  description:
+    "Over the devices that are not archived, in `oe_id`'s subtree or `group_id`'s members when given (not both: " +
+    '400). A Merkmal is counted for the `active` and `stale` devices whose catalog has it, in the state the last ' +
+    'change set (else the workspace default). A filter naming an unknown org unit or group is 404, one of another ' +
+    'organization 404 with an organization key and 422 `organization_mismatch` for the operator.',
+  operation: ops.getFleetStatus,
+  errors: ['not_found', 'organization_mismatch'],
+  request: { params: IdParams, query: FleetStatusQuery },
+  responses: { 200: json(FleetStatus, 'The counts') },
 });
 
 const DeviceOrgUnitBody = z
@@ -53,10 +106,12 @@ const listDevices = defineRoute({
   tags,
   summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
   description:
-    'In creation order. `oe_id`, `group_id`, `stale` and `q` combine (all must hold). A filter naming an unknown ' +
-    'org unit or group is 404, one of another organization 422 `organization_mismatch`.',
+    'In the order of `sort` (default: by serial). `oe_id`, `group_id`, `stale`, `q`, `status`, `convergence` and ' +
+    '`merkmal` combine (all must hold). A filter naming an unknown org unit or group is 404, one of another ' +
+    'organization 404 with an organization key and 422 `organization_mismatch` for the operator; an unknown ' +
+    '`merkmal` is 422 `unknown_merkmal`.',
   operation: ops.listDevices,
-  errors: ['not_found', 'organization_mismatch'],
+  errors: ['not_found', 'organization_mismatch', ['unknown_merkmal', 422]],
   request: { params: IdParams, query: DeviceListQuery },
   responses: { 200: json(collectionOf(Device, 'DeviceList'), 'A page of devices') },
 });
@@ -93,29 +148,66 @@ const moveDeviceRoute = defineRoute({
 /** `record`: the catalog's recorder of effective-state changes, handed in by the app (devices stand below the catalog). */
 export function deviceRoutes(record: RecordEffectiveState) {
   return newRouter()
+    .openapi(fleetStatus, async (c) => {
+      const { id } = c.req.valid('param');
+      const { oe_id, group_id } = c.req.valid('query');
+      if (oe_id !== undefined && group_id !== undefined) {
+        throw new ApiError('invalid_request', 'oe_id and group_id cannot be combined', {
+          details: [{ path: ['group_id'], message: 'not with oe_id' }],
+        });
+      }
+      const status = await readFleetStatus(
+        c.get('db'),
+        id,
+        { oe_id, group_id },
+        c.get('deps').config.agentPollIntervalSeconds,
+      );
+      return c.json(status, 200);
+    })
     .openapi(listDevices, async (c) => {
       const { id } = c.req.valid('param');
-      const { limit, cursor, oe_id, group_id, stale, q } = c.req.valid('query');
+      const { limit, cursor, sort, ...filter } = c.req.valid('query');
+      if (filter.merkmal !== undefined && (filter.convergence === undefined || filter.convergence === 'converged')) {
+        throw new ApiError('invalid_request', 'merkmal filters by its convergence: failed or pending', {
+          details: [{ path: ['convergence'], message: 'with merkmal: failed or pending' }],
+        });
+      }
       const rows = await listOrganizationDevices(
         c.get('db'),
         id,
-        { oe_id, group_id, stale, q },
-        decodeCursor(cursor),
+        filter,
+        sort,
+        decodeDeviceCursor(sort, cursor),
         limit,
         { pollIntervalSeconds: c.get('deps').config.agentPollIntervalSeconds },
       );
-      return c.json(toPage(rows, limit, serializeDevice), 200);
+      return c.json(
+        toPage(
+          rows,
+          limit,
+          ({ sort_key: _key, ...row }) => serializeDevice(row),
+          (row) => encodeDeviceCursor(sort, row),
+        ),
+        200,
+      );
     })
     .openapi(getDeviceRoute, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await getDevice(c.get('db'), id);
+      const row = await getDevice(c.get('db'), id, c.get('deps').config.agentPollIntervalSeconds);
       if (!row) throw notFound('device', id);
       return c.json(serializeDevice(row), 200);
     })
     .openapi(moveDeviceRoute, async (c) => {
       const { id } = c.req.valid('param');
       const { oe_id } = c.req.valid('json');
-      const row = await moveDevice(c.get('db'), id, oe_id, actorOf(c.get('caller')), record);
+      const row = await moveDevice(
+        c.get('db'),
+        id,
+        oe_id,
+        actorOf(c.get('caller')),
+        record,
+        c.get('deps').config.agentPollIntervalSeconds,
+      );
       recordAudit(c, { organizationId: row.organization_id, targetType: 'device', targetId: id, details: { oe_id } });
       return c.json(serializeDevice(row), 200);
     });

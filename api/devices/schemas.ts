@@ -4,6 +4,25 @@ import { credentialField } from '../access/viewer_view.ts';
 import { jsonObject, MAX_JSON_DEPTH } from '../http/json_value.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 
+export const Convergence = z.enum(['converged', 'pending', 'failed']).openapi('Convergence', {
+  description:
+    "Of a Merkmal, since the last change of its state (the device's bootstrap when there was none): `failed` when " +
+    'the last report is `apply_failed` or `remove_failed`; `converged` when it is `applied` and the state is ' +
+    '`present`, or `removed` and the state is `absent`; else `pending` (nothing reported since, or a report for the ' +
+    'other state). Of a device: the worst over its catalog, `failed` > `pending` > `converged`.',
+  example: 'converged',
+});
+
+export const DeviceStatus = z
+  .enum(['archived', 'deprovisioned', 'enrolled', 'stale', 'active'])
+  .openapi('DeviceStatus', {
+    description:
+      'The first that holds: `archived`, `deprovisioned`, `enrolled` (its agent holds no secret yet), `stale` (no ' +
+      'check-in for three poll intervals, `3 × AGENT_POLL_INTERVAL_SECONDS`, since its last check-in or its ' +
+      'bootstrap), `active`.',
+    example: 'active',
+  });
+
 export const Device = z
   .object({
     id: Uuid,
@@ -26,8 +45,54 @@ export const Device = z
     agent_secret_issued_at: Timestamp.nullable(),
     agent_last_checkin: Timestamp.nullable(),
     created_at: Timestamp,
+    status: DeviceStatus,
+    convergence: Convergence.nullable().openapi({
+      description:
+        'The worst convergence over its catalog (`failed` > `pending` > `converged`); null while `enrolled`, ' +
+        '`deprovisioned` or `archived`.',
+    }),
   })
   .openapi('Device');
+
+const count = z.number().int().min(0);
+
+export const FleetStatus = z
+  .object({
+    devices: z.object({ total: count, enrolled: count, active: count, stale: count, deprovisioned: count }).openapi({
+      description: 'The devices that are not archived, by status (`total` is their sum).',
+      example: { total: 1250, enrolled: 12, active: 1180, stale: 41, deprovisioned: 17 },
+    }),
+    merkmale: z
+      .array(
+        z.object({
+          merkmal: z.string(),
+          name: z.string(),
+          present: count,
+          absent: count,
+          converged: count,
+          pending: count,
+          failed: count,
+        }),
+      )
+      .openapi({
+        description:
+          'Every catalog Merkmal, by key, over the `active` and `stale` devices that have it in their catalog: how ' +
+          'many are meant to have it (`present`) or not (`absent`), and how many of these converged, are pending or ' +
+          'failed (`present + absent = converged + pending + failed`).',
+        example: [
+          {
+            merkmal: 'libreoffice',
+            name: 'LibreOffice',
+            present: 800,
+            absent: 421,
+            converged: 1190,
+            pending: 24,
+            failed: 7,
+          },
+        ],
+      }),
+  })
+  .openapi('FleetStatus');
 
 export type DeviceType = z.infer<typeof Device>;
 

@@ -219,9 +219,10 @@ export async function listGroupDevices(
   groupId: string,
   cursor: Cursor | null,
   limit: number,
+  pollIntervalSeconds: number,
 ): Promise<DeviceRow[]> {
   return db<DeviceRow[]>`
-    ${deviceSelect(db)}
+    ${deviceSelect(db, pollIntervalSeconds)}
     join group_members m on m.device_id = d.id and m.group_id = ${groupId}
     where d.archived_at is null and ${afterCursor(db, cursor, 'asc', 'd')}
     order by d.created_at, d.id

@@ -169,7 +169,13 @@ export function groupRoutes(record: RecordEffectiveState) {
       const { limit, cursor } = c.req.valid('query');
       const sql = c.get('db');
       await repo.requireGroup(sql, id);
-      const rows = await repo.listGroupDevices(sql, id, decodeCursor(cursor), limit);
+      const rows = await repo.listGroupDevices(
+        sql,
+        id,
+        decodeCursor(cursor),
+        limit,
+        c.get('deps').config.agentPollIntervalSeconds,
+      );
       return c.json(toPage(rows, limit, serializeDevice), 200);
     })
     .openapi(addMember, async (c) => {

@@ -9,7 +9,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Heartbeats } from '../agent/heartbeats.ts';
 import type { Sql } from '../db/client.ts';
 import type { CheckinReads } from '../db/replica.ts';
-import { staleDevice } from '../devices/repo.ts';
+import { type Convergence, type DeviceStatus, effectiveTemplateOf, statusOf } from '../devices/repo.ts';
 
 /** The route label of a request that matched no route: never the raw path. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -52,8 +52,10 @@ function residentMemoryFromRuntime(registry: Registry): void {
 }
 
 export interface FleetCounts {
-  devices: { active: number; deprovisioned: number; archived: number };
-  stale: number;
+  /** Devices by status (`device_status`). */
+  devices: Record<DeviceStatus, number>;
+  /** The orders (catalog Merkmale) of the active and stale devices, by convergence. */
+  orders: Record<Convergence, number>;
   isoBuilds: Record<string, number>;
   jobsQueued: number;
   webhookDeliveriesPending: number;
@@ -119,13 +121,19 @@ export class Metrics {
   });
   private readonly devices = new Gauge({
     name: 'fleet_devices',
-    help: 'Devices by lifecycle state.',
+    help: 'Devices by status: archived, deprovisioned, enrolled, stale, active.',
     labelNames: ['state'] as const,
     registers: [this.registry],
   });
   private readonly stale = new Gauge({
     name: 'fleet_devices_stale',
-    help: 'Active devices with an agent that has not checked in for three poll intervals.',
+    help: 'Devices whose agent has not checked in for three poll intervals (fleet_devices{state="stale"}).',
+    registers: [this.registry],
+  });
+  private readonly orders = new Gauge({
+    name: 'fleet_orders',
+    help: 'Catalog Merkmale of the active and stale devices, by convergence: converged, pending, failed.',
+    labelNames: ['convergence'] as const,
     registers: [this.registry],
   });
   private readonly isoBuilds = new Gauge({
@@ -202,7 +210,8 @@ export class Metrics {
   async render(sql: Sql, pollIntervalSeconds: number): Promise<string> {
     const counts = await this.fleetCounts(sql, pollIntervalSeconds);
     for (const [state, n] of Object.entries(counts.devices)) this.devices.set({ state }, n);
-    this.stale.set(counts.stale);
+    this.stale.set(counts.devices.stale);
+    for (const [convergence, n] of Object.entries(counts.orders)) this.orders.set({ convergence }, n);
     this.isoBuilds.reset();
     for (const status of ['pending', 'running', 'completed', 'failed']) this.isoBuilds.set({ status }, 0);
     for (const [status, n] of Object.entries(counts.isoBuilds)) this.isoBuilds.set({ status }, n);
@@ -224,33 +233,48 @@ export class Metrics {
   }
 }
 
-/** One round trip for every fleet gauge. */
+/** One round trip for every fleet gauge; the statuses and convergences by the database's rules. */
 async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Promise<FleetCounts> {
   const [row] = await sql<
     Array<{
-      active: number;
-      deprovisioned: number;
-      archived: number;
-      stale: number;
+      devices: Partial<Record<DeviceStatus, number>>;
+      orders: Partial<Record<Convergence, number>>;
       iso: Record<string, number>;
       queued: number;
       webhooks_pending: number;
     }>
   >`
+    with fleet as materialized (
+      select d.id, d.agent_secret_issued_at, dt.backend, dt.workspace, st.status
+      from devices d
+      left join device_heartbeats h on h.device_id = d.id
+      ${effectiveTemplateOf(sql)}
+      ${statusOf(sql, pollIntervalSeconds)}
+    )
     select
-      count(*) filter (where archived_at is null and deprovisioned_at is null)::int as active,
-      count(*) filter (where archived_at is null and deprovisioned_at is not null)::int as deprovisioned,
-      count(*) filter (where archived_at is not null)::int as archived,
-      count(*) filter (where ${staleDevice(sql, pollIntervalSeconds, sql`h.at`)})::int as stale,
+      (select coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
+         from (select status, count(*)::int as n from fleet group by status) s) as devices,
+      (select coalesce(jsonb_object_agg(convergence, n), '{}'::jsonb)
+         from (select c.convergence, count(*)::int as n
+               from fleet f
+               cross join lateral device_catalog_outcomes(f.id, f.backend, f.workspace, f.agent_secret_issued_at) c
+               where f.status in ('active', 'stale')
+               group by c.convergence) o) as orders,
       (select coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
          from (select status, count(*)::int as n from iso_builds group by status) s) as iso,
       (select count(*)::int from graphile_worker.jobs where locked_at is null) as queued,
-      (select count(*)::int from webhook_deliveries where status = 'pending') as webhooks_pending
-    from devices d left join device_heartbeats h on h.device_id = d.id`;
+      (select count(*)::int from webhook_deliveries where status = 'pending') as webhooks_pending`;
   if (!row) throw new Error('the fleet counts query returned no row');
+  const { devices, orders } = row;
   return {
-    devices: { active: row.active, deprovisioned: row.deprovisioned, archived: row.archived },
-    stale: row.stale,
+    devices: {
+      archived: devices.archived ?? 0,
+      deprovisioned: devices.deprovisioned ?? 0,
+      enrolled: devices.enrolled ?? 0,
+      stale: devices.stale ?? 0,
+      active: devices.active ?? 0,
+    },
+    orders: { converged: orders.converged ?? 0, pending: orders.pending ?? 0, failed: orders.failed ?? 0 },
     isoBuilds: row.iso,
     jobsQueued: row.queued,
     webhookDeliveriesPending: row.webhooks_pending,

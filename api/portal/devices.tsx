@@ -14,11 +14,10 @@ import type { Db } from '../db/client.ts';
 import { getHardware, listEvents } from '../devices/lifecycle_repo.ts';
 import { transitionDevice, type Transition } from '../devices/lifecycle_service.ts';
 import * as deviceOps from '../devices/operations.ts';
-import { listOrganizationDevices } from '../devices/organize_repo.ts';
+import { decodeDeviceCursor, encodeDeviceCursor, listOrganizationDevices } from '../devices/organize_repo.ts';
 import { type DeviceRow, getDevice, staleDeviceIds } from '../devices/repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { notFound } from '../http/errors.ts';
-import { decodeCursor, encodeCursor } from '../http/pagination.ts';
 import { isUuid } from '../http/uuid.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
@@ -172,16 +171,25 @@ export function deviceRoutes() {
     });
     const poll = c.get('deps').config.agentPollIntervalSeconds;
     const names = await namesOf(db, org);
-    const rows = await listOrganizationDevices(db, org, filter, decodeCursor(q.cursor), PAGE_SIZE, {
-      pollIntervalSeconds: poll,
-    });
+    // Creation order, as the portal always listed them.
+    const rows = await listOrganizationDevices(
+      db,
+      org,
+      filter,
+      'created_at',
+      decodeDeviceCursor('created_at', q.cursor),
+      PAGE_SIZE,
+      {
+        pollIntervalSeconds: poll,
+      },
+    );
     const page = rows.slice(0, PAGE_SIZE);
     const stale = await staleDeviceIds(
       db,
       page.map((d) => d.id),
       poll,
     );
-    const next = rows.length > PAGE_SIZE ? encodeCursor(page[page.length - 1]!) : null;
+    const next = rows.length > PAGE_SIZE ? encodeDeviceCursor('created_at', page[page.length - 1]!) : null;
     const params = new URLSearchParams(
       Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
     );
@@ -286,7 +294,7 @@ export function deviceRoutes() {
     const session = c.get('session');
     const id = c.req.param('id');
     const db = await portalRead(c, deviceOps.getDevice, { param: { id } });
-    const device = await getDevice(db, id);
+    const device = await getDevice(db, id, c.get('deps').config.agentPollIntervalSeconds);
     if (!device) throw notFound('device', id);
     const [names, hardware, events, catalog] = await Promise.all([
       namesOf(db, device.organization_id),
@@ -442,7 +450,7 @@ export function deviceRoutes() {
     const { id, transition } = c.req.param();
     if (!transitions.includes(transition as Transition)) throw notFound('page', transition);
     const db = await portalRead(c, transitionOperation[transition as Transition], { param: { id } });
-    const device = await getDevice(db, id);
+    const device = await getDevice(db, id, c.get('deps').config.agentPollIntervalSeconds);
     if (!device) throw notFound('device', id);
     const text = transitionText[transition as Transition];
     return render(
@@ -467,7 +475,7 @@ export function deviceRoutes() {
       const id = c.req.param('id');
       return writeAndRedirect(c, `/portal/devices/${id}`, transitionText[transition].done, () =>
         write({ param: { id } }, async (tx) => {
-          const { audit } = await transitionDevice(tx, transition, id);
+          const { audit } = await transitionDevice(tx, transition, id, c.get('deps').config.agentPollIntervalSeconds);
           return { audit, result: null };
         }),
       );

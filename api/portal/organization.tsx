@@ -318,7 +318,7 @@ export function organizationRoutes() {
     const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, groupOps.updateGroup, { param: { id } });
     const group = await groups.requireGroup(db, id);
-    const members = await groups.listGroupDevices(db, id, null, 1000);
+    const members = await groups.listGroupDevices(db, id, null, 1000, c.get('deps').config.agentPollIntervalSeconds);
     const base = `/portal/groups/${group.id}`;
     return render(
       c,

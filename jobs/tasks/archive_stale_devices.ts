@@ -98,7 +98,8 @@ async function archiveBatch(db: Db, staleAfter: number, requestId: string, ids: 
        order by d.id
        for update of d skip locked`;
     for (const device of due) {
-      const { audit } = await transitionDevice(tx, 'archive', device.id);
+      // The poll interval, for the device row it returns (stale after three intervals).
+      const { audit } = await transitionDevice(tx, 'archive', device.id, staleAfter / 3);
       await insertAuditEvent(tx, {
         ...audit,
         action: 'device.archive',

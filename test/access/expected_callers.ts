@@ -46,6 +46,7 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'POST /api/v1/agent/report': 'agent',
   // §8
   'GET /api/v1/organizations/{id}/devices': 'viewer',
+  'GET /api/v1/organizations/{id}/fleet-status': 'viewer',
   'GET /api/v1/devices/{id}': 'viewer',
   'PUT /api/v1/devices/{id}/org-unit': 'admin',
   'POST /api/v1/devices/{id}/deprovision': 'admin',

@@ -71,7 +71,7 @@ describe('POST /api/v1/templates/{id}/resolve', () => {
     const org = await createOrganization(ctx);
     const device = await activateDevice(ctx, org.id);
     // Before any resolve: the default template of the preferred backend.
-    expect(await getDevice(ctx.sql, device.device_id)).toMatchObject({
+    expect(await getDevice(ctx.sql, device.device_id, 300)).toMatchObject({
       template_id: TEMPLATES.debianStandard,
       backend: 'debian',
     });
@@ -79,7 +79,7 @@ describe('POST /api/v1/templates/{id}/resolve', () => {
     expect(blueprint.backend).toEqual({ key: 'ubuntu', name: 'Ubuntu', distribution: 'Ubuntu 24.04 LTS' });
     expect(blueprint.partitioning).toEqual({ scheme: 'single', root_filesystem: 'ext4' });
     expect(await assignment(device.device_id)).toBe(TEMPLATES.ubuntuStandard);
-    expect(await getDevice(ctx.sql, device.device_id)).toMatchObject({
+    expect(await getDevice(ctx.sql, device.device_id, 300)).toMatchObject({
       template_id: TEMPLATES.ubuntuStandard,
       backend: 'ubuntu',
     });

@@ -86,6 +86,8 @@ describe('GET /api/v1/devices/{id}/catalog: defaults', () => {
       const d = await insertDevice(ctx.sql, { organizationId: org.id, templateId });
       const res = await ctx.request('GET', `/api/v1/devices/${d.id}/catalog`);
       expect(res.status).toBe(200);
+      // Never bootstrapped, so nothing reported: every order is pending.
+      const unreported = { reported: null, convergence: 'pending' };
       const seeded = [
         {
           merkmal: 'firefox',
@@ -94,6 +96,7 @@ describe('GET /api/v1/devices/{id}/catalog: defaults', () => {
           state: 'present',
           origin: 'workspace',
           optionen: {},
+          ...unreported,
         },
         {
           merkmal: 'gastsitzung',
@@ -102,6 +105,7 @@ describe('GET /api/v1/devices/{id}/catalog: defaults', () => {
           state: 'absent',
           origin: 'workspace',
           optionen: {},
+          ...unreported,
         },
         {
           merkmal: 'libreoffice',
@@ -110,6 +114,7 @@ describe('GET /api/v1/devices/{id}/catalog: defaults', () => {
           state: 'absent',
           origin: 'workspace',
           optionen: {},
+          ...unreported,
         },
         {
           merkmal: 'onlyoffice',
@@ -118,8 +123,17 @@ describe('GET /api/v1/devices/{id}/catalog: defaults', () => {
           state: 'absent',
           origin: 'workspace',
           optionen: {},
+          ...unreported,
         },
-        { merkmal: 'qgis', name: 'QGIS', kategorie: 'app-store', state: 'absent', origin: 'workspace', optionen: {} },
+        {
+          merkmal: 'qgis',
+          name: 'QGIS',
+          kategorie: 'app-store',
+          state: 'absent',
+          origin: 'workspace',
+          optionen: {},
+          ...unreported,
+        },
       ];
       // The ubuntu-only test Merkmal is in the catalog of ubuntu devices only; system Merkmale never.
       const expected =
@@ -133,6 +147,7 @@ describe('GET /api/v1/devices/{id}/catalog: defaults', () => {
                 state: 'absent',
                 origin: 'workspace',
                 optionen: {},
+                ...unreported,
               },
               ...seeded.slice(3),
             ]

@@ -108,9 +108,9 @@ describe('loadCatalogStates', () => {
         optionen: { gruppe: 19 },
       },
     ]);
-    // The HTTP listing is the same rule.
+    // The HTTP listing is the same rule (with each Merkmal's report and convergence beside it).
     const res = await ctx.request('GET', `/api/v1/devices/${device.id}/catalog`);
-    expect(res.body.items).toEqual(states);
+    expect(res.body.items).toEqual(states!.map((s) => ({ ...s, reported: null, convergence: 'pending' })));
   });
 
   it('costs one query for a device without any override too, and null for an unknown device', async () => {

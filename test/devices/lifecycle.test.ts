@@ -22,6 +22,8 @@ const deviceKeys = [
   'agent_secret_issued_at',
   'agent_last_checkin',
   'created_at',
+  'status',
+  'convergence',
 ].sort();
 
 function post(deviceId: string, action: 'deprovision' | 'reprovision' | 'archive', token?: string | null) {

@@ -3,7 +3,7 @@ import { createSql } from '../../api/db/client.ts';
 import { createLogger } from '../../api/log.ts';
 import { freePort } from '../../api/runtime/embedded_postgres.ts';
 import { activateDevice } from '../support/activation.ts';
-import { checkin, enrollAgent, unknownSecret } from '../support/agent.ts';
+import { checkin, enrollAgent, report, unknownSecret } from '../support/agent.ts';
 import { request, testApp, testConfig, useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 
@@ -37,6 +37,7 @@ describe('GET /metrics', () => {
         'fleet_agent_checkins_total',
         'fleet_devices',
         'fleet_devices_stale',
+        'fleet_orders',
         'fleet_iso_builds',
         'fleet_jobs_queued',
         'fleet_webhook_deliveries_pending',
@@ -107,25 +108,41 @@ describe('GET /metrics', () => {
     const stale = await enrollAgent(ctx, { organizationId: org.id });
     const gone = await activateDevice(ctx, org.id);
     const archived = await activateDevice(ctx, org.id);
+    await activateDevice(ctx, org.id); // enrolled: its agent never bootstrapped
     expect((await ctx.request('POST', `/api/v1/devices/${gone.device_id}/deprovision`)).status).toBe(200);
     expect((await ctx.request('POST', `/api/v1/devices/${archived.device_id}/archive`)).status).toBe(200);
     await ctx.sql`
       insert into device_heartbeats (device_id, at)
       values (${stale.device_id}, now() - interval '181 seconds'), (${active.device_id}, now())
       on conflict (device_id) do update set at = excluded.at`;
-    const [expected] = await ctx.sql<Array<{ active: number; deprovisioned: number; archived: number; stale: number }>>`
-      select count(*) filter (where archived_at is null and deprovisioned_at is null)::int as active,
-             count(*) filter (where archived_at is null and deprovisioned_at is not null)::int as deprovisioned,
-             count(*) filter (where archived_at is not null)::int as archived,
-             count(*) filter (where archived_at is null and deprovisioned_at is null
-                                and h.at < now() - interval '180 seconds')::int as stale
-      from devices d left join device_heartbeats h on h.device_id = d.id`;
+    // Stale counts from the later of the last check-in and the bootstrap.
+    await ctx.sql`update devices set agent_secret_issued_at = now() - interval '1 hour' where id = ${stale.device_id}`;
+    expect((await report(ctx, active.secret, [{ merkmal: 'firefox', event: 'applied' }])).status).toBe(200);
+    expect((await report(ctx, stale.secret, [{ merkmal: 'qgis', event: 'remove_failed' }])).status).toBe(200);
+    // The statuses (poll interval 60 s: stale after 180 s) and the orders' convergence of every
+    // organization, from what the device reads say.
+    const expected: Record<string, number> = { active: 0, deprovisioned: 0, archived: 0, enrolled: 0, stale: 0 };
+    const orders: Record<string, number> = { converged: 0, pending: 0, failed: 0 };
+    for (const { id } of await ctx.sql<{ id: string }[]>`select id from devices`) {
+      const device = await ctx.request('GET', `/api/v1/devices/${id}`);
+      expected[device.body.status] = expected[device.body.status]! + 1;
+      if (device.body.status !== 'active' && device.body.status !== 'stale') continue;
+      for (const item of (await ctx.request('GET', `/api/v1/devices/${id}/catalog`)).body.items) {
+        orders[item.convergence] = orders[item.convergence]! + 1;
+      }
+    }
     const text = (await (await request(app, 'GET', '/metrics', { token: METRICS_TOKEN })).body) as string;
-    expect(sample(text, 'fleet_devices', { state: 'active' })).toBe(expected!.active);
-    expect(sample(text, 'fleet_devices', { state: 'deprovisioned' })).toBe(expected!.deprovisioned);
-    expect(sample(text, 'fleet_devices', { state: 'archived' })).toBe(expected!.archived);
-    expect(expected!.stale).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'fleet_devices_stale')).toBe(expected!.stale);
+    for (const state of Object.keys(expected)) {
+      expect(sample(text, 'fleet_devices', { state }), state).toBe(expected[state]);
+    }
+    expect(expected.stale).toBeGreaterThanOrEqual(1);
+    expect(expected.enrolled).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'fleet_devices_stale')).toBe(expected.stale);
+    for (const convergence of Object.keys(orders)) {
+      expect(sample(text, 'fleet_orders', { convergence }), convergence).toBe(orders[convergence]);
+    }
+    expect(orders.converged).toBeGreaterThanOrEqual(1);
+    expect(orders.failed).toBeGreaterThanOrEqual(1);
     expect(text).toContain('fleet_iso_builds{status="pending"}');
     expect(sample(text, 'fleet_jobs_queued')).toBeGreaterThanOrEqual(4);
     const [webhooks] = await ctx.sql<{ n: number }[]>`
@@ -136,7 +153,7 @@ describe('GET /metrics', () => {
     // Within the cache's few seconds a new device does not cost another query.
     await activateDevice(ctx, org.id);
     const cached = (await request(app, 'GET', '/metrics', { token: METRICS_TOKEN })).body as string;
-    expect(sample(cached, 'fleet_devices', { state: 'active' })).toBe(expected!.active);
+    expect(sample(cached, 'fleet_devices', { state: 'enrolled' })).toBe(expected.enrolled);
   });
 });
 
