@@ -168,6 +168,8 @@ interface Fleet {
 
 interface Run {
   fleet: Fleet;
+  /** Where the service listens and its admin token, for a scenario's own operator calls (a rollout's). */
+  service: { base: string; adminToken: string };
   /** Stops the service; `restart` starts it again on the same port. */
   stopService(): Promise<void>;
   startService(): Promise<void>;
@@ -346,6 +348,7 @@ async function main(): Promise<void> {
 
   await scenario!.run({
     fleet,
+    service: { base: `http://127.0.0.1:${port}`, adminToken: env.ADMIN_TOKEN },
     async stopService() {
       await server?.stop();
       server = null;
