@@ -1,0 +1,170 @@
+/**
+ * The fleet simulator's agent (fleet_agent.ts) speaks the agent protocol as the service
+ * expects it: bootstrap once, a 200 and then 304s with the ETag, a report entry per order
+ * after a 200, Retry-After waited out on a 503, the poll interval after no answer. Run
+ * against an in-process app with a handful of devices; behaviour only, never timing.
+ */
+import { describe, expect, it } from 'vitest';
+import { activateDevice, resolveDevice } from '../support/activation.ts';
+import { useTestApp } from '../support/app.ts';
+import { createOrganization } from '../support/builders.ts';
+import { type AgentAnswer, type AgentStep, type AgentTransport, SimAgent } from './fleet_agent.ts';
+
+const ctx = useTestApp();
+
+interface Sent {
+  path: string;
+  headers: Record<string, string>;
+  body: any;
+  status: number | null;
+  answer: string | null;
+}
+
+/** A transport over the in-process app that records every request and can answer in its place. */
+function recordingTransport(sent: Sent[], intercept?: (path: string) => AgentAnswer | 'refuse' | undefined) {
+  const send: AgentTransport = async (path, headers, body) => {
+    const forced = intercept?.(path);
+    if (forced === 'refuse') {
+      sent.push({ path, headers, body: JSON.parse(body), status: null, answer: null });
+      throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    }
+    const res = forced ?? (await answerOf(path, headers, body));
+    sent.push({ path, headers, body: JSON.parse(body), status: res.status, answer: res.body });
+    return res;
+  };
+  return send;
+}
+
+async function answerOf(path: string, headers: Record<string, string>, body: string): Promise<AgentAnswer> {
+  const res = await ctx.app.request(path, { method: 'POST', headers, body });
+  return {
+    status: res.status,
+    etag: res.headers.get('etag'),
+    retryAfter: res.headers.get('retry-after'),
+    body: await res.text(),
+  };
+}
+
+async function newDevice(organizationId: string): Promise<{ deviceId: string; token: string }> {
+  const activated = await activateDevice(ctx, organizationId);
+  const blueprint = await resolveDevice(ctx, { code: activated.code, device_id: activated.device_id });
+  return { deviceId: activated.device_id, token: blueprint.agent.bootstrap_token };
+}
+
+/** Always the same draw, so a jittered wait is exactly a tenth more than asked. */
+const maxJitter = () => 0.999_999;
+
+describe('the fleet simulator agent', () => {
+  it('bootstraps once, gets a 200 and reports every order, then 304s with its ETag', async () => {
+    const org = await createOrganization(ctx);
+    const devices = await Promise.all([1, 2, 3].map(() => newDevice(org.id)));
+    for (const { deviceId, token } of devices) {
+      const sent: Sent[] = [];
+      const observed: Array<[AgentStep, number | null]> = [];
+      const agent = new SimAgent(deviceId, token, recordingTransport(sent), {
+        pollSeconds: 10,
+        observe: (step, status) => observed.push([step, status]),
+      });
+
+      const first = await agent.cycle();
+      expect(first.checkin).toBe(200);
+      expect(sent.map((s) => s.path)).toEqual([
+        '/api/v1/agent/bootstrap',
+        '/api/v1/agent/checkin',
+        '/api/v1/agent/report',
+      ]);
+      expect(sent[0]!.body).toEqual({ device_id: deviceId, bootstrap_token: token });
+      expect(sent[0]!.status).toBe(201);
+      expect(sent[1]!.headers['if-none-match']).toBeUndefined();
+      expect(sent[1]!.headers.authorization).toBe(`Bearer ${agent.secret}`);
+      // One entry per order of the 200, each the outcome its state asks for.
+      const orders = JSON.parse(sent[1]!.answer!).auftraege as Array<{ merkmal: string; state: string }>;
+      const entries = sent[2]!.body.entries as Array<{ merkmal: string; event: string; detail: string }>;
+      expect(orders.length).toBeGreaterThan(0);
+      expect(entries.map((e) => [e.merkmal, e.event])).toEqual(
+        orders.map((o) => [o.merkmal, o.state === 'present' ? 'applied' : 'removed']),
+      );
+      expect(sent[2]!.status).toBe(200);
+      const [events] = await ctx.sql<Array<{ n: number }>>`
+        select count(*)::int as n from device_merkmal_events where device_id = ${deviceId}`;
+      expect(events!.n).toBe(entries.length);
+      expect(first.delayMs).toBeGreaterThanOrEqual(10_000);
+      expect(first.delayMs).toBeLessThanOrEqual(11_000);
+
+      const etag = agent.etag;
+      expect(etag).toMatch(/^".+"$/);
+      const second = await agent.cycle();
+      const third = await agent.cycle();
+      expect([second.checkin, third.checkin]).toEqual([304, 304]);
+      // No second bootstrap, no report after a 304: only check-ins with the ETag.
+      expect(sent.slice(3).map((s) => [s.path, s.headers['if-none-match']])).toEqual([
+        ['/api/v1/agent/checkin', etag],
+        ['/api/v1/agent/checkin', etag],
+      ]);
+      expect(observed.filter(([step]) => step === 'bootstrap')).toEqual([['bootstrap', 201]]);
+    }
+  });
+
+  it('reports the chosen Merkmal failed, with a detail, when it fails', async () => {
+    const org = await createOrganization(ctx);
+    const { deviceId, token } = await newDevice(org.id);
+    const sent: Sent[] = [];
+    // Which Merkmal: the first order the service will send.
+    const probe = new SimAgent(deviceId, token, recordingTransport(sent), { pollSeconds: 10 });
+    await probe.cycle();
+    const orders = sent[2]!.body.entries as Array<{ merkmal: string; event: string }>;
+    const failing = orders[0]!.merkmal;
+    const expectedFailure = orders[0]!.event === 'applied' ? 'apply_failed' : 'remove_failed';
+
+    // The same device again with its ETag forgotten: a 200, every order, the chosen one failing.
+    const again: Sent[] = [];
+    const agent = new SimAgent(deviceId, token, recordingTransport(again), {
+      pollSeconds: 10,
+      failMerkmal: failing,
+      failProbability: 1,
+    });
+    agent.secret = probe.secret;
+    expect((await agent.cycle()).checkin).toBe(200);
+    const entries = again[1]!.body.entries as Array<{ merkmal: string; event: string; detail: string }>;
+    expect(entries.map((e) => e.merkmal)).toEqual(orders.map((o) => o.merkmal));
+    const failed = entries.filter((e) => e.event.endsWith('_failed'));
+    expect(failed).toEqual([{ merkmal: failing, event: expectedFailure, detail: expect.stringContaining(failing) }]);
+    expect(again[1]!.status).toBe(200);
+  });
+
+  it('waits out Retry-After on a 503, and the poll interval when nothing answers', async () => {
+    const org = await createOrganization(ctx);
+    const { deviceId, token } = await newDevice(org.id);
+    const sent: Sent[] = [];
+    let mode: 'shed' | 'refuse' | 'pass' = 'pass';
+    const agent = new SimAgent(
+      deviceId,
+      token,
+      recordingTransport(sent, (path) => {
+        if (path !== '/api/v1/agent/checkin' || mode === 'pass') return undefined;
+        if (mode === 'refuse') return 'refuse';
+        return { status: 503, etag: null, retryAfter: '47', body: '{"error":{"code":"service_unavailable"}}' };
+      }),
+      { pollSeconds: 10, random: maxJitter },
+    );
+    await agent.cycle();
+    const etag = agent.etag;
+
+    mode = 'shed';
+    const shed = await agent.cycle();
+    expect(shed.checkin).toBe(503);
+    // 47 s and at most a tenth more, not the poll interval.
+    expect(shed.delayMs).toBe(Math.round(47_000 * (1 + maxJitter() * 0.1)));
+
+    mode = 'refuse';
+    const refused = await agent.cycle();
+    expect(refused.checkin).toBeNull();
+    expect(refused.delayMs).toBe(Math.round(10_000 * (1 + maxJitter() * 0.1)));
+
+    // Back: the ETag kept through both, so the service answers 304.
+    mode = 'pass';
+    expect((await agent.cycle()).checkin).toBe(304);
+    expect(sent.at(-1)!.headers['if-none-match']).toBe(etag);
+    expect(sent.filter((s) => s.path === '/api/v1/agent/bootstrap')).toHaveLength(1);
+  });
+});
