@@ -8,6 +8,7 @@
 import { Hono } from 'hono';
 import { selectionOperations } from '../catalog/operations.ts';
 import { changeSelection } from '../catalog/service.ts';
+import { loadOutcomes, type MerkmalOutcome } from '../catalog/outcomes.ts';
 import { loadCatalogStates, loadExplanation } from '../catalog/state.ts';
 import type { Explanation } from '../catalog/resolution.ts';
 import type { Db } from '../db/client.ts';
@@ -15,7 +16,7 @@ import { getHardware, listEvents } from '../devices/lifecycle_repo.ts';
 import { transitionDevice, type Transition } from '../devices/lifecycle_service.ts';
 import * as deviceOps from '../devices/operations.ts';
 import { listOrganizationDevices } from '../devices/organize_repo.ts';
-import { type DeviceRow, getDevice, staleDeviceIds } from '../devices/repo.ts';
+import { type DeviceRow, getDevice } from '../devices/repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { notFound } from '../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../http/pagination.ts';
@@ -24,7 +25,8 @@ import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './http.tsx';
-import { stateLabel } from './labels.ts';
+import { ConvergenceBadge, StatusBadge } from './badges.tsx';
+import { reportLabel, reportMessage, stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import type { PortalSession } from './session.ts';
 
@@ -65,6 +67,24 @@ function Lifecycle(props: { device: DeviceRow }) {
       )}{' '}
       · <a href={`/portal/devices/${d.id}/confirm/archive`}>Archivieren …</a>
     </p>
+  );
+}
+
+/** The agent's last report of a Merkmal: what, when, and its message. */
+function Reported(props: { outcome: MerkmalOutcome | undefined }) {
+  const reported = props.outcome?.reported ?? null;
+  if (reported === null) return <span class="muted">noch keiner</span>;
+  const message = reportMessage(reported.detail);
+  return (
+    <span>
+      <span data-event={reported.event}>{reportLabel[reported.event]}</span>{' '}
+      <span class="muted">{formatTime(reported.at)}</span>
+      {message === null ? null : (
+        <span class="report-message" data-field="message">
+          {message}
+        </span>
+      )}
+    </span>
   );
 }
 
@@ -176,11 +196,6 @@ export function deviceRoutes() {
       pollIntervalSeconds: poll,
     });
     const page = rows.slice(0, PAGE_SIZE);
-    const stale = await staleDeviceIds(
-      db,
-      page.map((d) => d.id),
-      poll,
-    );
     const next = rows.length > PAGE_SIZE ? encodeCursor(page[page.length - 1]!) : null;
     const params = new URLSearchParams(
       Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
@@ -251,6 +266,7 @@ export function deviceRoutes() {
                 <th scope="col">Template</th>
                 <th scope="col">Letzter Check-in</th>
                 <th scope="col">Status</th>
+                <th scope="col">Umsetzung</th>
               </tr>
             </thead>
             <tbody>
@@ -263,11 +279,16 @@ export function deviceRoutes() {
                   <td>{names.unit.get(d.oe_id) ?? d.oe_id}</td>
                   <td>{d.group_ids.map((g) => names.group.get(g) ?? g).join(', ') || '–'}</td>
                   <td>{names.template.get(d.template_id) ?? d.template_id}</td>
-                  <td class={stale.has(d.id) ? 'stale' : ''}>
+                  <td class={d.status === 'stale' ? 'stale' : ''}>
                     {formatTime(d.agent_last_checkin)}
-                    {stale.has(d.id) ? ' (veraltet)' : ''}
+                    {d.status === 'stale' ? ' (veraltet)' : ''}
                   </td>
-                  <td>{d.deprovisioned_at ? 'deprovisioniert' : 'aktiv'}</td>
+                  <td data-field="status">
+                    <StatusBadge status={d.status} />
+                  </td>
+                  <td data-field="convergence">
+                    <ConvergenceBadge convergence={d.convergence} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -294,6 +315,7 @@ export function deviceRoutes() {
       listEvents(db, id, null, 20),
       loadCatalogStates(db, id),
     ]);
+    const outcomes = await loadOutcomes(db, id, catalog ?? []);
     const explanations = new Map<string, Explanation>();
     for (const item of catalog ?? []) {
       const e = await loadExplanation(db, id, item.merkmal);
@@ -340,7 +362,15 @@ export function deviceRoutes() {
             </tr>
             <tr>
               <th scope="row">Status</th>
-              <td>{device.archived_at ? 'archiviert' : device.deprovisioned_at ? 'deprovisioniert' : 'aktiv'}</td>
+              <td data-field="status">
+                <StatusBadge status={device.status} />
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Umsetzung</th>
+              <td data-field="convergence">
+                <ConvergenceBadge convergence={device.convergence} />
+              </td>
             </tr>
             <tr>
               <th scope="row">Angelegt</th>
@@ -357,6 +387,8 @@ export function deviceRoutes() {
               <th scope="col">Zustand</th>
               <th scope="col">Herkunft</th>
               <th scope="col">Erklärung</th>
+              <th scope="col">Letzter Bericht</th>
+              <th scope="col">Umsetzung</th>
               {writeDevice ? <th scope="col">Am Gerät</th> : null}
               {write ? <th scope="col">An der OE „{unitName}“</th> : null}
             </tr>
@@ -378,6 +410,13 @@ export function deviceRoutes() {
                       <summary>Warum?</summary>
                       {e ? <Steps e={e} /> : null}
                     </details>
+                  </td>
+                  <td data-field="reported">
+                    <Reported outcome={outcomes.get(item.merkmal)} />
+                  </td>
+                  <td data-field="convergence">
+                    {/* Missing only when the device was deleted between the two reads: nothing reported since. */}
+                    <ConvergenceBadge convergence={outcomes.get(item.merkmal)?.convergence ?? 'pending'} />
                   </td>
                   {writeDevice ? (
                     <td>
