@@ -1,13 +1,22 @@
-/** SQL of the admin's device views (list, filters) and of moving a device to an org unit. */
-import { afterCursor } from '../db/keyset.ts';
+/** SQL of the admin's device views (list, filters, orders) and of moving a device to an org unit. */
+import { Buffer } from 'node:buffer';
+import { afterKey, keyOrder } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
 import { isPgError, pgError } from '../db/client.ts';
 import { organizationOf } from '../access/owners.ts';
 import { ApiError, notFound } from '../http/errors.ts';
-import type { Cursor } from '../http/pagination.ts';
+import { isUuid } from '../http/uuid.ts';
 import { requireOrgUnitOf } from '../org_units/repo.ts';
 import { requireOrganization } from '../organizations/repo.ts';
-import { deviceArchived, deviceSelect, getDevice, staleDevice, type DeviceRow } from './repo.ts';
+import {
+  type Convergence,
+  deviceArchived,
+  deviceConvergence,
+  deviceSelect,
+  type DeviceRow,
+  type DeviceStatus,
+  getDevice,
+} from './repo.ts';
 
 export interface DeviceFilter {
   /** Only devices filed directly in this org unit (not its descendants). */
@@ -18,12 +27,80 @@ export interface DeviceFilter {
   stale?: boolean | undefined;
   /** Serial or hostname starts with this, ignoring case. */
   q?: string | undefined;
+  /** Only devices of this status. */
+  status?: Exclude<DeviceStatus, 'archived'> | undefined;
+  /** Only devices of this convergence; with `merkmal`, that Merkmal's (failed or pending). */
+  convergence?: Convergence | undefined;
+  /** Only devices whose this Merkmal has the `convergence`. */
+  merkmal?: string | undefined;
 }
 
 /** The agent's poll interval, which decides when a device is stale. */
 export interface ListContext {
   pollIntervalSeconds: number;
 }
+
+/** The orders of the device list: serial (the default), last check-in or creation, `-` for descending. */
+export const DEVICE_SORTS = ['serial', '-last_checkin', 'last_checkin', 'created_at', '-created_at'] as const;
+export type DeviceSort = (typeof DEVICE_SORTS)[number];
+
+/**
+ * Each order's key over `devices d` and heartbeat `h`, and the key as text for the cursor
+ * (a time to the microsecond, so a page never splits rows the cursor cannot tell apart).
+ * A device that never checked in has no key: the oldest.
+ */
+function sortKey(db: Db, sort: DeviceSort) {
+  const column = sort.replace(/^-/, '');
+  const key = column === 'serial' ? db`d.serial` : column === 'created_at' ? db`d.created_at` : db`h.at`;
+  const text = column === 'serial' ? key : db`to_char(${key} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+  return { key, text, order: sort.startsWith('-') ? ('desc' as const) : ('asc' as const), time: column !== 'serial' };
+}
+
+/** A page's cursor: the last row's sort key (as text; null for a device that never checked in) and id. */
+export interface DeviceCursor {
+  key: string | null;
+  id: string;
+}
+
+/** The cursor after `row` in the order `sort`: the order travels along, so a cursor of another order is refused. */
+export function encodeDeviceCursor(sort: DeviceSort, row: ListedDevice): string {
+  return Buffer.from(JSON.stringify([sort, row.sort_key, row.id])).toString('base64url');
+}
+
+/** What the list writes for a time: UTC to the microsecond, a real date of the years 1970–9999. */
+function isCursorTime(key: string): boolean {
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(key)) return false;
+  const ms = `${key.slice(0, 23)}Z`;
+  const date = new Date(ms);
+  return !Number.isNaN(date.getTime()) && date.getTime() >= 0 && date.toISOString() === ms;
+}
+
+/**
+ * A cursor of `encodeDeviceCursor` for this order, or null without one. A forged one, or
+ * one of another order, is a 400, never a 500: the key must be of the order's form and the
+ * id a UUID, so nothing reaches SQL that PostgreSQL would refuse.
+ */
+export function decodeDeviceCursor(sort: DeviceSort, cursor: string | undefined): DeviceCursor | null {
+  if (cursor === undefined) return null;
+  try {
+    const [order, key, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (order !== sort) throw new Error('another order');
+    const nullable = sort.endsWith('last_checkin');
+    const valid =
+      (key === null && nullable) ||
+      (typeof key === 'string' &&
+        (sort === 'serial' ? key.length <= 200 && !key.includes('\u0000') : isCursorTime(key)));
+    if (!valid || typeof id !== 'string' || !isUuid(id)) throw new Error('bad key');
+    return { key: key as string | null, id: id.toLowerCase() };
+  } catch {
+    throw new ApiError('invalid_request', 'cursor is not valid', {
+      details: [{ path: ['cursor'], message: `not a cursor of this list in the order ${sort}` }],
+    });
+  }
+}
+
+/** A device of the list, with the text of its sort key for the next cursor. */
+export type ListedDevice = DeviceRow & { sort_key: string | null };
 
 /** `q` as a LIKE prefix pattern (escape character: backslash): its own `%`, `_` and backslashes match literally. */
 function prefixPattern(q: string): string {
@@ -41,22 +118,39 @@ export async function requireGroupOf(db: Db, groupId: string, organizationId: st
 }
 
 /**
- * The organization's devices in creation order: archived ones omitted, deprovisioned ones
- * included. A filter naming an unknown unit or group is 404, one of another organization 422.
+ * The organization's devices in the order of `sort`: archived ones omitted, deprovisioned
+ * ones included. A filter naming an unknown unit or group is 404, one of another
+ * organization 422; an unknown Merkmal 422 `unknown_merkmal`. The status and convergence
+ * filters use the device's own columns (`st.status`, `deviceConvergence`), so a filtered
+ * device shows what it was filtered by.
  */
 export async function listOrganizationDevices(
   db: Db,
   organizationId: string,
   filter: DeviceFilter,
-  cursor: Cursor | null,
+  sort: DeviceSort,
+  cursor: DeviceCursor | null,
   limit: number,
   context: ListContext,
-): Promise<DeviceRow[]> {
+): Promise<ListedDevice[]> {
   await requireOrganization(db, organizationId);
   if (filter.oe_id !== undefined) await requireOrgUnitOf(db, filter.oe_id, organizationId, 'oe_id');
   if (filter.group_id !== undefined) await requireGroupOf(db, filter.group_id, organizationId);
-  return db<DeviceRow[]>`
-    ${deviceSelect(db, context.pollIntervalSeconds)}
+  if (filter.merkmal !== undefined) {
+    const [known] = await db`select 1 from merkmale where key = ${filter.merkmal}`;
+    if (!known) throw new ApiError('unknown_merkmal', `Merkmal "${filter.merkmal}" does not exist`);
+  }
+  const { key, text, order, time } = sortKey(db, sort);
+  // The time goes as text: the client's own timestamp serializer would cut it to the millisecond.
+  const after =
+    cursor === null
+      ? null
+      : {
+          key: cursor.key === null ? null : time ? db`${cursor.key}::text::timestamptz` : db`${cursor.key}::text`,
+          id: cursor.id,
+        };
+  return db<ListedDevice[]>`
+    ${deviceSelect(db, context.pollIntervalSeconds, db`, ${text} as sort_key`)}
     where d.organization_id = ${organizationId}
       and d.archived_at is null
       and ${filter.oe_id === undefined ? db`true` : db`d.oe_id = ${filter.oe_id}`}
@@ -65,12 +159,16 @@ export async function listOrganizationDevices(
           ? db`true`
           : db`exists (select 1 from group_members m where m.group_id = ${filter.group_id} and m.device_id = d.id)`
       }
+      and ${filter.stale === undefined ? db`true` : filter.stale ? db`st.status = 'stale'` : db`st.status <> 'stale'`}
+      and ${filter.status === undefined ? db`true` : db`st.status = ${filter.status}`}
       and ${
-        filter.stale === undefined
+        filter.convergence === undefined
           ? db`true`
-          : filter.stale
-            ? staleDevice(db, context.pollIntervalSeconds)
-            : db`not ${staleDevice(db, context.pollIntervalSeconds)}`
+          : filter.merkmal === undefined
+            ? db`${deviceConvergence(db)} = ${filter.convergence}`
+            : db`st.status in ('active', 'stale') and exists (
+                select 1 from device_catalog_outcomes(d.id, dt.backend, dt.workspace, d.agent_secret_issued_at) c
+                where c.merkmal = ${filter.merkmal} and c.convergence = ${filter.convergence})`
       }
       and ${
         filter.q === undefined
@@ -78,8 +176,8 @@ export async function listOrganizationDevices(
           : db`(lower(d.serial) like ${prefixPattern(filter.q)} escape '\\'
                 or lower(d.hostname) like ${prefixPattern(filter.q)} escape '\\')`
       }
-      and ${afterCursor(db, cursor, 'asc', 'd')}
-    order by d.created_at, d.id
+      and ${afterKey(db, key, db`d.id`, after, order)}
+    order by ${keyOrder(db, key, db`d.id`, order)}
     limit ${limit + 1}`;
 }
 

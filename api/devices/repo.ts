@@ -43,15 +43,15 @@ export function deviceArchived(deviceId: string, refusal: string): ApiError {
  * The select list of a Device, over `devices d`, with its heartbeat `h`, its effective
  * template `dt` and its status `st` joined. Template and backend follow the
  * default-template rule (`effectiveTemplateOf`); the stale rule needs the agent's poll
- * interval.
+ * interval. `extra` adds columns over the same joins (a list's sort key).
  */
-export function deviceSelect(db: Db, pollIntervalSeconds: number) {
+export function deviceSelect(db: Db, pollIntervalSeconds: number, extra = db``) {
   return db`
     select d.id, d.organization_id, d.serial, d.hostname, d.oe_id,
            array(select gm.group_id from group_members gm where gm.device_id = d.id order by gm.group_id) as group_ids,
            dt.template_id, dt.backend, d.enrollment_session_id, d.deprovisioned_at, d.archived_at,
            d.agent_secret_issued_at, h.at as agent_last_checkin, d.created_at,
-           st.status, ${deviceConvergence(db)} as convergence
+           st.status, ${deviceConvergence(db)} as convergence ${extra}
     from devices d
     left join device_heartbeats h on h.device_id = d.id
     ${effectiveTemplateOf(db)}

@@ -8,11 +8,17 @@ import { recordAudit } from '../access/middleware.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { IdParams, json, jsonBody, Uuid, UuidFilter } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
-import { collectionOf, decodeCursor, PageQuery, toPage } from '../http/pagination.ts';
-import { listOrganizationDevices, moveDevice } from './organize_repo.ts';
+import { collectionOf, PageQuery, toPage } from '../http/pagination.ts';
+import {
+  DEVICE_SORTS,
+  decodeDeviceCursor,
+  encodeDeviceCursor,
+  listOrganizationDevices,
+  moveDevice,
+} from './organize_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
 import { readFleetStatus } from './fleet_status.ts';
-import { Device, FleetStatus } from './schemas.ts';
+import { Convergence, Device, DeviceStatus, FleetStatus } from './schemas.ts';
 import * as ops from './operations.ts';
 
 const tags = ['Devices'];
@@ -39,6 +45,30 @@ const DeviceListQuery = PageQuery.extend({
       'Only devices whose serial or hostname starts with this, ignoring case (`%`, `_` and `\\` match literally).',
     example: 'arbeitsplatz',
   }),
+  status: DeviceStatus.exclude(['archived']).optional().openapi({
+    description: 'Only devices of this `status` (archived devices are never listed).',
+    example: 'stale',
+  }),
+  convergence: Convergence.optional().openapi({
+    description:
+      'Only devices of this `convergence` (so only `active` and `stale` ones). With `merkmal`: only the `active` and ' +
+      '`stale` devices whose that Merkmal is `failed` or `pending` (then `converged` is 400).',
+    example: 'failed',
+  }),
+  merkmal: z.string().min(1).max(100).optional().openapi({
+    description: 'With `convergence` (required with it): the Merkmal whose convergence is filtered. Unknown: 422.',
+    example: 'libreoffice',
+  }),
+  sort: z
+    .enum(DEVICE_SORTS)
+    .default('serial')
+    .openapi({
+      description:
+        'The order: `serial` (the default), `last_checkin` / `-last_checkin` (a device that never checked in counts as ' +
+        'the oldest), `created_at` / `-created_at`; ties by id. A `next_cursor` continues the order it was made in ' +
+        '(another order: 400).',
+      example: '-last_checkin',
+    }),
 });
 
 const FleetStatusQuery = z.object({
@@ -74,10 +104,12 @@ const listDevices = defineRoute({
   tags,
   summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
   description:
-    'In creation order. `oe_id`, `group_id`, `stale` and `q` combine (all must hold). A filter naming an unknown ' +
-    'org unit or group is 404, one of another organization 422 `organization_mismatch`.',
+    'In the order of `sort` (default: by serial). `oe_id`, `group_id`, `stale`, `q`, `status`, `convergence` and ' +
+    '`merkmal` combine (all must hold). A filter naming an unknown org unit or group is 404, one of another ' +
+    'organization 404 with an organization key and 422 `organization_mismatch` for the operator; an unknown ' +
+    '`merkmal` is 422 `unknown_merkmal`.',
   operation: ops.listDevices,
-  errors: ['not_found', 'organization_mismatch'],
+  errors: ['not_found', 'organization_mismatch', ['unknown_merkmal', 422]],
   request: { params: IdParams, query: DeviceListQuery },
   responses: { 200: json(collectionOf(Device, 'DeviceList'), 'A page of devices') },
 });
@@ -129,16 +161,30 @@ export function deviceRoutes() {
     })
     .openapi(listDevices, async (c) => {
       const { id } = c.req.valid('param');
-      const { limit, cursor, oe_id, group_id, stale, q } = c.req.valid('query');
+      const { limit, cursor, sort, ...filter } = c.req.valid('query');
+      if (filter.merkmal !== undefined && (filter.convergence === undefined || filter.convergence === 'converged')) {
+        throw new ApiError('invalid_request', 'merkmal filters by its convergence: failed or pending', {
+          details: [{ path: ['convergence'], message: 'with merkmal: failed or pending' }],
+        });
+      }
       const rows = await listOrganizationDevices(
         c.get('db'),
         id,
-        { oe_id, group_id, stale, q },
-        decodeCursor(cursor),
+        filter,
+        sort,
+        decodeDeviceCursor(sort, cursor),
         limit,
         { pollIntervalSeconds: c.get('deps').config.agentPollIntervalSeconds },
       );
-      return c.json(toPage(rows, limit, serializeDevice), 200);
+      return c.json(
+        toPage(
+          rows,
+          limit,
+          ({ sort_key: _key, ...row }) => serializeDevice(row),
+          (row) => encodeDeviceCursor(sort, row),
+        ),
+        200,
+      );
     })
     .openapi(getDeviceRoute, async (c) => {
       const { id } = c.req.valid('param');

@@ -15,11 +15,10 @@ import type { Db } from '../db/client.ts';
 import { getHardware, listEvents } from '../devices/lifecycle_repo.ts';
 import { transitionDevice, type Transition } from '../devices/lifecycle_service.ts';
 import * as deviceOps from '../devices/operations.ts';
-import { listOrganizationDevices } from '../devices/organize_repo.ts';
+import { decodeDeviceCursor, encodeDeviceCursor, listOrganizationDevices } from '../devices/organize_repo.ts';
 import { type DeviceRow, getDevice } from '../devices/repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { notFound } from '../http/errors.ts';
-import { decodeCursor, encodeCursor } from '../http/pagination.ts';
 import { isUuid } from '../http/uuid.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
@@ -192,11 +191,20 @@ export function deviceRoutes() {
     });
     const poll = c.get('deps').config.agentPollIntervalSeconds;
     const names = await namesOf(db, org);
-    const rows = await listOrganizationDevices(db, org, filter, decodeCursor(q.cursor), PAGE_SIZE, {
-      pollIntervalSeconds: poll,
-    });
+    // Creation order, as the portal always listed them.
+    const rows = await listOrganizationDevices(
+      db,
+      org,
+      filter,
+      'created_at',
+      decodeDeviceCursor('created_at', q.cursor),
+      PAGE_SIZE,
+      {
+        pollIntervalSeconds: poll,
+      },
+    );
     const page = rows.slice(0, PAGE_SIZE);
-    const next = rows.length > PAGE_SIZE ? encodeCursor(page[page.length - 1]!) : null;
+    const next = rows.length > PAGE_SIZE ? encodeDeviceCursor('created_at', page[page.length - 1]!) : null;
     const params = new URLSearchParams(
       Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
     );

@@ -89,7 +89,7 @@ describe('GET /api/v1/organizations/{id}/devices', () => {
     do {
       const page: any = await ctx.request(
         'GET',
-        `/api/v1/organizations/${org.id}/devices?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+        `/api/v1/organizations/${org.id}/devices?sort=created_at&limit=3${cursor ? `&cursor=${cursor}` : ''}`,
       );
       expect(page.status).toBe(200);
       expect(page.body.items.length).toBeLessThanOrEqual(3);
@@ -97,7 +97,9 @@ describe('GET /api/v1/organizations/{id}/devices', () => {
       cursor = page.body.next_cursor;
     } while (cursor);
     expect(seen).toEqual(created);
-    expect(seen).toEqual(ids((await ctx.request('GET', `/api/v1/organizations/${org.id}/devices?limit=500`)).body));
+    expect(seen).toEqual(
+      ids((await ctx.request('GET', `/api/v1/organizations/${org.id}/devices?sort=created_at&limit=500`)).body),
+    );
   });
 
   it('filters by org unit (directly filed devices) and by group, also combined', async () => {
