@@ -15,8 +15,14 @@ import type { Db } from '../db/client.ts';
 import { getHardware, listEvents } from '../devices/lifecycle_repo.ts';
 import { transitionDevice, type Transition } from '../devices/lifecycle_service.ts';
 import * as deviceOps from '../devices/operations.ts';
-import { decodeDeviceCursor, encodeDeviceCursor, listOrganizationDevices } from '../devices/organize_repo.ts';
-import { type DeviceRow, getDevice } from '../devices/repo.ts';
+import {
+  DEVICE_SORTS,
+  type DeviceSort,
+  decodeDeviceCursor,
+  encodeDeviceCursor,
+  listOrganizationDevices,
+} from '../devices/organize_repo.ts';
+import { type Convergence, type DeviceRow, type DeviceStatus, getDevice } from '../devices/repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { notFound } from '../http/errors.ts';
 import { isUuid } from '../http/uuid.ts';
@@ -25,11 +31,35 @@ import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { ConvergenceBadge, StatusBadge } from './badges.tsx';
-import { reportLabel, reportMessage, stateLabel } from './labels.ts';
+import { convergenceLabel, reportLabel, reportMessage, stateLabel, statusLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import type { PortalSession } from './session.ts';
 
 const PAGE_SIZE = 50;
+
+/** The statuses the list can show (it omits archived devices), in the filter's order. */
+const listedStatuses = ['active', 'stale', 'enrolled', 'deprovisioned'] as const satisfies readonly DeviceStatus[];
+const convergences = ['failed', 'pending', 'converged'] as const satisfies readonly Convergence[];
+
+const sortLabel: Record<DeviceSort, string> = {
+  created_at: 'älteste zuerst',
+  '-created_at': 'neueste zuerst',
+  serial: 'Seriennummer',
+  '-last_checkin': 'letzter Check-in, jüngster zuerst',
+  last_checkin: 'letzter Check-in, ältester zuerst',
+};
+
+/** The value if it is one of these, else none. */
+function oneOf<T extends string>(values: readonly T[], value: string | undefined): T | undefined {
+  return values.find((v) => v === value);
+}
+
+/** The list's query without its Merkmal: the convergence then filters the devices' own. */
+function withoutMerkmal(params: URLSearchParams): URLSearchParams {
+  const rest = new URLSearchParams(params);
+  rest.delete('merkmal');
+  return rest;
+}
 
 const originLabel: Record<string, string> = {
   workspace: 'Workspace-Vorgabe',
@@ -178,10 +208,20 @@ export function deviceRoutes() {
     const session = c.get('session');
     const org = session.organizationId!;
     const q = c.req.query();
+    const convergence = oneOf(convergences, q.convergence);
+    // The portal's own default: creation order, as it always listed them.
+    const sort = oneOf(DEVICE_SORTS, q.sort) ?? 'created_at';
     const filter = {
       oe_id: q.oe_id && isUuid(q.oe_id) ? q.oe_id : undefined,
       group_id: q.group_id && isUuid(q.group_id) ? q.group_id : undefined,
       stale: q.stale === 'true' ? true : undefined,
+      status: oneOf(listedStatuses, q.status),
+      convergence,
+      // A Merkmal is filtered by its own convergence, failed or pending as the API allows (the overview's links).
+      merkmal:
+        (convergence === 'failed' || convergence === 'pending') && q.merkmal && q.merkmal.length <= 100
+          ? q.merkmal
+          : undefined,
       q: q.q?.trim() ? q.q.trim().slice(0, 100) : undefined,
     };
     // The filters' ids are checked as the API checks them: another organization's is 404.
@@ -191,24 +231,16 @@ export function deviceRoutes() {
     });
     const poll = c.get('deps').config.agentPollIntervalSeconds;
     const names = await namesOf(db, org);
-    // Creation order, as the portal always listed them.
-    const rows = await listOrganizationDevices(
-      db,
-      org,
-      filter,
-      'created_at',
-      decodeDeviceCursor('created_at', q.cursor),
-      PAGE_SIZE,
-      {
-        pollIntervalSeconds: poll,
-      },
-    );
+    const rows = await listOrganizationDevices(db, org, filter, sort, decodeDeviceCursor(sort, q.cursor), PAGE_SIZE, {
+      pollIntervalSeconds: poll,
+    });
     const page = rows.slice(0, PAGE_SIZE);
-    const next = rows.length > PAGE_SIZE ? encodeDeviceCursor('created_at', page[page.length - 1]!) : null;
+    const next = rows.length > PAGE_SIZE ? encodeDeviceCursor(sort, page[page.length - 1]!) : null;
     const params = new URLSearchParams(
       Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
     );
     const filtered = params.size > 0;
+    if (sort !== 'created_at') params.set('sort', sort);
     return render(
       c,
       <Layout title="Geräte" session={session} flash={takeFlash(c)}>
@@ -240,6 +272,39 @@ export function deviceRoutes() {
             </select>
           </div>
           <div>
+            <label for="status">Status</label>
+            <select id="status" name="status">
+              <option value="">alle</option>
+              {listedStatuses.map((s) => (
+                <option value={s} selected={s === filter.status}>
+                  {statusLabel[s]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="convergence">{filter.merkmal ? `Umsetzung von ${filter.merkmal}` : 'Umsetzung'}</label>
+            <select id="convergence" name="convergence">
+              <option value="">alle</option>
+              {convergences.map((v) => (
+                <option value={v} selected={v === filter.convergence}>
+                  {convergenceLabel[v]}
+                </option>
+              ))}
+            </select>
+            {filter.merkmal ? <input type="hidden" name="merkmal" value={filter.merkmal} /> : null}
+          </div>
+          <div>
+            <label for="sort">Sortierung</label>
+            <select id="sort" name="sort">
+              {DEVICE_SORTS.map((s) => (
+                <option value={s} selected={s === sort}>
+                  {sortLabel[s]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
             <label for="stale">Nur veraltete</label>
             <input id="stale" name="stale" type="checkbox" value="true" checked={filter.stale === true} />
           </div>
@@ -247,6 +312,12 @@ export function deviceRoutes() {
             <button type="submit">Filtern</button>
           </div>
         </form>
+        {filter.merkmal ? (
+          <p data-filter="merkmal">
+            Geräte, deren Merkmal <strong>{filter.merkmal}</strong> {convergenceLabel[filter.convergence!]} ist.{' '}
+            <a href={`/portal/devices?${withoutMerkmal(params)}`}>Nur nach Umsetzung des Geräts filtern</a>
+          </p>
+        ) : null}
         <p class="muted">
           Veraltet: kein Check-in seit drei Abfrageintervallen ({(3 * poll) / 60} Minuten), gezählt ab dem Bootstrap des
           Agenten.

@@ -22,10 +22,10 @@ function devicesWhere(filter: Record<string, string>): string {
 const countedStatuses = ['enrolled', 'active', 'stale', 'deprovisioned'] as const satisfies readonly DeviceStatus[];
 const convergences = ['converged', 'pending', 'failed'] as const satisfies readonly Convergence[];
 
-/** A figure: a link to the devices it counts, plain when it counts none. */
-function Figure(props: { n: number; href: string; label: string }) {
-  return props.n === 0 ? (
-    <span>0</span>
+/** A figure: a link to the devices it counts, plain when it counts none or the list cannot filter them. */
+function Figure(props: { n: number; href: string | null; label: string }) {
+  return props.n === 0 || props.href === null ? (
+    <span>{props.n}</span>
   ) : (
     <a href={props.href} aria-label={props.label}>
       {props.n}
@@ -103,7 +103,8 @@ export function overviewRoutes() {
                     <td class="number" data-field={v}>
                       <Figure
                         n={m[v]}
-                        href={devicesWhere({ merkmal: m.merkmal, convergence: v })}
+                        // The list filters a Merkmal's failed and pending devices, not its converged ones.
+                        href={v === 'converged' ? null : devicesWhere({ merkmal: m.merkmal, convergence: v })}
                         label={`${m.name}: ${m[v]} ${convergenceLabel[v]}`}
                       />
                     </td>

@@ -141,13 +141,56 @@ describe('the fleet overview at /portal', () => {
       }
       expect(page.text).toContain('href="/portal/devices?merkmal=firefox&amp;convergence=failed"');
       expect(page.text).toContain('href="/portal/devices?merkmal=firefox&amp;convergence=pending"');
-      // A figure of zero links nowhere.
+      // A figure of zero links nowhere, nor one of converged devices (the list filters a Merkmal's failed and pending).
       expect(page.text).not.toContain('merkmal=qgis&amp;convergence=failed');
+      expect(textOf(page.text, 'data-merkmal="libreoffice"', 'converged')).toBe('1');
+      expect(page.text).not.toContain('convergence=converged');
     }
     // Apart from who is signed in (the header, the sign-in's flash), the viewer's page is the admin's.
     const content = (html: string) =>
       html.replace(/<header>[\s\S]*<\/header>/, '').replace(/<p class="flash"[^>]*>.*?<\/p>/, '');
     expect(content(pages[1]!.text)).toBe(content(pages[0]!.text));
+  });
+
+  it('each figure links to the device list showing exactly the devices it counts', async () => {
+    const f = await fleet();
+    const overview = await f.viewer.get('/portal');
+    const links = [
+      ...overview.text.matchAll(/<a (?:class="figure" )?href="(\/portal\/devices[^"]*)"[^>]*>(\d+)<\/a>/g),
+    ];
+    expect(links.length).toBeGreaterThan(8);
+    for (const [, href, figure] of links) {
+      const list = await f.viewer.get(href!.replaceAll('&amp;', '&'));
+      expect(list.status, href).toBe(200);
+      const rows = list.text.match(/<td><a href="\/portal\/devices\/[0-9a-f-]+">/g) ?? [];
+      expect(rows.length, href).toBe(Number(figure));
+    }
+    const failed = await f.viewer.get('/portal/devices?merkmal=firefox&convergence=failed');
+    expect(failed.text).toContain(`href="/portal/devices/${f.deviceId}"`);
+    expect(failed.text).toContain('data-filter="merkmal"');
+    expect(textOf(failed.text, `href="/portal/devices/${f.deviceId}"`, 'convergence')).toBe('fehlgeschlagen');
+  });
+
+  it('the device list filters by status and convergence, and sorts', async () => {
+    const f = await fleet();
+    const ids = async (query: string) => {
+      const list = await f.admin.get(`/portal/devices${query}`);
+      expect(list.status, query).toBe(200);
+      return [...list.text.matchAll(/<td><a href="\/portal\/devices\/([0-9a-f-]+)">/g)].map((m) => m[1]);
+    };
+    expect(await ids('')).toEqual([f.deviceId, f.enrolled.id, f.stale.id]); // creation order, as always
+    expect(await ids('?sort=-created_at')).toEqual([f.stale.id, f.enrolled.id, f.deviceId]);
+    expect(await ids('?status=stale')).toEqual([f.stale.id]);
+    expect(await ids('?status=enrolled')).toEqual([f.enrolled.id]);
+    expect(await ids('?convergence=failed')).toEqual([f.deviceId]);
+    expect(await ids('?convergence=pending')).toEqual([f.stale.id]);
+    expect(await ids('?merkmal=libreoffice&convergence=pending')).toEqual([f.stale.id]);
+    // A Merkmal without a failed or pending convergence is no filter: the device's own convergence decides.
+    expect(await ids('?merkmal=firefox&convergence=converged')).toEqual([]);
+    expect(await ids('?merkmal=firefox')).toEqual([f.deviceId, f.enrolled.id, f.stale.id]);
+    const unknown = await f.admin.get('/portal/devices?merkmal=nichts&convergence=failed');
+    expect(unknown.status).toBe(422);
+    expect(unknown.text).toContain('does not exist');
   });
 
   it("counts none of another organization's devices; its device is 404; without a session /portal is the sign-in", async () => {
