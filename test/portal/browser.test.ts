@@ -236,9 +236,10 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     await page.screenshot({ path: overviewShot, fullPage: true });
     console.log(`screenshot: ${overviewShot}`);
 
-    // One click: the devices whose firefox failed, this one among them marked failed.
+    // One click: the devices whose firefox failed, this one alone, marked failed.
     await page.getByRole('link', { name: 'Firefox: 1 fehlgeschlagen' }).click();
     await page.waitForURL('**/portal/devices?merkmal=firefox&convergence=failed');
+    expect(await page.locator('tbody tr').count()).toBe(1);
     const row = page.locator('tr', { has: page.getByRole('link', { name: 'PF9FAIL1' }) });
     expect((await row.locator('td[data-field=convergence]').textContent())?.trim()).toBe('fehlgeschlagen');
     expect((await row.locator('td[data-field=status]').textContent())?.trim()).toBe('aktiv');
