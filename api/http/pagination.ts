@@ -54,7 +54,7 @@ export interface Cursor {
   id: string;
 }
 
-export function encodeCursor(row: { created_at: Date; id: string }): string {
+function encodeCursor(row: { created_at: Date; id: string }): string {
   return Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
 }
 
