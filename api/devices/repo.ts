@@ -124,14 +124,6 @@ export async function getDevice(db: Db, id: string, pollIntervalSeconds: number)
   return row ?? null;
 }
 
-/** Which of these devices are stale, by the one rule above. */
-export async function staleDeviceIds(db: Db, ids: string[], pollIntervalSeconds: number): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db<{ id: string }[]>`
-    select d.id from devices d where d.id = any(${ids}::uuid[]) and ${staleDevice(db, pollIntervalSeconds)}`;
-  return new Set(rows.map((r) => r.id));
-}
-
 /** The organization's device with this serial (exact, preferred) or id; null if none. */
 export async function findDeviceBySerialOrId(db: Db, organizationId: string, value: string): Promise<string | null> {
   const [row] = await db<{ id: string }[]>`

@@ -8,14 +8,21 @@
 import { Hono } from 'hono';
 import { selectionOperations } from '../catalog/operations.ts';
 import { changeSelection } from '../catalog/service.ts';
+import { loadOutcomes, type MerkmalOutcome } from '../catalog/outcomes.ts';
 import { loadCatalogStates, loadExplanation } from '../catalog/state.ts';
 import type { Explanation } from '../catalog/resolution.ts';
 import type { Db } from '../db/client.ts';
 import { getHardware, listEvents } from '../devices/lifecycle_repo.ts';
 import { transitionDevice, type Transition } from '../devices/lifecycle_service.ts';
 import * as deviceOps from '../devices/operations.ts';
-import { decodeDeviceCursor, encodeDeviceCursor, listOrganizationDevices } from '../devices/organize_repo.ts';
-import { type DeviceRow, getDevice, staleDeviceIds } from '../devices/repo.ts';
+import {
+  DEVICE_SORTS,
+  type DeviceSort,
+  decodeDeviceCursor,
+  encodeDeviceCursor,
+  listOrganizationDevices,
+} from '../devices/organize_repo.ts';
+import { type Convergence, type DeviceRow, type DeviceStatus, getDevice } from '../devices/repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { notFound } from '../http/errors.ts';
 import { isUuid } from '../http/uuid.ts';
@@ -23,11 +30,36 @@ import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './http.tsx';
-import { stateLabel } from './labels.ts';
+import { ConvergenceBadge, StatusBadge } from './badges.tsx';
+import { convergenceLabel, reportLabel, reportMessage, stateLabel, statusLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import type { PortalSession } from './session.ts';
 
 const PAGE_SIZE = 50;
+
+/** The statuses the list can show (it omits archived devices), in the filter's order. */
+const listedStatuses = ['active', 'stale', 'enrolled', 'deprovisioned'] as const satisfies readonly DeviceStatus[];
+const convergences = ['failed', 'pending', 'converged'] as const satisfies readonly Convergence[];
+
+const sortLabel: Record<DeviceSort, string> = {
+  created_at: 'älteste zuerst',
+  '-created_at': 'neueste zuerst',
+  serial: 'Seriennummer',
+  '-last_checkin': 'letzter Check-in, jüngster zuerst',
+  last_checkin: 'letzter Check-in, ältester zuerst',
+};
+
+/** The value if it is one of these, else none. */
+function oneOf<T extends string>(values: readonly T[], value: string | undefined): T | undefined {
+  return values.find((v) => v === value);
+}
+
+/** The list's query without its Merkmal: the convergence then filters the devices' own. */
+function withoutMerkmal(params: URLSearchParams): URLSearchParams {
+  const rest = new URLSearchParams(params);
+  rest.delete('merkmal');
+  return rest;
+}
 
 const originLabel: Record<string, string> = {
   workspace: 'Workspace-Vorgabe',
@@ -64,6 +96,24 @@ function Lifecycle(props: { device: DeviceRow }) {
       )}{' '}
       · <a href={`/portal/devices/${d.id}/confirm/archive`}>Archivieren …</a>
     </p>
+  );
+}
+
+/** The agent's last report of a Merkmal: what, when, and its message. */
+function Reported(props: { outcome: MerkmalOutcome | undefined }) {
+  const reported = props.outcome?.reported ?? null;
+  if (reported === null) return <span class="muted">noch keiner</span>;
+  const message = reportMessage(reported.detail);
+  return (
+    <span>
+      <span data-event={reported.event}>{reportLabel[reported.event]}</span>{' '}
+      <span class="muted">{formatTime(reported.at)}</span>
+      {message === null ? null : (
+        <span class="report-message" data-field="message">
+          {message}
+        </span>
+      )}
+    </span>
   );
 }
 
@@ -158,10 +208,20 @@ export function deviceRoutes() {
     const session = c.get('session');
     const org = session.organizationId!;
     const q = c.req.query();
+    const convergence = oneOf(convergences, q.convergence);
+    // The portal's own default: creation order, as it always listed them.
+    const sort = oneOf(DEVICE_SORTS, q.sort) ?? 'created_at';
     const filter = {
       oe_id: q.oe_id && isUuid(q.oe_id) ? q.oe_id : undefined,
       group_id: q.group_id && isUuid(q.group_id) ? q.group_id : undefined,
       stale: q.stale === 'true' ? true : undefined,
+      status: oneOf(listedStatuses, q.status),
+      convergence,
+      // A Merkmal is filtered by its own convergence, failed or pending as the API allows (the overview's links).
+      merkmal:
+        (convergence === 'failed' || convergence === 'pending') && q.merkmal && q.merkmal.length <= 100
+          ? q.merkmal
+          : undefined,
       q: q.q?.trim() ? q.q.trim().slice(0, 100) : undefined,
     };
     // The filters' ids are checked as the API checks them: another organization's is 404.
@@ -171,29 +231,16 @@ export function deviceRoutes() {
     });
     const poll = c.get('deps').config.agentPollIntervalSeconds;
     const names = await namesOf(db, org);
-    // Creation order, as the portal always listed them.
-    const rows = await listOrganizationDevices(
-      db,
-      org,
-      filter,
-      'created_at',
-      decodeDeviceCursor('created_at', q.cursor),
-      PAGE_SIZE,
-      {
-        pollIntervalSeconds: poll,
-      },
-    );
+    const rows = await listOrganizationDevices(db, org, filter, sort, decodeDeviceCursor(sort, q.cursor), PAGE_SIZE, {
+      pollIntervalSeconds: poll,
+    });
     const page = rows.slice(0, PAGE_SIZE);
-    const stale = await staleDeviceIds(
-      db,
-      page.map((d) => d.id),
-      poll,
-    );
-    const next = rows.length > PAGE_SIZE ? encodeDeviceCursor('created_at', page[page.length - 1]!) : null;
+    const next = rows.length > PAGE_SIZE ? encodeDeviceCursor(sort, page[page.length - 1]!) : null;
     const params = new URLSearchParams(
       Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
     );
     const filtered = params.size > 0;
+    if (sort !== 'created_at') params.set('sort', sort);
     return render(
       c,
       <Layout title="Geräte" session={session} flash={takeFlash(c)}>
@@ -225,6 +272,39 @@ export function deviceRoutes() {
             </select>
           </div>
           <div>
+            <label for="status">Status</label>
+            <select id="status" name="status">
+              <option value="">alle</option>
+              {listedStatuses.map((s) => (
+                <option value={s} selected={s === filter.status}>
+                  {statusLabel[s]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="convergence">{filter.merkmal ? `Umsetzung von ${filter.merkmal}` : 'Umsetzung'}</label>
+            <select id="convergence" name="convergence">
+              <option value="">alle</option>
+              {convergences.map((v) => (
+                <option value={v} selected={v === filter.convergence}>
+                  {convergenceLabel[v]}
+                </option>
+              ))}
+            </select>
+            {filter.merkmal ? <input type="hidden" name="merkmal" value={filter.merkmal} /> : null}
+          </div>
+          <div>
+            <label for="sort">Sortierung</label>
+            <select id="sort" name="sort">
+              {DEVICE_SORTS.map((s) => (
+                <option value={s} selected={s === sort}>
+                  {sortLabel[s]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
             <label for="stale">Nur veraltete</label>
             <input id="stale" name="stale" type="checkbox" value="true" checked={filter.stale === true} />
           </div>
@@ -232,6 +312,12 @@ export function deviceRoutes() {
             <button type="submit">Filtern</button>
           </div>
         </form>
+        {filter.merkmal ? (
+          <p data-filter="merkmal">
+            Geräte, deren Merkmal <strong>{filter.merkmal}</strong> {convergenceLabel[filter.convergence!]} ist.{' '}
+            <a href={`/portal/devices?${withoutMerkmal(params)}`}>Nur nach Umsetzung des Geräts filtern</a>
+          </p>
+        ) : null}
         <p class="muted">
           Veraltet: kein Check-in seit drei Abfrageintervallen ({(3 * poll) / 60} Minuten), gezählt ab dem Bootstrap des
           Agenten.
@@ -259,6 +345,7 @@ export function deviceRoutes() {
                 <th scope="col">Template</th>
                 <th scope="col">Letzter Check-in</th>
                 <th scope="col">Status</th>
+                <th scope="col">Umsetzung</th>
               </tr>
             </thead>
             <tbody>
@@ -271,11 +358,16 @@ export function deviceRoutes() {
                   <td>{names.unit.get(d.oe_id) ?? d.oe_id}</td>
                   <td>{d.group_ids.map((g) => names.group.get(g) ?? g).join(', ') || '–'}</td>
                   <td>{names.template.get(d.template_id) ?? d.template_id}</td>
-                  <td class={stale.has(d.id) ? 'stale' : ''}>
+                  <td class={d.status === 'stale' ? 'stale' : ''}>
                     {formatTime(d.agent_last_checkin)}
-                    {stale.has(d.id) ? ' (veraltet)' : ''}
+                    {d.status === 'stale' ? ' (veraltet)' : ''}
                   </td>
-                  <td>{d.deprovisioned_at ? 'deprovisioniert' : 'aktiv'}</td>
+                  <td data-field="status">
+                    <StatusBadge status={d.status} />
+                  </td>
+                  <td data-field="convergence">
+                    <ConvergenceBadge convergence={d.convergence} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -302,6 +394,7 @@ export function deviceRoutes() {
       listEvents(db, id, null, 20),
       loadCatalogStates(db, id),
     ]);
+    const outcomes = await loadOutcomes(db, id, catalog ?? []);
     const explanations = new Map<string, Explanation>();
     for (const item of catalog ?? []) {
       const e = await loadExplanation(db, id, item.merkmal);
@@ -348,7 +441,15 @@ export function deviceRoutes() {
             </tr>
             <tr>
               <th scope="row">Status</th>
-              <td>{device.archived_at ? 'archiviert' : device.deprovisioned_at ? 'deprovisioniert' : 'aktiv'}</td>
+              <td data-field="status">
+                <StatusBadge status={device.status} />
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Umsetzung</th>
+              <td data-field="convergence">
+                <ConvergenceBadge convergence={device.convergence} />
+              </td>
             </tr>
             <tr>
               <th scope="row">Angelegt</th>
@@ -365,6 +466,8 @@ export function deviceRoutes() {
               <th scope="col">Zustand</th>
               <th scope="col">Herkunft</th>
               <th scope="col">Erklärung</th>
+              <th scope="col">Letzter Bericht</th>
+              <th scope="col">Umsetzung</th>
               {writeDevice ? <th scope="col">Am Gerät</th> : null}
               {write ? <th scope="col">An der OE „{unitName}“</th> : null}
             </tr>
@@ -386,6 +489,13 @@ export function deviceRoutes() {
                       <summary>Warum?</summary>
                       {e ? <Steps e={e} /> : null}
                     </details>
+                  </td>
+                  <td data-field="reported">
+                    <Reported outcome={outcomes.get(item.merkmal)} />
+                  </td>
+                  <td data-field="convergence">
+                    {/* Missing only when the device was deleted between the two reads: nothing reported since. */}
+                    <ConvergenceBadge convergence={outcomes.get(item.merkmal)?.convergence ?? 'pending'} />
                   </td>
                   {writeDevice ? (
                     <td>

@@ -35,6 +35,7 @@ export function Layout(props: {
           <strong>Fleet-Portal</strong>
           {s?.organizationId ? (
             <nav aria-label="Hauptnavigation">
+              <a href="/portal">Übersicht</a>
               <a href="/portal/devices">Geräte</a>
               <a href="/portal/org-units">Organisationseinheiten</a>
               <a href="/portal/groups">Gruppen</a>

@@ -14,6 +14,7 @@ import { formFields, render } from './http.tsx';
 import { Layout } from './layout.tsx';
 import { loginRoutes, sessionRoutes } from './login.tsx';
 import { organizationRoutes } from './organization.tsx';
+import { overviewRoutes } from './overview.tsx';
 import { credentialRoutes } from './credentials.tsx';
 import { rolloutRoutes } from './rollout.tsx';
 import { csrfMatches, currentSession, SESSION_COOKIE, cookieOptions } from './session.ts';
@@ -56,7 +57,6 @@ export function portalRoutes() {
   portal.get('/style.css', (c) =>
     c.body(portalCss, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600' }),
   );
-  portal.get('/', (c) => c.redirect('/portal/devices', 303));
 
   const limit = limitBodySize(MAX_FORM_BYTES, () => {
     throw new ApiError('payload_too_large', 'the form is too large');
@@ -96,6 +96,7 @@ export function portalRoutes() {
     await next();
   });
   portal.route('/', sessionRoutes());
+  portal.route('/', overviewRoutes());
   portal.route('/', deviceRoutes());
   portal.route('/', rolloutRoutes());
   portal.route('/', organizationRoutes());

@@ -29,4 +29,14 @@ progress { width: 12rem; height: 1.2rem; }
 ol.steps { margin: .25rem 0; padding-left: 1.5rem; }
 .decisive { font-weight: 700; }
 .indent { display: inline-block; width: 1.5rem; }
+.badge { display: inline-block; padding: 0 .45rem; border: 1px solid var(--line); border-radius: .7rem; font-size: .875rem; white-space: nowrap; }
+.badge.converged, .badge.status-active { border-color: var(--ok); color: var(--ok); background: #eaf5ec; }
+.badge.pending, .badge.status-enrolled { border-color: #8a6d00; color: #6b5500; background: #fdf6dc; }
+.badge.failed, .badge.status-stale { border-color: var(--bad); color: var(--bad); background: #fbeaea; font-weight: 600; }
+.badge.status-deprovisioned, .badge.status-archived { color: var(--muted); background: #f4f6f8; }
+.report-message { display: block; font-size: .875rem; overflow-wrap: anywhere; }
+.figures { display: flex; flex-wrap: wrap; gap: 1rem; list-style: none; padding: 0; margin: .5rem 0 1rem; }
+.figures li { min-width: 9rem; padding: .5rem .75rem; border: 1px solid var(--line); border-radius: 3px; }
+.figures .figure { display: block; font-size: 1.75rem; font-weight: 700; }
+td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
 `;

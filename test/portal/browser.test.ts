@@ -4,7 +4,9 @@
  * an admin signs in, opens a device, reads each Merkmal's origin and explanation, selects
  * qgis on the device's org unit and sees the state change with origin `oe`; creates an
  * enrollment session; triggers an ISO build, watches the bar reach "fertig" and downloads
- * the image; a viewer finds no write control. Screenshots go to test-output/portal/.
+ * the image; a viewer finds no write control; a bootstrapped device's failed apply, reported
+ * by the agent's own call, is one click from the overview and shows as failed with the
+ * agent's message on the device page. Screenshots go to test-output/portal/.
  */
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../api/http/crypto.ts';
+import { enrollAgent, report } from '../support/agent.ts';
+import type { TestContext, TestResponse } from '../support/app.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
 import { startService, type ServiceProcess } from '../support/service_process.ts';
@@ -42,6 +46,24 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     expect(res.status, `${method} ${path}`).toBeLessThan(300);
     return res.json();
   }
+
+  /** The test builders' context over HTTP to the service process (the operator token unless told). */
+  const overHttp = {
+    async request(method: string, path: string, options: { token?: string | null; body?: unknown } = {}) {
+      const token = options.token === undefined ? adminToken : options.token;
+      const res = await fetch(`${service.base}${path}`, {
+        method,
+        headers: {
+          ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+          ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+      const text = await res.text();
+      const json = res.headers.get('content-type')?.includes('application/json') && text;
+      return { status: res.status, body: json ? JSON.parse(text) : text, headers: res.headers } as TestResponse;
+    },
+  } as unknown as TestContext;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -195,4 +217,46 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     expect(await page.locator('header').evaluate((h) => getComputedStyle(h).display)).toBe('flex');
     expect(cspReports).toEqual([]);
   }, 60_000);
+
+  it("a failed apply, reported by the device's agent, is one click from the overview and shows the agent's message", async () => {
+    const agent = await enrollAgent(overHttp, { organizationId: fleet.orgId, serial: 'PF9FAIL1' });
+    const message = 'firefox: Paketquelle nicht erreichbar (exit 100)';
+    // As the device agent reports a failed role: its name, whether anything changed, the message.
+    const res = await report(overHttp, agent.secret, [
+      { merkmal: 'firefox', event: 'apply_failed', detail: { role: 'firefox', changed: false, message } },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+
+    await signIn(fleet.adminKey);
+    await page.getByRole('link', { name: 'Übersicht' }).click();
+    await page.waitForURL(/\/portal$/);
+    const failed = page.locator('tr[data-merkmal=firefox] td[data-field=failed]');
+    expect((await failed.textContent())?.trim()).toBe('1');
+    const overviewShot = join(outputDir, 'overview.png');
+    await page.screenshot({ path: overviewShot, fullPage: true });
+    console.log(`screenshot: ${overviewShot}`);
+
+    // One click: the devices whose firefox failed, this one alone, marked failed.
+    await page.getByRole('link', { name: 'Firefox: 1 fehlgeschlagen' }).click();
+    await page.waitForURL('**/portal/devices?merkmal=firefox&convergence=failed');
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    const row = page.locator('tr', { has: page.getByRole('link', { name: 'PF9FAIL1' }) });
+    expect((await row.locator('td[data-field=convergence]').textContent())?.trim()).toBe('fehlgeschlagen');
+    expect((await row.locator('td[data-field=status]').textContent())?.trim()).toBe('aktiv');
+
+    await row.getByRole('link', { name: 'PF9FAIL1' }).click();
+    await page.waitForURL(`**/portal/devices/${agent.device_id}`);
+    const firefox = page.locator('tr[data-merkmal=firefox]');
+    expect((await firefox.locator('td[data-field=convergence]').textContent())?.trim()).toBe('fehlgeschlagen');
+    expect(await firefox.locator('td[data-field=reported] [data-event]').textContent()).toBe('Anwenden fehlgeschlagen');
+    expect(await firefox.locator('[data-field=message]').textContent()).toBe(message);
+    // The badge is styled by the style sheet (no inline style): the failed colour, not the text's.
+    const badge = firefox.locator('.badge.failed');
+    expect(await badge.evaluate((b) => getComputedStyle(b).color)).toBe('rgb(155, 28, 28)');
+    expect(await page.locator('td[data-field=convergence] .badge').first().isVisible()).toBe(true);
+    const deviceShot = join(outputDir, 'device-failed.png');
+    await page.screenshot({ path: deviceShot, fullPage: true });
+    console.log(`screenshot: ${deviceShot}`);
+    expect(cspReports).toEqual([]);
+  }, 120_000);
 });
