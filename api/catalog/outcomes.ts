@@ -7,7 +7,7 @@
 import type { Db } from '../db/client.ts';
 import type { Convergence } from '../devices/repo.ts';
 
-type ReportedEvent = 'applied' | 'apply_failed' | 'removed' | 'remove_failed';
+export type ReportedEvent = 'applied' | 'apply_failed' | 'removed' | 'remove_failed';
 
 export interface MerkmalOutcome {
   reported: { event: ReportedEvent; at: Date; detail: unknown } | null;

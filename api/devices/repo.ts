@@ -109,16 +109,6 @@ export function lastCheckin(db: Db) {
   return db`(select h.at from device_heartbeats h where h.device_id = d.id)`;
 }
 
-/**
- * A stale device (the device list's `?stale=`, the portal's mark), over `devices d`: the
- * database's `device_status` says so. A query over the whole fleet passes the time of a
- * join with `device_heartbeats` as `checkin`, so it does not probe the heartbeats once per device.
- */
-function staleDevice(db: Db, pollIntervalSeconds: number, checkin = lastCheckin(db)) {
-  return db`(device_status(d.archived_at, d.deprovisioned_at, d.agent_secret_issued_at, ${checkin},
-    make_interval(secs => ${3 * pollIntervalSeconds}::int)) = 'stale')`;
-}
-
 export async function getDevice(db: Db, id: string, pollIntervalSeconds: number): Promise<DeviceRow | null> {
   const [row] = await db<DeviceRow[]>`${deviceSelect(db, pollIntervalSeconds)} where d.id = ${id}`;
   return row ?? null;
