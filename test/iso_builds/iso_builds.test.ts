@@ -426,8 +426,21 @@ describe('OpenAPI document', () => {
     expect(paths['/api/v1/organizations/{id}/iso-builds'].get.operationId).toBe('listIsoBuilds');
     expect(paths['/api/v1/iso-builds/{id}'].get.operationId).toBe('getIsoBuild');
     const download = paths['/api/v1/iso-builds/{id}/download'].get;
-    // No 400: nothing the download takes (its id, Range, If-Range) can fail validation.
-    expect(Object.keys(download.responses).sort()).toEqual(['200', '206', '401', '403', '404', '409', '416', '500']);
+    // Its 400 is an unknown query parameter's: nothing it takes (its id, Range, If-Range) fails validation.
+    expect(Object.keys(download.responses).sort()).toEqual([
+      '200',
+      '206',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '416',
+      '500',
+    ]);
+    expect(download.responses['400'].content['application/json'].examples.invalid_request.value.details).toEqual([
+      { path: ['serial'], message: 'not a parameter of this call' },
+    ]);
     expect(download.responses['200'].content).toHaveProperty('application/x-iso9660-image');
     expect(download.responses['409'].description).toContain('iso_not_ready');
     expect(download.responses['416'].description).toContain('range_not_satisfiable');
