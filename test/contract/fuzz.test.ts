@@ -10,7 +10,7 @@ import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defineRoute, newRouter } from '../../api/access/route.ts';
-import { ADMIN_TOKEN, testApp, useTestApp } from '../support/app.ts';
+import { ADMIN_TOKEN, testApp, useTestApp, writeHeartbeats } from '../support/app.ts';
 import { tenantFixture, type TenantFixture } from '../support/access.ts';
 import { activateDevice } from '../support/activation.ts';
 import { activationCodeOf } from '../support/builders.ts';
@@ -44,6 +44,7 @@ describe('the fuzzer', () => {
     const report = await fuzz({
       app: ctx.app,
       sql: ctx.sql,
+      settle: () => writeHeartbeats(ctx),
       doc: await documentOf(ctx.app),
       seed,
       own,
@@ -105,6 +106,7 @@ describe('the fuzzer', () => {
     const report = await fuzz({
       app,
       sql: ctx.sql,
+      settle: () => writeHeartbeats(ctx),
       doc,
       seed,
       own,

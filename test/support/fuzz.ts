@@ -128,6 +128,11 @@ export interface FuzzOptions {
   known?: Record<string, string>;
   /** Only the operations this accepts (the self-test fuzzes its one route). */
   only?: (op: FuzzOperation) => boolean;
+  /**
+   * Writes what accepted requests left pending (the check-ins' batched heartbeats), so a
+   * batch on a timer never lands between two fingerprints and passes for a refused write.
+   */
+  settle?: () => Promise<void>;
 }
 
 export interface FuzzReport {
@@ -217,6 +222,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
 
   // Everything the schema refuses, one batch per operation inside a fingerprint.
   for (const { op, cases } of refusedBatches) {
+    await options.settle?.();
     const before = await databaseFingerprint(options.sql, BOOKKEEPING);
     let accepted = 0;
     for (const c of cases) {
@@ -228,6 +234,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
     }
     // An accepted request may write; that is reported above, and the batch proves nothing more.
     if (accepted === 0) {
+      await options.settle?.();
       const after = await databaseFingerprint(options.sql, BOOKKEEPING);
       if (after !== before) {
         findings.push(
