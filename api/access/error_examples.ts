@@ -185,6 +185,10 @@ const genericMessages: Record<ErrorCode, string> = {
   method_not_allowed: 'DELETE is not allowed here; allowed: GET, HEAD',
   device_already_enrolled:
     'this device is under management (it holds an agent secret); an admin must reprovision it before it is installed again',
+  rollout_in_progress:
+    'Rollout 5b0c7e1a-2f3d-4e6a-9c8b-1d2e3f4a5b6c is changing "libreoffice" here; pause and abort it, or wait until it completes',
+  rollout_not_active:
+    'Rollout 5b0c7e1a-2f3d-4e6a-9c8b-1d2e3f4a5b6c is completed; only a running or paused rollout can change',
   internal_error: 'an unexpected error occurred (request id 9f6c1e0a-4b2d-4c8e-a1f3-7d5b3e9c2a10)',
   service_unavailable: 'the database is not available; retry later',
 };

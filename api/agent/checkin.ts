@@ -102,12 +102,13 @@ const ANSWER_FORMAT = 2;
 
 /**
  * Everything of the device's own that decides its desired state: its template, its org
- * unit, its groups, its own overrides (both in the order the database gives them), and the
+ * unit, its groups, its own overrides (both in the order the database gives them), the
+ * rollouts applied to it (what each changes is fixed when it is created), and the
  * version of its organization's org-unit tree and unit and group overrides (moved by
  * triggers on every change of them).
  */
 function stateInputs(row: repo.CheckinRow): string {
-  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${row.group_ids}|${row.device}`;
+  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${row.group_ids}|${row.device}|${row.rollouts}`;
 }
 
 /**

@@ -23,7 +23,10 @@ import {
   type OrgUnitOverride,
   type Override,
   type ResolvedMerkmal,
+  type RolloutChange,
+  withRolloutChanges,
 } from './resolution.ts';
+import { rolloutChanges } from './rollout_changes.ts';
 
 interface UnitNode {
   parentId: string | null;
@@ -36,6 +39,10 @@ export interface DeviceInputs {
   catalog: CatalogEntry[];
   device: Override[];
   groups: GroupOverride[];
+  /** The device's groups, with overrides or not (where a group's rollout reaches). */
+  groupIds: string[];
+  /** The changes of the rollouts applied to the device. */
+  rollouts: RolloutChange[];
 }
 
 export interface Affected {
@@ -49,6 +56,8 @@ interface DeviceInputRow {
   catalog: CatalogEntry[];
   device_overrides: Override[];
   group_overrides: GroupOverride[];
+  group_ids: string;
+  rollouts: string;
 }
 
 /**
@@ -97,13 +106,24 @@ export async function loadAffected(
                      'updatedAt', (extract(epoch from o.updated_at) * 1000000)::bigint)), '[]')
               from group_members gm
               join group_merkmale o on o.group_id = gm.group_id and (${merkmal}::text is null or o.merkmal = ${merkmal}::text)
-              where gm.device_id = d.id) as group_overrides
+              where gm.device_id = d.id) as group_overrides,
+           d.group_ids_text as group_ids, d.rollouts_text as rollouts
     from devices d
     ${effectiveTemplateOf(db)}
     where ${filter}`;
+  // Every rollout applied to any of the devices, in one query.
+  const rolloutIds = [...new Set(rows.flatMap((r) => (r.rollouts === '' ? [] : r.rollouts.split(','))))];
+  const changes = new Map((await rolloutChanges(db, rolloutIds.join(','))).map((c, i) => [rolloutIds[i]!, c]));
   const devices = new Map<string, DeviceInputs>();
   for (const r of rows) {
-    devices.set(r.id, { oeId: r.oe_id, catalog: r.catalog, device: r.device_overrides, groups: r.group_overrides });
+    devices.set(r.id, {
+      oeId: r.oe_id,
+      catalog: r.catalog,
+      device: r.device_overrides,
+      groups: r.group_overrides,
+      groupIds: r.group_ids === '' ? [] : r.group_ids.split(','),
+      rollouts: r.rollouts === '' ? [] : r.rollouts.split(',').map((id) => changes.get(id)!),
+    });
   }
   return { units, devices };
 }
@@ -131,17 +151,26 @@ function subtree(units: Map<string, UnitNode>, rootId: string): string[] {
 }
 
 /** The device's loaded catalog, resolved by the rule; its org-unit chain is walked in memory. */
-function resolveDevice(inputs: Affected, device: DeviceInputs): ResolvedMerkmal[] {
+export function resolveDevice(inputs: Affected, device: DeviceInputs): ResolvedMerkmal[] {
   const chain: OrgUnitOverride[] = [];
+  const depths = new Map<string, number>();
   for (const [orgUnitId, unit, depth] of upTheTree(inputs.units, device.oeId)) {
+    depths.set(orgUnitId, depth);
     for (const o of unit.overrides) chain.push({ ...o, orgUnitId, depth });
   }
-  return resolveCatalog({
+  const input = {
     catalog: device.catalog,
     orgUnitOverrides: chain,
     groupOverrides: device.groups,
     deviceOverrides: device.device,
-  });
+  };
+  if (device.rollouts.length === 0) return resolveCatalog(input);
+  return resolveCatalog(
+    withRolloutChanges(input, device.rollouts, {
+      unitDepth: (id) => depths.get(id),
+      inGroup: (id) => device.groupIds.includes(id),
+    }),
+  );
 }
 
 export interface EffectiveChange {

@@ -126,6 +126,7 @@ export async function changeOverride(
       const owner = await requireOwner(tx, scope, id);
       await requireCatalogMerkmal(tx, merkmal, owner.backend);
       await lockOrganization(tx, owner.organizationId);
+      if (scope !== 'devices') await requireNoRollout(tx, id, merkmal);
 
       const reach = scope === 'devices' ? { device: id } : scope === 'groups' ? { group: id } : { orgUnit: id };
       const before = await loadAffected(tx, owner.organizationId, reach, merkmal);
@@ -146,6 +147,22 @@ export async function changeOverride(
     if (isPgError(err, pgError.foreignKeyViolation))
       throw notFound(scope === 'devices' ? 'device' : scope === 'org-units' ? 'org unit' : 'group', id);
     throw err;
+  }
+}
+
+/**
+ * 409 `rollout_in_progress` while a running or paused rollout holds the Merkmal at this org
+ * unit or group: its rings decide there until it completes or is aborted. Read under the
+ * organization's lock, which a rollout's creation takes too.
+ */
+export async function requireNoRollout(db: Db, scopeId: string, merkmal: string): Promise<void> {
+  const [held] = await db<{ id: string }[]>`
+    select id from rollouts where scope_id = ${scopeId} and merkmal = ${merkmal} and status in ('running', 'paused')`;
+  if (held) {
+    throw new ApiError(
+      'rollout_in_progress',
+      `Rollout ${held.id} is changing "${merkmal}" here; pause and abort it, or wait until it completes`,
+    );
   }
 }
 
@@ -188,7 +205,7 @@ async function writeOverride(
 }
 
 /** The same inputs with the written override of `merkmal` in place of the old one. */
-function applyChange(
+export function applyChange(
   before: Affected,
   scope: Scope,
   id: string,

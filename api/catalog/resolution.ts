@@ -126,6 +126,54 @@ function resolveOne(
 }
 
 /**
+ * A staged rollout's change as the resolution of a device in one of its open rings sees it
+ * (api/rollouts/README.md): the selection the rollout will write at its scope when it
+ * completes, put in place now for this device alone. `override` null is an unset.
+ */
+export interface RolloutChange {
+  merkmal: string;
+  scope: 'org_unit' | 'group';
+  scopeId: string;
+  override: Override | null;
+  /** When the rollout was created, ordered as `GroupOverride.updatedAt` is. */
+  updatedAt: number;
+}
+
+/** Where the device stands: its org-unit chain's depths and its groups. */
+export interface DevicePlace {
+  /** The depth of an org unit in the device's chain (0: its own), undefined when not in it. */
+  unitDepth(orgUnitId: string): number | undefined;
+  inGroup(groupId: string): boolean;
+}
+
+/**
+ * The inputs with each rollout's change in place of the scope's own override of its
+ * Merkmal, as if the change were written. A rollout whose scope the device has left
+ * changes nothing: it moves the device only while the device is where it was aimed.
+ */
+export function withRolloutChanges(
+  input: ResolutionInput,
+  changes: readonly RolloutChange[],
+  place: DevicePlace,
+): ResolutionInput {
+  let { orgUnitOverrides, groupOverrides } = input;
+  for (const c of changes) {
+    if (c.scope === 'org_unit') {
+      const depth = place.unitDepth(c.scopeId);
+      if (depth === undefined) continue;
+      orgUnitOverrides = orgUnitOverrides.filter((o) => o.orgUnitId !== c.scopeId || o.merkmal !== c.merkmal);
+      if (c.override !== null) orgUnitOverrides = [...orgUnitOverrides, { ...c.override, orgUnitId: c.scopeId, depth }];
+    } else {
+      if (!place.inGroup(c.scopeId)) continue;
+      groupOverrides = groupOverrides.filter((o) => o.groupId !== c.scopeId || o.merkmal !== c.merkmal);
+      if (c.override !== null)
+        groupOverrides = [...groupOverrides, { ...c.override, groupId: c.scopeId, updatedAt: c.updatedAt }];
+    }
+  }
+  return { ...input, orgUnitOverrides, groupOverrides };
+}
+
+/**
  * Whether two `optionen` say the same: equal JSON values, whatever the order of the keys
  * (the database's jsonb orders them its own way, a request in the order it was written).
  */
@@ -168,6 +216,7 @@ type ExplainStep =
       absent: number;
       groups: Array<{ group_id: string; name: string; state: OverrideState }>;
     }
+  | { step: 'rollout'; rollout_id: string; ring: number; ring_open: boolean; state: OverrideState }
   | { step: 'geraet'; state: OverrideState | null };
 
 /** An org unit of the device's chain, nearest first, with its override of the Merkmal if any. */
@@ -187,6 +236,15 @@ export interface Explanation extends ResolvedMerkmal {
   steps: ExplainStep[];
 }
 
+/** A running or paused rollout of the Merkmal that holds the device: its ring, and its change. */
+export interface HoldingRollout {
+  id: string;
+  ring: number;
+  /** Whether the device's ring is open: the change is in place for it. */
+  ringOpen: boolean;
+  change: RolloutChange;
+}
+
 /**
  * The resolution of one Merkmal written out step by step (api/catalog/README.md, Explain). The decision is
  * taken from the steps by the same `resolveOne` every listing and check-in uses: the chain
@@ -198,7 +256,40 @@ export function explainOne(
   chain: readonly ChainUnit[],
   groups: readonly VotingGroup[],
   device: Override | undefined,
+  rollout?: HoldingRollout,
 ): Explanation {
+  const decide = (units: readonly ChainUnit[], votes: readonly GroupOverride[]) =>
+    resolveOne(entry, units.find((u) => u.override !== undefined)?.override, votes, device);
+  const votes = groups.map((g) => g.override);
+  let decision = decide(chain, votes);
+  let rolloutStep: ExplainStep[] = [];
+  if (rollout !== undefined) {
+    // The state with the rollout's change in place at its scope, as the device's resolution
+    // puts it once its ring is open.
+    const { change } = rollout;
+    const changed =
+      change.scope === 'org_unit'
+        ? decide(
+            chain.map((u) => (u.orgUnitId === change.scopeId ? { ...u, override: change.override ?? undefined } : u)),
+            votes,
+          )
+        : decide(chain, [
+            ...votes.filter((o) => o.groupId !== change.scopeId),
+            ...(change.override === null
+              ? []
+              : [{ ...change.override, groupId: change.scopeId, updatedAt: change.updatedAt }]),
+          ]);
+    rolloutStep = [
+      {
+        step: 'rollout',
+        rollout_id: rollout.id,
+        ring: rollout.ring,
+        ring_open: rollout.ringOpen,
+        state: changed.state,
+      },
+    ];
+    if (rollout.ringOpen) decision = changed;
+  }
   const steps: ExplainStep[] = [
     { step: 'workspace', state: entry.inWorkspace ? 'present' : 'absent' },
     ...chain.map(
@@ -210,14 +301,8 @@ export function explainOne(
       absent: groups.filter((g) => g.override.state === 'absent').length,
       groups: groups.map((g) => ({ group_id: g.override.groupId, name: g.name, state: g.override.state })),
     },
+    ...rolloutStep,
     { step: 'geraet', state: device?.state ?? null },
   ];
-  const nearest = chain.find((u) => u.override !== undefined)?.override;
-  const decision = resolveOne(
-    entry,
-    nearest,
-    groups.map((g) => g.override),
-    device,
-  );
   return { ...decision, steps };
 }

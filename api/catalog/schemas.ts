@@ -98,6 +98,16 @@ const ExplainStep = z
       groups: z.array(z.object({ group_id: z.string().uuid(), name: z.string(), state: OverrideState })),
     }),
     z.object({
+      step: z.literal('rollout'),
+      rollout_id: z.string().uuid(),
+      ring: z.number().int().openapi({ description: "The device's ring in the rollout (0 first)." }),
+      ring_open: z.boolean().openapi({
+        description:
+          'Whether that ring is open: then the change is in place for the device; else it holds the device back.',
+      }),
+      state: OverrideState.openapi({ description: 'The state the rollout gives the device once its ring is open.' }),
+    }),
+    z.object({
       step: z.literal('geraet'),
       state: OverrideState.nullable().openapi({ description: "The device's own override; null without one." }),
     }),
@@ -113,7 +123,8 @@ export const CatalogExplanation = z
     steps: z.array(ExplainStep).openapi({
       description:
         "The whole resolution in order: `workspace`; one `oe` step per org unit from the device's own up to the top; " +
-        '`gruppe` with the votes of every group of the device that overrides the Merkmal (groups by name); `geraet`.',
+        '`gruppe` with the votes of every group of the device that overrides the Merkmal (groups by name); ' +
+        '`rollout` when a running or paused rollout of the Merkmal holds the device back or has moved it; `geraet`.',
     }),
   })
   .openapi('CatalogExplanation');

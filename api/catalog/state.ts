@@ -12,15 +12,18 @@
  */
 import type { Db } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
-import { chainOverrides, groupOverrides, orgOverrides, upTheTree } from './org_overrides.ts';
+import { chainOverrides, groupOverrides, type OrgOverrides, orgOverrides, upTheTree } from './org_overrides.ts';
 import {
   explainOne,
   resolveCatalog,
+  withRolloutChanges,
   type CatalogEntry,
+  type DevicePlace,
   type Explanation,
   type Override,
   type ResolvedMerkmal,
 } from './resolution.ts';
+import { rolloutChangeColumns, rolloutChangeOf, rolloutChanges } from './rollout_changes.ts';
 
 export interface CatalogState extends ResolvedMerkmal {
   name: string;
@@ -88,6 +91,8 @@ export interface StateRow {
   group_ids: string;
   /** The device's own overrides as a JSON array, ordered by Merkmal. */
   device: string;
+  /** The ids of the rollouts applied to the device, ordered and joined by commas ('' for none). */
+  rollouts: string;
 }
 
 /**
@@ -100,7 +105,7 @@ export function deviceStateColumns(db: Db) {
   return db`
     d.template_id, d.oe_id, d.organization_id,
     coalesce((select v.version from override_versions v where v.organization_id = d.organization_id), 0) as override_version,
-    d.group_ids_text as group_ids, d.own_overrides_text as device`;
+    d.group_ids_text as group_ids, d.own_overrides_text as device, d.rollouts_text as rollouts`;
 }
 
 /** The device's groups and own overrides, parsed from the row. */
@@ -121,13 +126,28 @@ export async function resolveStateRow(
   const catalog = await catalogOf(db, `${template.backend}/${template.workspace}`);
   const org = await orgOverrides(db, row.organization_id, row.override_version);
   const own = ownInputs(row);
-  const resolved = resolveCatalog({
+  const input = {
     catalog,
     orgUnitOverrides: chainOverrides(org, row.oe_id),
     groupOverrides: groupOverrides(org, own.groupIds),
     deviceOverrides: own.overrides,
-  });
+  };
+  const rollouts = await rolloutChanges(db, row.rollouts);
+  const resolved = resolveCatalog(
+    rollouts.length === 0 ? input : withRolloutChanges(input, rollouts, placeOf(org, row.oe_id, own.groupIds)),
+  );
   return { template, catalog, resolved };
+}
+
+/** The device's place, for the rollouts applied to it. */
+function placeOf(org: OrgOverrides, oeId: string, groupIds: readonly string[]): DevicePlace {
+  return {
+    unitDepth: (id) => {
+      for (const [unitId, , depth] of upTheTree(org.units, oeId)) if (unitId === id) return depth;
+      return undefined;
+    },
+    inGroup: (id) => groupIds.includes(id),
+  };
 }
 
 /**
@@ -171,6 +191,16 @@ export async function loadExplanation(
         select id, name from groups where id = any(${voting.map((o) => o.groupId)}::uuid[])`
     ).map((r) => [r.id, r.name]),
   );
+  const [held] = await db<
+    Array<{ id: string; ring: number; applied: boolean } & Parameters<typeof rolloutChangeOf>[0]>
+  >`
+    select r.id, rd.ring, rd.applied, ${rolloutChangeColumns(db)}
+    from rollout_devices rd join rollouts r on r.id = rd.rollout_id
+    where rd.device_id = ${deviceId} and r.merkmal = ${merkmal} and r.status in ('running', 'paused')`;
+  const change = held && rolloutChangeOf(held);
+  const inScope =
+    change &&
+    (change.scope === 'org_unit' ? chain.some(([id]) => id === change.scopeId) : own.groupIds.includes(change.scopeId));
   return explainOne(
     entry,
     chain.map(([id, unit]) => ({
@@ -182,5 +212,6 @@ export async function loadExplanation(
       .map((o) => ({ name: names.get(o.groupId) ?? '', override: o }))
       .sort((a, b) => a.name.localeCompare(b.name) || a.override.groupId.localeCompare(b.override.groupId)),
     own.overrides.find((o) => o.merkmal === merkmal),
+    inScope ? { id: held!.id, ring: held!.ring, ringOpen: held!.applied, change: change! } : undefined,
   );
 }

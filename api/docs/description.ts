@@ -58,6 +58,8 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 405 | \`method_not_allowed\` | a known path with a method it does not serve; \`Allow\` lists the methods |
 | 409 | \`agent_already_bootstrapped\` | second bootstrap of a device |
 | 409 | \`device_already_enrolled\` | activate or resolve for a device that holds an agent secret |
+| 409 | \`rollout_in_progress\` | a second rollout, or a direct select, deselect or unset, for a scope and Merkmal a running or paused rollout holds |
+| 409 | \`rollout_not_active\` | pause, resume or abort of a rollout that is completed or aborted |
 | 409 | \`protected_org_unit\` | delete, rename or move of the default org unit "Neue Geräte" |
 | 409 | \`org_unit_not_empty\` | delete of an org unit that still has devices or children |
 | 409 | \`org_unit_cycle\` | a move that would make an org unit its own ancestor |

@@ -32,6 +32,8 @@ export const errorCodes = [
   'forbidden',
   'method_not_allowed',
   'device_already_enrolled',
+  'rollout_in_progress',
+  'rollout_not_active',
   'internal_error',
   'service_unavailable',
 ] as const;
@@ -67,6 +69,8 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'name_taken':
     case 'iso_not_ready':
     case 'device_already_enrolled':
+    case 'rollout_in_progress':
+    case 'rollout_not_active':
       return [409];
     case 'method_not_allowed':
       return [405];
