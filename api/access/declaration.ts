@@ -124,6 +124,10 @@ const auditActions = [
   'api_key.revoke',
   'webhook.create',
   'webhook.delete',
+  'rollout.create',
+  'rollout.pause',
+  'rollout.resume',
+  'rollout.abort',
   // The delivery job's, with actor `system`: a webhook whose deliveries failed for days.
   'webhook.disable',
 ] as const;

@@ -151,7 +151,7 @@ function subtree(units: Map<string, UnitNode>, rootId: string): string[] {
 }
 
 /** The device's loaded catalog, resolved by the rule; its org-unit chain is walked in memory. */
-export function resolveDevice(inputs: Affected, device: DeviceInputs): ResolvedMerkmal[] {
+function resolveDevice(inputs: Affected, device: DeviceInputs): ResolvedMerkmal[] {
   const chain: OrgUnitOverride[] = [];
   const depths = new Map<string, number>();
   for (const [orgUnitId, unit, depth] of upTheTree(inputs.units, device.oeId)) {
