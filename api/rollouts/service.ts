@@ -236,7 +236,10 @@ async function transition(
     const row = await repo.getRollout(tx, id, true);
     if (row === null) throw notFound('rollout', id);
     if (row.status === 'completed' || row.status === 'aborted') {
-      throw new ApiError('rollout_not_active', `rollout ${id} is ${row.status}; it cannot ${verb} any more`);
+      throw new ApiError(
+        'rollout_not_active',
+        `Rollout ${id} is ${row.status}; only a running or paused rollout can change`,
+      );
     }
     const changed = await move(tx, row);
     const now = changed ? (await repo.getRollout(tx, id))! : row;
