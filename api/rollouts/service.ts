@@ -140,14 +140,15 @@ export async function createRollout(
       await requireOrganization(tx, organizationId);
       await requireScopeOf(tx, scope, scopeId, organizationId, caller);
       await requireCatalogMerkmal(tx, merkmal, null);
-      // Device rows before the organization's lock, as every change of a device's state
-      // takes them; then the devices again under the lock, which selections take too.
-      const seen = await devicesAltered(tx, organizationId, scope, scopeId, merkmal, change);
-      await tx`select 1 from devices where id = any(${seen}::uuid[]) order by id for no key update`;
+      // Read before the locks, once (at a large scope it is the costliest step). A selection
+      // committed in between is harmless: a device it left unaltered gets no event when its
+      // ring opens, and one it made altered gets the change on completion, as a newcomer.
+      const deviceIds = await devicesAltered(tx, organizationId, scope, scopeId, merkmal, change);
+      // Device rows before the organization's lock, as every change of a device's state takes them.
+      await tx`select 1 from devices where id = any(${deviceIds}::uuid[]) order by id for no key update`;
       await lockOrganization(tx, organizationId);
       const held = await repo.activeRolloutOf(tx, scopeId, merkmal);
       if (held !== null) throw rolloutInProgress(held, merkmal);
-      const deviceIds = await devicesAltered(tx, organizationId, scope, scopeId, merkmal, change);
       const row = await repo.insertRollout(tx, {
         organizationId,
         scope,
@@ -217,8 +218,6 @@ export async function listRollouts(
   return { items, next_cursor: page.next_cursor };
 }
 
-type Transition = 'pause' | 'resume' | 'abort';
-
 /**
  * A transition an admin makes, on the rollout's row locked for the rest of the
  * transaction, so it and the judge take turns. 404 for no such rollout, 409
@@ -229,7 +228,6 @@ async function transition(
   id: string,
   caller: Caller,
   pollIntervalSeconds: number,
-  verb: Transition,
   move: (tx: Db, row: repo.RolloutRow) => Promise<boolean>,
 ): Promise<{ rollout: RolloutType; audit: AuditEntry }> {
   return transaction(db, async (tx) => {
@@ -257,7 +255,7 @@ async function transition(
 
 /** Pauses a running rollout (reason `manual`): no further ring opens. A paused one is answered as it is. */
 export function pauseRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
-  return transition(db, id, caller, pollIntervalSeconds, 'pause', async (tx, row) => {
+  return transition(db, id, caller, pollIntervalSeconds, async (tx, row) => {
     if (row.status !== 'running') return false;
     await repo.setStatus(tx, id, 'paused', 'manual');
     await emitRolloutWebhook(tx, 'rollout.paused', id);
@@ -271,7 +269,7 @@ export function pauseRollout(db: Db, id: string, caller: Caller, pollIntervalSec
  * A running one is answered as it is.
  */
 export function resumeRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
-  return transition(db, id, caller, pollIntervalSeconds, 'resume', async (tx, row) => {
+  return transition(db, id, caller, pollIntervalSeconds, async (tx, row) => {
     if (row.status !== 'paused') return false;
     if (row.paused_reason === 'failure_ratio') {
       const figures = await ringFigures(tx, id, pollIntervalSeconds);
@@ -289,7 +287,7 @@ export function resumeRollout(db: Db, id: string, caller: Caller, pollIntervalSe
  * state back at its next check-in (with its event), and nothing is written at the scope.
  */
 export function abortRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
-  return transition(db, id, caller, pollIntervalSeconds, 'abort', async (tx, row) => {
+  return transition(db, id, caller, pollIntervalSeconds, async (tx, row) => {
     await releaseDevices(tx, { id, organizationId: row.organization_id, merkmal: row.merkmal }, actorOf(caller));
     await repo.setStatus(tx, id, 'aborted');
     await emitRolloutWebhook(tx, 'rollout.aborted', id);
