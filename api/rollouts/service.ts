@@ -6,7 +6,7 @@
  */
 import { actorOf, type AuditEntry, type Caller } from '../access/declaration.ts';
 import { organizationOf } from '../access/owners.ts';
-import { requireCatalogMerkmal } from '../catalog/repo.ts';
+import { requireCatalogMerkmal, requireNoRollout } from '../catalog/repo.ts';
 import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { invalidRequest } from '../http/openapi.ts';
@@ -90,13 +90,6 @@ async function requireScopeOf(
   }
 }
 
-function rolloutInProgress(id: string, merkmal: string): ApiError {
-  return new ApiError(
-    'rollout_in_progress',
-    `Rollout ${id} is changing "${merkmal}" here; pause and abort it, or wait until it completes`,
-  );
-}
-
 /**
  * How many devices the change alters now: the portal shows it before an admin confirms a
  * change "all at once" or "in rings". Reads only.
@@ -147,8 +140,7 @@ export async function createRollout(
       // Device rows before the organization's lock, as every change of a device's state takes them.
       await tx`select 1 from devices where id = any(${deviceIds}::uuid[]) order by id for no key update`;
       await lockOrganization(tx, organizationId);
-      const held = await repo.activeRolloutOf(tx, scopeId, merkmal);
-      if (held !== null) throw rolloutInProgress(held, merkmal);
+      await requireNoRollout(tx, scopeId, merkmal);
       const row = await repo.insertRollout(tx, {
         organizationId,
         scope,
@@ -189,7 +181,10 @@ export async function createRollout(
     // Another creation for the scope and Merkmal committed first (the partial unique index).
     if (isPgError(err, pgError.uniqueViolation)) {
       const held = await repo.activeRolloutOf(db, scopeId, merkmal).catch(() => null);
-      throw rolloutInProgress(held ?? 'another', merkmal);
+      throw new ApiError(
+        'rollout_in_progress',
+        `${held === null ? 'Another rollout' : `Rollout ${held}`} is changing "${merkmal}" here; pause and abort it, or wait until it completes`,
+      );
     }
     throw err;
   }
