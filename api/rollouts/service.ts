@@ -221,7 +221,6 @@ export async function listRollouts(
 async function transition(
   db: Db,
   id: string,
-  caller: Caller,
   pollIntervalSeconds: number,
   move: (tx: Db, row: repo.RolloutRow) => Promise<boolean>,
 ): Promise<{ rollout: RolloutType; audit: AuditEntry }> {
@@ -242,15 +241,15 @@ async function transition(
         organizationId: row.organization_id,
         targetType: 'rollout',
         targetId: id,
-        details: { merkmal: row.merkmal, from: row.status, to: now.status, by: actorOf(caller).type },
+        details: { merkmal: row.merkmal, from: row.status, to: now.status },
       },
     };
   });
 }
 
 /** Pauses a running rollout (reason `manual`): no further ring opens. A paused one is answered as it is. */
-export function pauseRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
-  return transition(db, id, caller, pollIntervalSeconds, async (tx, row) => {
+export function pauseRollout(db: Db, id: string, _caller: Caller, pollIntervalSeconds: number) {
+  return transition(db, id, pollIntervalSeconds, async (tx, row) => {
     if (row.status !== 'running') return false;
     await repo.setStatus(tx, id, 'paused', 'manual');
     await emitRolloutWebhook(tx, 'rollout.paused', id);
@@ -263,8 +262,8 @@ export function pauseRollout(db: Db, id: string, caller: Caller, pollIntervalSec
  * ring's failures so far are accepted (the admin looked at them), so only new ones count.
  * A running one is answered as it is.
  */
-export function resumeRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
-  return transition(db, id, caller, pollIntervalSeconds, async (tx, row) => {
+export function resumeRollout(db: Db, id: string, _caller: Caller, pollIntervalSeconds: number) {
+  return transition(db, id, pollIntervalSeconds, async (tx, row) => {
     if (row.status !== 'paused') return false;
     if (row.paused_reason === 'failure_ratio') {
       const figures = await ringFigures(tx, id, pollIntervalSeconds);
@@ -282,7 +281,7 @@ export function resumeRollout(db: Db, id: string, caller: Caller, pollIntervalSe
  * state back at its next check-in (with its event), and nothing is written at the scope.
  */
 export function abortRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
-  return transition(db, id, caller, pollIntervalSeconds, async (tx, row) => {
+  return transition(db, id, pollIntervalSeconds, async (tx, row) => {
     await releaseDevices(tx, { id, organizationId: row.organization_id, merkmal: row.merkmal }, actorOf(caller));
     await repo.setStatus(tx, id, 'aborted');
     await emitRolloutWebhook(tx, 'rollout.aborted', id);
