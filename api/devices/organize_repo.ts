@@ -13,7 +13,6 @@ import { requireOrganization } from '../organizations/repo.ts';
 import {
   type Convergence,
   deviceArchived,
-  deviceConvergence,
   deviceSelect,
   type DeviceRow,
   type DeviceStatus,
@@ -122,9 +121,10 @@ export async function requireGroupOf(db: Db, groupId: string, organizationId: st
 /**
  * The organization's devices in the order of `sort`: archived ones omitted, deprovisioned
  * ones included. A filter naming an unknown unit or group is 404, one of another
- * organization 422; an unknown Merkmal 422 `unknown_merkmal`. The status and convergence
- * filters use the device's own columns (`st.status`, `deviceConvergence`), so a filtered
- * device shows what it was filtered by.
+ * organization 422; an unknown Merkmal 422 `unknown_merkmal`. The status filter uses the device's
+ * own column (`st.status`); the convergence filter the device's fleet row
+ * (`device_fleet.convergence`, indexed), which the fleet trigger keeps equal to what
+ * `deviceConvergence` shows, so a filtered device shows what it was filtered by.
  */
 export async function listOrganizationDevices(
   db: Db,
@@ -167,7 +167,8 @@ export async function listOrganizationDevices(
         filter.convergence === undefined
           ? db`true`
           : filter.merkmal === undefined
-            ? db`${deviceConvergence(db)} = ${filter.convergence}`
+            ? db`d.id in (select f.device_id from device_fleet f
+                          where f.organization_id = ${organizationId} and f.convergence = ${filter.convergence})`
             : db`st.status in ('active', 'stale') and exists (
                 select 1 from device_catalog_outcomes(d.id, dt.backend, dt.workspace, d.agent_secret_issued_at) c
                 where c.merkmal = ${filter.merkmal} and c.convergence = ${filter.convergence})`
