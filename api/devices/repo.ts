@@ -75,7 +75,7 @@ export function statusOf(db: Db, pollIntervalSeconds: number) {
  * (`device_catalog_outcomes`, `worst_convergence`; an empty catalog has nothing to do),
  * null while it has no agent that reports (enrolled, deprovisioned, archived).
  */
-export function deviceConvergence(db: Db) {
+function deviceConvergence(db: Db) {
   return db`(case when st.status in ('active', 'stale') then coalesce((
       select worst_convergence(c.convergence)
       from device_catalog_outcomes(d.id, dt.backend, dt.workspace, d.agent_secret_issued_at) c
