@@ -123,38 +123,49 @@ end $$;
 create or replace function device_merkmal_outcomes_record() returns trigger language plpgsql
 set plan_cache_mode = force_generic_plan as $$
 declare
-  touched uuid[] := array(
-    select distinct n.device_id from inserted n
-    where n.type in ('selected', 'deselected', 'applied', 'apply_failed', 'removed', 'remove_failed'));
+  touched uuid[];
+  changes boolean;
+  reports boolean;
 begin
-  if cardinality(touched) = 0 then return null; end if;
+  -- One look at the statement's events decides which of the statements below it needs: a
+  -- report has no changes, a selection no reports.
+  select array_agg(distinct n.device_id), bool_or(n.type in ('selected', 'deselected')),
+         bool_or(n.type in ('applied', 'apply_failed', 'removed', 'remove_failed'))
+  into touched, changes, reports
+  from inserted n
+  where n.type in ('selected', 'deselected', 'applied', 'apply_failed', 'removed', 'remove_failed');
+  if touched is null then return null; end if;
   perform 1 from device_fleet where device_id = any(touched) order by device_id for update;
 
-  insert into device_merkmal_outcomes as o
-    (device_id, merkmal, desired, changed_seq, changed_at)
-  select distinct on (n.device_id, n.merkmal)
-         n.device_id, n.merkmal,
-         case n.type when 'selected' then 'present' else 'absent' end, n.seq, n.created_at
-  from inserted n
-  where n.type in ('selected', 'deselected')
-  order by n.device_id, n.merkmal, n.seq desc
-  on conflict (device_id, merkmal) do update
-    set desired = excluded.desired, changed_seq = excluded.changed_seq, changed_at = excluded.changed_at
-    where o.changed_seq is null or o.changed_seq < excluded.changed_seq;
+  if changes then
+    insert into device_merkmal_outcomes as o
+      (device_id, merkmal, desired, changed_seq, changed_at)
+    select distinct on (n.device_id, n.merkmal)
+           n.device_id, n.merkmal,
+           case n.type when 'selected' then 'present' else 'absent' end, n.seq, n.created_at
+    from inserted n
+    where n.type in ('selected', 'deselected')
+    order by n.device_id, n.merkmal, n.seq desc
+    on conflict (device_id, merkmal) do update
+      set desired = excluded.desired, changed_seq = excluded.changed_seq, changed_at = excluded.changed_at
+      where o.changed_seq is null or o.changed_seq < excluded.changed_seq;
+  end if;
 
-  insert into device_merkmal_outcomes as o
-    (device_id, merkmal, reported_event, reported_seq, reported_at, reported_detail)
-  select distinct on (n.device_id, n.merkmal)
-         n.device_id, n.merkmal, n.type, n.seq, n.created_at, n.payload -> 'detail'
-  from inserted n
-  where n.type in ('applied', 'apply_failed', 'removed', 'remove_failed')
-  order by n.device_id, n.merkmal, n.seq desc
-  on conflict (device_id, merkmal) do update
-    set reported_event = excluded.reported_event, reported_seq = excluded.reported_seq,
-        reported_at = excluded.reported_at, reported_detail = excluded.reported_detail
-    where o.reported_seq is null or o.reported_seq < excluded.reported_seq;
+  if reports then
+    insert into device_merkmal_outcomes as o
+      (device_id, merkmal, reported_event, reported_seq, reported_at, reported_detail)
+    select distinct on (n.device_id, n.merkmal)
+           n.device_id, n.merkmal, n.type, n.seq, n.created_at, n.payload -> 'detail'
+    from inserted n
+    where n.type in ('applied', 'apply_failed', 'removed', 'remove_failed')
+    order by n.device_id, n.merkmal, n.seq desc
+    on conflict (device_id, merkmal) do update
+      set reported_event = excluded.reported_event, reported_seq = excluded.reported_seq,
+          reported_at = excluded.reported_at, reported_detail = excluded.reported_detail
+      where o.reported_seq is null or o.reported_seq < excluded.reported_seq;
+  end if;
 
-  if exists (select 1 from inserted n where n.type in ('selected', 'deselected')) then
+  if changes then
     perform device_fleet_write(touched);
   else
     perform device_fleet_reported(touched);
