@@ -23,8 +23,9 @@ create table device_fleet (
   -- catalog), null unless reporting: the device object's `convergence`.
   convergence     text check (convergence in ('converged', 'pending', 'failed')),
   -- `merkmal:state:convergence` of each catalog item, ordered by Merkmal and joined by
-  -- spaces ('' unless reporting): devices with equal catalogs have equal texts, so a
-  -- fleet-wide count groups a few distinct texts instead of resolving every device.
+  -- spaces ('' unless reporting; Merkmal keys, seed data, hold neither): devices with equal
+  -- catalogs have equal texts, so a fleet-wide count groups a few distinct texts instead of
+  -- resolving every device.
   catalog         text not null
 ) with (fillfactor = 80); -- room for the next version on its page: most updates stay HOT
 create index device_fleet_scope on device_fleet (organization_id, oe_id);
