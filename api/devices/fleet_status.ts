@@ -1,14 +1,15 @@
 /**
  * The fleet status of an organization (or of an org unit's subtree, or a group): how many
  * of its devices are in each status, and per catalog Merkmal how many are meant to have it
- * and how far they converged. One statement; the rules are the database's
- * (`device_status`, `device_catalog_outcomes`).
+ * and how far they converged. One statement over the devices' fleet rows (`device_fleet`,
+ * kept by triggers from the rules of `device_status` and `device_catalog_outcomes`), which
+ * group by their catalog's text, so the Merkmal counts sum a few distinct catalogs; only
+ * whether a reporting device is stale is decided here, by its heartbeat and the clock.
  */
 import type { Db } from '../db/client.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import { requireOrgUnitOf } from '../org_units/repo.ts';
 import { requireGroupOf } from './organize_repo.ts';
-import { effectiveTemplateOf, statusOf } from './repo.ts';
 
 export interface FleetStatus {
   devices: { total: number; enrolled: number; active: number; stale: number; deprovisioned: number };
@@ -46,7 +47,7 @@ export async function readFleetStatus(
   if (scope.group_id !== undefined) await requireGroupOf(db, scope.group_id, organizationId);
   const inScope =
     scope.oe_id !== undefined
-      ? db`d.oe_id in (
+      ? db`f.oe_id in (
           with recursive sub (id) as (
             select ${scope.oe_id}::uuid
             union all
@@ -54,37 +55,42 @@ export async function readFleetStatus(
           )
           select id from sub)`
       : scope.group_id !== undefined
-        ? db`d.id in (select m.device_id from group_members m where m.group_id = ${scope.group_id})`
+        ? db`f.device_id in (select m.device_id from group_members m where m.group_id = ${scope.group_id})`
         : db`true`;
+  const staleAfter = db`make_interval(secs => ${3 * pollIntervalSeconds}::int)`;
   const [row] = await db<Array<{ devices: FleetStatus['devices']; merkmale: FleetStatus['merkmale'] }>>`
-    with fleet as materialized (
-      select d.id, d.agent_secret_issued_at, dt.backend, dt.workspace, st.status
-      from devices d
-      left join device_heartbeats h on h.device_id = d.id
-      ${effectiveTemplateOf(db)}
-      ${statusOf(db, pollIntervalSeconds)}
-      where d.organization_id = ${organizationId} and d.archived_at is null and ${inScope}
+    with kinds as materialized (
+      select f.bucket, f.catalog, count(*)::int as n,
+             count(*) filter (where device_status(null, null, f.issued_at, h.at, ${staleAfter}) = 'stale')::int as stale
+      from device_fleet f
+      left join device_heartbeats h on h.device_id = f.device_id
+      where f.organization_id = ${organizationId} and ${inScope}
+      group by f.bucket, f.catalog
+    ),
+    items as (
+      select split_part(item, ':', 1) as merkmal, split_part(item, ':', 2) as state,
+             split_part(item, ':', 3) as convergence, k.n
+      from kinds k cross join lateral string_to_table(k.catalog, ' ') item
+      where k.bucket = 'reporting' and k.catalog <> ''
     ),
     counts as (
-      select c.merkmal,
-             count(*) filter (where c.state = 'present')::int as present,
-             count(*) filter (where c.state = 'absent')::int as absent,
-             count(*) filter (where c.convergence = 'converged')::int as converged,
-             count(*) filter (where c.convergence = 'pending')::int as pending,
-             count(*) filter (where c.convergence = 'failed')::int as failed
-      from fleet f
-      cross join lateral device_catalog_outcomes(f.id, f.backend, f.workspace, f.agent_secret_issued_at) c
-      where f.status in ('active', 'stale')
-      group by c.merkmal
+      select merkmal,
+             coalesce(sum(n) filter (where state = 'present'), 0)::int as present,
+             coalesce(sum(n) filter (where state = 'absent'), 0)::int as absent,
+             coalesce(sum(n) filter (where convergence = 'converged'), 0)::int as converged,
+             coalesce(sum(n) filter (where convergence = 'pending'), 0)::int as pending,
+             coalesce(sum(n) filter (where convergence = 'failed'), 0)::int as failed
+      from items
+      group by merkmal
     )
     select
       (select json_build_object(
-         'total', count(*)::int,
-         'enrolled', count(*) filter (where status = 'enrolled')::int,
-         'active', count(*) filter (where status = 'active')::int,
-         'stale', count(*) filter (where status = 'stale')::int,
-         'deprovisioned', count(*) filter (where status = 'deprovisioned')::int)
-       from fleet) as devices,
+         'total', coalesce(sum(n), 0)::int,
+         'enrolled', coalesce(sum(n) filter (where bucket = 'enrolled'), 0)::int,
+         'active', coalesce(sum(n - stale) filter (where bucket = 'reporting'), 0)::int,
+         'stale', coalesce(sum(stale), 0)::int,
+         'deprovisioned', coalesce(sum(n) filter (where bucket = 'deprovisioned'), 0)::int)
+       from kinds) as devices,
       (select coalesce(json_agg(json_build_object(
          'merkmal', m.key, 'name', m.name,
          'present', coalesce(n.present, 0), 'absent', coalesce(n.absent, 0),

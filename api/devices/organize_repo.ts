@@ -13,7 +13,6 @@ import { requireOrganization } from '../organizations/repo.ts';
 import {
   type Convergence,
   deviceArchived,
-  deviceConvergence,
   deviceSelect,
   type DeviceRow,
   type DeviceStatus,
@@ -109,6 +108,14 @@ function prefixPattern(q: string): string {
   return `${q.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 }
 
+/**
+ * A `merkmal` filter lists the devices whose that Merkmal is `failed` or `pending` (the
+ * ones to look at): with no convergence or `converged` it filters nothing it could.
+ */
+export function merkmalFilterable(convergence: Convergence | undefined): boolean {
+  return convergence === 'failed' || convergence === 'pending';
+}
+
 /** The group of `group_id` is the organization's: 404 when unknown, 422 when another's (the operator sees both). */
 export async function requireGroupOf(db: Db, groupId: string, organizationId: string): Promise<void> {
   // Whose group it is, from the access layer: a device knows no group of its own.
@@ -122,9 +129,11 @@ export async function requireGroupOf(db: Db, groupId: string, organizationId: st
 /**
  * The organization's devices in the order of `sort`: archived ones omitted, deprovisioned
  * ones included. A filter naming an unknown unit or group is 404, one of another
- * organization 422; an unknown Merkmal 422 `unknown_merkmal`. The status and convergence
- * filters use the device's own columns (`st.status`, `deviceConvergence`), so a filtered
- * device shows what it was filtered by.
+ * organization 422; an unknown Merkmal 422 `unknown_merkmal`, and a Merkmal without a
+ * convergence it can filter by (`merkmalFilterable`) 400. The status filter uses the device's
+ * own column (`st.status`); the convergence filter the device's fleet row
+ * (`device_fleet.convergence`, indexed), which the fleet trigger keeps equal to what
+ * `deviceConvergence` shows, so a filtered device shows what it was filtered by.
  */
 export async function listOrganizationDevices(
   db: Db,
@@ -135,6 +144,11 @@ export async function listOrganizationDevices(
   limit: number,
   context: ListContext,
 ): Promise<ListedDevice[]> {
+  if (filter.merkmal !== undefined && !merkmalFilterable(filter.convergence)) {
+    throw new ApiError('invalid_request', 'merkmal filters by its convergence: failed or pending', {
+      details: [{ path: ['convergence'], message: 'with merkmal: failed or pending' }],
+    });
+  }
   await requireOrganization(db, organizationId);
   if (filter.oe_id !== undefined) await requireOrgUnitOf(db, filter.oe_id, organizationId, 'oe_id');
   if (filter.group_id !== undefined) await requireGroupOf(db, filter.group_id, organizationId);
@@ -167,7 +181,8 @@ export async function listOrganizationDevices(
         filter.convergence === undefined
           ? db`true`
           : filter.merkmal === undefined
-            ? db`${deviceConvergence(db)} = ${filter.convergence}`
+            ? db`d.id in (select f.device_id from device_fleet f
+                          where f.organization_id = ${organizationId} and f.convergence = ${filter.convergence})`
             : db`st.status in ('active', 'stale') and exists (
                 select 1 from device_catalog_outcomes(d.id, dt.backend, dt.workspace, d.agent_secret_issued_at) c
                 where c.merkmal = ${filter.merkmal} and c.convergence = ${filter.convergence})`

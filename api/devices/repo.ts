@@ -75,7 +75,7 @@ export function statusOf(db: Db, pollIntervalSeconds: number) {
  * (`device_catalog_outcomes`, `worst_convergence`; an empty catalog has nothing to do),
  * null while it has no agent that reports (enrolled, deprovisioned, archived).
  */
-export function deviceConvergence(db: Db) {
+function deviceConvergence(db: Db) {
   return db`(case when st.status in ('active', 'stale') then coalesce((
       select worst_convergence(c.convergence)
       from device_catalog_outcomes(d.id, dt.backend, dt.workspace, d.agent_secret_issued_at) c
@@ -91,13 +91,15 @@ export function deviceConvergence(db: Db) {
  * function's result, so it underestimates the rows and a list with a LIMIT reads and sorts
  * the whole organization instead of stopping early. The join is a left one so the planner
  * knows it keeps every device; it drops none anyway, since templates are seed data with a
- * default for the preferred backend.
+ * default for the preferred backend. The default is looked up once per statement
+ * (`effective_template_id(null)` in a subquery of its own), not once per device: a call per
+ * row ran the function's own query for each device of a fleet-wide read.
  */
 export function effectiveTemplateOf(db: Db) {
   return db`
     left join lateral (
       select t.id as template_id, t.backend, t.workspace from templates t
-      where t.id = effective_template_id(d.template_id)
+      where t.id = coalesce(d.template_id, (select effective_template_id(null)))
     ) dt on true`;
 }
 

@@ -167,11 +167,6 @@ export function deviceRoutes(record: RecordEffectiveState) {
     .openapi(listDevices, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor, sort, ...filter } = c.req.valid('query');
-      if (filter.merkmal !== undefined && (filter.convergence === undefined || filter.convergence === 'converged')) {
-        throw new ApiError('invalid_request', 'merkmal filters by its convergence: failed or pending', {
-          details: [{ path: ['convergence'], message: 'with merkmal: failed or pending' }],
-        });
-      }
       const rows = await listOrganizationDevices(
         c.get('db'),
         id,

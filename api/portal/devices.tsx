@@ -21,6 +21,7 @@ import {
   decodeDeviceCursor,
   encodeDeviceCursor,
   listOrganizationDevices,
+  merkmalFilterable,
 } from '../devices/organize_repo.ts';
 import { type Convergence, type DeviceRow, type DeviceStatus, getDevice } from '../devices/repo.ts';
 import { listGroups } from '../groups/repo.ts';
@@ -217,11 +218,8 @@ export function deviceRoutes() {
       stale: q.stale === 'true' ? true : undefined,
       status: oneOf(listedStatuses, q.status),
       convergence,
-      // A Merkmal is filtered by its own convergence, failed or pending as the API allows (the overview's links).
-      merkmal:
-        (convergence === 'failed' || convergence === 'pending') && q.merkmal && q.merkmal.length <= 100
-          ? q.merkmal
-          : undefined,
+      // A Merkmal is filtered by its own convergence where the list can (the overview's links); else left out.
+      merkmal: merkmalFilterable(convergence) && q.merkmal && q.merkmal.length <= 100 ? q.merkmal : undefined,
       q: q.q?.trim() ? q.q.trim().slice(0, 100) : undefined,
     };
     // The filters' ids are checked as the API checks them: another organization's is 404.
