@@ -111,7 +111,7 @@ export interface BulkOutcome<T> {
 }
 
 /** The steps of a bulk action: each item's request (as its API call would name it), a chunk's locks, each item's change. */
-export interface BulkSteps<T> {
+interface BulkSteps<T> {
   requestOf(item: T): RequestValues;
   /** Before any change of a chunk: the rows the changes will lock, in the order single changes take them. */
   lock?(tx: Db, chunk: readonly T[]): Promise<void>;

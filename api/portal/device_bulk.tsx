@@ -74,8 +74,8 @@ const text = {
   } satisfies Record<BulkAction, string>,
   targets: {
     oe: 'Ziel-Organisationseinheit',
-    group: 'Gruppe',
-    merkmal: 'Merkmal',
+    group: 'Ziel-Gruppe',
+    merkmal: 'Ziel-Merkmal',
   } satisfies Record<Target, string>,
   none: '–',
   applySelected: 'Auf ausgewählte Geräte anwenden …',

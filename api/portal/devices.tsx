@@ -58,7 +58,7 @@ function withoutMerkmal(params: URLSearchParams): URLSearchParams {
 }
 
 /** "1 Gerät", "10.000 Geräte": a count of devices, grouped as German writes numbers. */
-export function deviceCount(n: number): string {
+function deviceCount(n: number): string {
   return `${n.toLocaleString('de-DE')} ${n === 1 ? 'Gerät' : 'Geräte'}`;
 }
 
