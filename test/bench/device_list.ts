@@ -95,7 +95,7 @@ try {
     const p = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(1);
     const total = /data-field="total"><strong>([^<]+)</.exec(html)?.[1] ?? '?';
     console.log(
-      `${label.padEnd(52)} p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, max ${p(1)} ms (${RENDERS} renders; ${total})`,
+      `${label.padEnd(52)} p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, max ${p(1)} ms (${renders} renders; ${total})`,
     );
   };
 
