@@ -235,3 +235,11 @@ export function applyChange(
   }
   return { units: before.units, devices };
 }
+
+/** The Merkmale of the order catalog (selectable somewhere), by name: what a bulk selection offers. */
+export async function listCatalogMerkmale(db: Db): Promise<{ key: string; name: string }[]> {
+  return db<{ key: string; name: string }[]>`
+    select m.key, m.name from merkmale m
+    where m.im_auftragskatalog and exists (select 1 from blueprints b where b.merkmal = m.key)
+    order by m.name, m.key`;
+}

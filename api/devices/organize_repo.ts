@@ -16,7 +16,9 @@ import {
   deviceSelect,
   type DeviceRow,
   type DeviceStatus,
+  effectiveTemplateOf,
   getDevice,
+  statusOf,
 } from './repo.ts';
 
 export interface DeviceFilter {
@@ -57,15 +59,28 @@ function sortKey(db: Db, sort: DeviceSort) {
   return { key, text, order: sort.startsWith('-') ? ('desc' as const) : ('asc' as const), time: column !== 'serial' };
 }
 
-/** A page's cursor: the last row's sort key (as text; null for a device that never checked in) and id. */
+/**
+ * A page's cursor: the sort key of the row it starts from (as text; null for a device that
+ * never checked in) and its id; `before` walks back from it (the previous page) instead
+ * of on (the next).
+ */
 export interface DeviceCursor {
   key: string | null;
   id: string;
+  before?: boolean;
 }
 
-/** The cursor after `row` in the order `sort`: the order travels along, so a cursor of another order is refused. */
-export function encodeDeviceCursor(sort: DeviceSort, row: ListedDevice): string {
-  return Buffer.from(JSON.stringify([sort, row.sort_key, row.id])).toString('base64url');
+/**
+ * The cursor after `row` in the order `sort` (or before it, `direction` 'before'): the order
+ * travels along, so a cursor of another order is refused.
+ */
+export function encodeDeviceCursor(
+  sort: DeviceSort,
+  row: ListedDevice,
+  direction: 'after' | 'before' = 'after',
+): string {
+  const parts = direction === 'before' ? [sort, row.sort_key, row.id, 'before'] : [sort, row.sort_key, row.id];
+  return Buffer.from(JSON.stringify(parts)).toString('base64url');
 }
 
 /** What the list writes for a time: UTC to the microsecond, a real date of the years 1970–9999. */
@@ -79,20 +94,31 @@ function isCursorTime(key: string): boolean {
 /**
  * A cursor of `encodeDeviceCursor` for this order, or null without one. A forged one, or
  * one of another order, is a 400, never a 500: the key must be of the order's form and the
- * id a UUID, so nothing reaches SQL that PostgreSQL would refuse.
+ * id a UUID, so nothing reaches SQL that PostgreSQL would refuse. A cursor walking back is
+ * taken only where `backwards` allows it (the API's list hands out none).
  */
-export function decodeDeviceCursor(sort: DeviceSort, cursor: string | undefined): DeviceCursor | null {
+export function decodeDeviceCursor(
+  sort: DeviceSort,
+  cursor: string | undefined,
+  backwards: 'refused' | 'allowed' = 'refused',
+): DeviceCursor | null {
   if (cursor === undefined) return null;
   try {
-    const [order, key, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    const parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    const [order, key, id, direction] = parts;
     if (order !== sort) throw new Error('another order');
+    if (parts.length > 4 || (parts.length === 4 && (direction !== 'before' || backwards === 'refused'))) {
+      throw new Error('bad direction');
+    }
     const nullable = sort.endsWith('last_checkin');
     const valid =
       (key === null && nullable) ||
       (typeof key === 'string' &&
         (sort === 'serial' ? key.length <= 200 && !key.includes('\u0000') : isCursorTime(key)));
     if (!valid || typeof id !== 'string' || !isUuid(id)) throw new Error('bad key');
-    return { key: key as string | null, id: id.toLowerCase() };
+    const decoded: DeviceCursor = { key: key as string | null, id: id.toLowerCase() };
+    if (direction === 'before') decoded.before = true;
+    return decoded;
   } catch {
     throw new ApiError('invalid_request', 'cursor is not valid', {
       details: [{ path: ['cursor'], message: `not a cursor of this list in the order ${sort}` }],
@@ -127,23 +153,11 @@ export async function requireGroupOf(db: Db, groupId: string, organizationId: st
 }
 
 /**
- * The organization's devices in the order of `sort`: archived ones omitted, deprovisioned
- * ones included. A filter naming an unknown unit or group is 404, one of another
- * organization 422; an unknown Merkmal 422 `unknown_merkmal`, and a Merkmal without a
- * convergence it can filter by (`merkmalFilterable`) 400. The status filter uses the device's
- * own column (`st.status`); the convergence filter the device's fleet row
- * (`device_fleet.convergence`, indexed), which the fleet trigger keeps equal to what
- * `deviceConvergence` shows, so a filtered device shows what it was filtered by.
+ * A filter's unit, group and Merkmal exist and are the organization's (404, 422 otherwise;
+ * an unknown Merkmal 422 `unknown_merkmal`), and a Merkmal comes with a convergence it can
+ * filter by (`merkmalFilterable`; 400 otherwise).
  */
-export async function listOrganizationDevices(
-  db: Db,
-  organizationId: string,
-  filter: DeviceFilter,
-  sort: DeviceSort,
-  cursor: DeviceCursor | null,
-  limit: number,
-  context: ListContext,
-): Promise<ListedDevice[]> {
+async function requireFilter(db: Db, organizationId: string, filter: DeviceFilter): Promise<void> {
   if (filter.merkmal !== undefined && !merkmalFilterable(filter.convergence)) {
     throw new ApiError('invalid_request', 'merkmal filters by its convergence: failed or pending', {
       details: [{ path: ['convergence'], message: 'with merkmal: failed or pending' }],
@@ -156,18 +170,16 @@ export async function listOrganizationDevices(
     const [known] = await db`select 1 from merkmale where key = ${filter.merkmal}`;
     if (!known) throw new ApiError('unknown_merkmal', `Merkmal "${filter.merkmal}" does not exist`);
   }
-  const { key, text, order, time } = sortKey(db, sort);
-  // The time goes as text: the client's own timestamp serializer would cut it to the millisecond.
-  const after =
-    cursor === null
-      ? null
-      : {
-          key: cursor.key === null ? null : time ? db`${cursor.key}::text::timestamptz` : db`${cursor.key}::text`,
-          id: cursor.id,
-        };
-  return db<ListedDevice[]>`
-    ${deviceSelect(db, context.pollIntervalSeconds, db`, ${text} as sort_key`)}
-    where d.organization_id = ${organizationId}
+}
+
+/**
+ * The filter as a condition over `devices d` with its heartbeat `h`, effective template
+ * `dt` and status `st` joined (as `deviceSelect` joins them): the list, its count and the
+ * ids of a bulk action all match the same devices.
+ */
+function matching(db: Db, organizationId: string, filter: DeviceFilter) {
+  return db`
+    d.organization_id = ${organizationId}
       and d.archived_at is null
       and ${filter.oe_id === undefined ? db`true` : db`d.oe_id = ${filter.oe_id}`}
       and ${
@@ -192,10 +204,101 @@ export async function listOrganizationDevices(
           ? db`true`
           : db`(lower(d.serial) like ${prefixPattern(filter.q)} escape '\\'
                 or lower(d.hostname) like ${prefixPattern(filter.q)} escape '\\')`
-      }
-      and ${afterKey(db, key, db`d.id`, after, order, sort.endsWith('last_checkin'))}
-    order by ${keyOrder(db, key, db`d.id`, order, sort.endsWith('last_checkin'))}
-    limit ${limit + 1}`;
+      }`;
+}
+
+/**
+ * The joins `matching` needs over `devices d`, only those its filter reads: a count
+ * without a status or convergence filter reads the devices' own rows alone.
+ */
+function matchingJoins(db: Db, filter: DeviceFilter, context: ListContext) {
+  const status = filter.stale !== undefined || filter.status !== undefined || filter.convergence !== undefined;
+  return db`
+    left join device_heartbeats h on h.device_id = d.id
+    ${filter.convergence === undefined ? db`` : effectiveTemplateOf(db)}
+    ${status ? statusOf(db, context.pollIntervalSeconds) : db``}`;
+}
+
+/**
+ * The organization's devices in the order of `sort`: archived ones omitted, deprovisioned
+ * ones included. A filter naming an unknown unit or group is 404, one of another
+ * organization 422; an unknown Merkmal 422 `unknown_merkmal` (`requireFilter`). The status
+ * filter uses the device's own column (`st.status`); the convergence filter the device's
+ * fleet row (`device_fleet.convergence`, indexed), which the fleet trigger keeps equal to
+ * what `deviceConvergence` shows, so a filtered device shows what it was filtered by.
+ *
+ * Up to `limit + 1` rows (one more tells that there are more): after the cursor in the
+ * order, or, for a cursor `before`, the rows before it nearest first (the order reversed:
+ * the caller reverses the page back).
+ */
+export async function listOrganizationDevices(
+  db: Db,
+  organizationId: string,
+  filter: DeviceFilter,
+  sort: DeviceSort,
+  cursor: DeviceCursor | null,
+  limit: number,
+  context: ListContext,
+): Promise<ListedDevice[]> {
+  await requireFilter(db, organizationId, filter);
+  const { key, text, order: shown, time } = sortKey(db, sort);
+  // Walking back is walking the reversed order on from the cursor (each order is the other reversed).
+  const order = cursor?.before ? (shown === 'asc' ? 'desc' : 'asc') : shown;
+  // The time goes as text: the client's own timestamp serializer would cut it to the millisecond.
+  const after =
+    cursor === null
+      ? null
+      : {
+          key: cursor.key === null ? null : time ? db`${cursor.key}::text::timestamptz` : db`${cursor.key}::text`,
+          id: cursor.id,
+        };
+  const nullable = sort.endsWith('last_checkin');
+  // The page's ids first, over the columns the filter and the order read; a device's other
+  // columns (its convergence over the catalog, its groups) only for the page's rows. One
+  // query over the whole device would compute them for every device the order must sort
+  // (an order by last check-in reads the whole organization: no index on the heartbeat).
+  return db<ListedDevice[]>`
+    with page as materialized (
+      select d.id from devices d ${matchingJoins(db, filter, context)}
+      where ${matching(db, organizationId, filter)}
+        and ${afterKey(db, key, db`d.id`, after, order, nullable)}
+      order by ${keyOrder(db, key, db`d.id`, order, nullable)}
+      limit ${limit + 1}
+    )
+    ${deviceSelect(db, context.pollIntervalSeconds, db`, ${text} as sort_key`)}
+    where d.id in (select id from page)
+    order by ${keyOrder(db, key, db`d.id`, order, nullable)}`;
+}
+
+/** How many devices the filter matches (the list's total), in one statement; the filter is checked as the list checks it. */
+export async function countOrganizationDevices(
+  db: Db,
+  organizationId: string,
+  filter: DeviceFilter,
+  context: ListContext,
+): Promise<number> {
+  await requireFilter(db, organizationId, filter);
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::int as n from devices d ${matchingJoins(db, filter, context)}
+    where ${matching(db, organizationId, filter)}`;
+  return row!.n;
+}
+
+/**
+ * The ids and serials of every device the filter matches, by serial (what a bulk action
+ * over a filter changes); the filter is checked as the list checks it.
+ */
+export async function listMatchingDeviceIds(
+  db: Db,
+  organizationId: string,
+  filter: DeviceFilter,
+  context: ListContext,
+): Promise<{ id: string; serial: string }[]> {
+  await requireFilter(db, organizationId, filter);
+  return db<{ id: string; serial: string }[]>`
+    select d.id, d.serial from devices d ${matchingJoins(db, filter, context)}
+    where ${matching(db, organizationId, filter)}
+    order by d.serial, d.id`;
 }
 
 /**
@@ -246,3 +349,23 @@ export async function moveDevice(
 }
 
 const MOVE_REFUSAL = 'it cannot be moved';
+
+/** The serials of the organization's devices among `ids` (archived ones too), by id. */
+export async function deviceSerials(
+  db: Db,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  const rows = await db<{ id: string; serial: string }[]>`
+    select id, serial from devices where organization_id = ${organizationId} and id = any(${ids as string[]}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, r.serial]));
+}
+
+/**
+ * Locks the devices' rows, in id order, for the rest of the transaction: a bulk change
+ * takes its chunk's rows before any of its changes takes the organization's lock, as a
+ * single change takes its one device's row first, so neither waits for the other in a cycle.
+ */
+export async function lockDevices(db: Db, ids: readonly string[]): Promise<void> {
+  await db`select 1 from devices where id = any(${ids as string[]}::uuid[]) order by id for no key update`;
+}

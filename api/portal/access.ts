@@ -101,6 +101,114 @@ function portalWrite<T>(
   });
 }
 
+/** How many devices one transaction of a bulk action changes: no transaction (nor lock) is held over all of them. */
+export const BULK_CHUNK = 200;
+
+/** What a bulk action did: the items it changed, and those a rule of the domain refused with its error. */
+export interface BulkOutcome<T> {
+  changed: T[];
+  failed: Array<{ item: T; error: ApiError }>;
+}
+
+/** The steps of a bulk action: each item's request (as its API call would name it), a chunk's locks, each item's change. */
+interface BulkSteps<T> {
+  requestOf(item: T): RequestValues;
+  /** Before any change of a chunk: the rows the changes will lock, in the order single changes take them. */
+  lock?(tx: Db, chunk: readonly T[]): Promise<void>;
+  change(tx: Db, caller: Caller, item: T): Promise<{ audit: AuditEntry }>;
+}
+
+/** A bulk form's writer: the operation made for each item, chunk by chunk. */
+export type PortalBulkWriter = <T>(items: readonly T[], steps: BulkSteps<T>) => Promise<BulkOutcome<T>>;
+
+/**
+ * A form that makes one operation for each of many items (a bulk action on devices), each
+ * exactly as its API call would: the same declaration, change and one audit event per item.
+ */
+export function postBulkWrite<P extends string>(
+  app: Hono<PortalEnv>,
+  path: P,
+  operation: Operation,
+  handler: (c: Context<PortalEnv, P>, writeEach: PortalBulkWriter) => Response | Promise<Response>,
+) {
+  portalWrites.set(`POST /portal${path}`, operation);
+  app.post(path, async (c) => {
+    // The role before anything is read from the form: a viewer's forged post is 403, whatever it names.
+    await authorizeEach(c, operation, []);
+    return handler(c, (items, steps) => portalWriteEach(c, operation, items, steps));
+  });
+}
+
+/**
+ * The session may make the operation with each of these requests: its role, then every id
+ * they name (another organization's is 404), as `portalRead` checks one request.
+ */
+export async function authorizeEach(
+  c: Context<PortalEnv>,
+  operation: Operation,
+  requests: readonly RequestValues[],
+): Promise<Db> {
+  const db = c.get('deps').sql;
+  const named = new Map<string, Ids[number]>();
+  for (const request of requests) for (const id of idsOf(operation, request)) named.set(id.join(':'), id);
+  const { caller, organizationId } = principalOf(c.get('session'));
+  await authorizeCaller(db, caller, operation.access, () => [...named.values()], organizationId);
+  return db;
+}
+
+/** The refusals of a single item that leave the others to go on: a rule of the domain (an archived device's 409). */
+const itemRefusals = new Set([400, 404, 409, 422]);
+
+/**
+ * Runs the operation for each item. First, before any change, the session's role and every
+ * id the requests name (another organization's id is 404 and nothing changes). Then chunks
+ * of `BULK_CHUNK` items, each in a transaction that checks the session again; each item in
+ * a savepoint with its own audit event, so an item a rule refuses is rolled back alone and
+ * reported, and the others go on. A chunk that fails otherwise is rolled back whole; the
+ * chunks before it stay done.
+ */
+async function portalWriteEach<T>(
+  c: Context<PortalEnv>,
+  operation: Operation,
+  items: readonly T[],
+  steps: BulkSteps<T>,
+): Promise<BulkOutcome<T>> {
+  const action = operation.audit;
+  if (action === undefined) throw new Error('a write must declare its audit action');
+  await authorizeEach(c, operation, items.map(steps.requestOf));
+  const sql = c.get('deps').sql;
+  const requestId = c.get('requestId');
+  const outcome: BulkOutcome<T> = { changed: [], failed: [] };
+  for (let start = 0; start < items.length; start += BULK_CHUNK) {
+    const chunk = items.slice(start, start + BULK_CHUNK);
+    const done = await sql.begin(async (tx) => {
+      const session = await currentSession(c, tx);
+      if (session === null) throw new ApiError('unauthorized', 'the session has ended; please sign in again');
+      const { caller, organizationId } = principalOf(session);
+      // The role again (a key demoted meanwhile); the ids' owners do not change.
+      await authorizeCaller(tx, caller, operation.access, () => [], organizationId);
+      await steps.lock?.(tx, chunk);
+      const chunkOutcome: BulkOutcome<T> = { changed: [], failed: [] };
+      for (const item of chunk) {
+        try {
+          await tx.savepoint(async (sp) => {
+            const { audit } = await steps.change(sp, caller, item);
+            await insertAuditEvent(sp, { ...audit, action, caller, requestId });
+          });
+          chunkOutcome.changed.push(item);
+        } catch (err) {
+          if (!(err instanceof ApiError) || !itemRefusals.has(err.status)) throw err;
+          chunkOutcome.failed.push({ item, error: err });
+        }
+      }
+      return chunkOutcome;
+    });
+    outcome.changed.push(...done.changed);
+    outcome.failed.push(...done.failed);
+  }
+  return outcome;
+}
+
 /** Records a read of a credential (an image download) as its operation declares, the session's key as actor. */
 export async function auditPortalRead(c: Context<PortalEnv>, operation: Operation, kind: ResourceKind, id: string) {
   if (operation.audit === undefined) return;

@@ -16,17 +16,18 @@ import { getHardware, listEvents } from '../devices/lifecycle_repo.ts';
 import { transitionDevice, type Transition } from '../devices/lifecycle_service.ts';
 import * as deviceOps from '../devices/operations.ts';
 import {
+  countOrganizationDevices,
   DEVICE_SORTS,
   type DeviceSort,
   decodeDeviceCursor,
   encodeDeviceCursor,
+  type ListedDevice,
   listOrganizationDevices,
-  merkmalFilterable,
 } from '../devices/organize_repo.ts';
-import { type Convergence, type DeviceRow, type DeviceStatus, getDevice } from '../devices/repo.ts';
+import { type DeviceRow, getDevice } from '../devices/repo.ts';
+import { listCatalogMerkmale } from '../catalog/repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { notFound } from '../http/errors.ts';
-import { isUuid } from '../http/uuid.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
@@ -34,13 +35,12 @@ import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './h
 import { ConvergenceBadge, StatusBadge } from './badges.tsx';
 import { convergenceLabel, reportLabel, reportMessage, stateLabel, statusLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
+import { BulkControls } from './device_bulk.tsx';
+import { convergences, filterParams, listedStatuses, listFilterOf, oneOf } from './device_filter.ts';
+import { RelativeTime } from './relative_time.tsx';
 import type { PortalSession } from './session.ts';
 
 const PAGE_SIZE = 50;
-
-/** The statuses the list can show (it omits archived devices), in the filter's order. */
-const listedStatuses = ['active', 'stale', 'enrolled', 'deprovisioned'] as const satisfies readonly DeviceStatus[];
-const convergences = ['failed', 'pending', 'converged'] as const satisfies readonly Convergence[];
 
 const sortLabel: Record<DeviceSort, string> = {
   created_at: 'älteste zuerst',
@@ -50,16 +50,63 @@ const sortLabel: Record<DeviceSort, string> = {
   last_checkin: 'letzter Check-in, ältester zuerst',
 };
 
-/** The value if it is one of these, else none. */
-function oneOf<T extends string>(values: readonly T[], value: string | undefined): T | undefined {
-  return values.find((v) => v === value);
-}
-
 /** The list's query without its Merkmal: the convergence then filters the devices' own. */
 function withoutMerkmal(params: URLSearchParams): URLSearchParams {
   const rest = new URLSearchParams(params);
   rest.delete('merkmal');
   return rest;
+}
+
+/** "1 Gerät", "10.000 Geräte": a count of devices, grouped as German writes numbers. */
+function deviceCount(n: number): string {
+  return `${n.toLocaleString('de-DE')} ${n === 1 ? 'Gerät' : 'Geräte'}`;
+}
+
+/**
+ * A sortable column's header: a link to its order (or, when it is the current one, to the
+ * reverse where there is one), the current order marked for screen readers too.
+ */
+function SortHeader(props: {
+  label: string;
+  sort: DeviceSort;
+  asc: DeviceSort;
+  desc?: DeviceSort;
+  /** The order a click on an unsorted column chooses (default: ascending). */
+  first?: DeviceSort;
+  href: (sort: DeviceSort) => string;
+}) {
+  const { sort, asc, desc } = props;
+  const current = sort === asc ? 'ascending' : sort === desc ? 'descending' : undefined;
+  const target = current === 'ascending' ? (desc ?? asc) : current === 'descending' ? asc : (props.first ?? asc);
+  const arrow = current === 'ascending' ? ' ▲' : current === 'descending' ? ' ▼' : '';
+  return (
+    <th scope="col" aria-sort={current}>
+      <a href={props.href(target)} data-sort={target}>
+        {props.label}
+        {arrow}
+      </a>
+    </th>
+  );
+}
+
+/** First, previous and next page, each a link when there is such a page. */
+function Paging(props: { first: string | null; previous: string | null; next: string | null }) {
+  if (props.first === null && props.next === null) return null;
+  return (
+    <nav class="paging" aria-label="Seiten">
+      {props.first ? <a href={props.first}>« Erste Seite</a> : null}
+      {props.previous ? (
+        <a href={props.previous} rel="prev">
+          ← Vorherige Seite
+        </a>
+      ) : null}
+      {props.next ? (
+        <a href={props.next} rel="next">
+          Nächste Seite →
+        </a>
+      ) : null}
+    </nav>
+  );
 }
 
 const originLabel: Record<string, string> = {
@@ -209,36 +256,56 @@ export function deviceRoutes() {
     const session = c.get('session');
     const org = session.organizationId!;
     const q = c.req.query();
-    const convergence = oneOf(convergences, q.convergence);
     // The portal's own default: creation order, as it always listed them.
     const sort = oneOf(DEVICE_SORTS, q.sort) ?? 'created_at';
-    const filter = {
-      oe_id: q.oe_id && isUuid(q.oe_id) ? q.oe_id : undefined,
-      group_id: q.group_id && isUuid(q.group_id) ? q.group_id : undefined,
-      stale: q.stale === 'true' ? true : undefined,
-      status: oneOf(listedStatuses, q.status),
-      convergence,
-      // A Merkmal is filtered by its own convergence where the list can (the overview's links); else left out.
-      merkmal: merkmalFilterable(convergence) && q.merkmal && q.merkmal.length <= 100 ? q.merkmal : undefined,
-      q: q.q?.trim() ? q.q.trim().slice(0, 100) : undefined,
-    };
+    const filter = listFilterOf(q);
     // The filters' ids are checked as the API checks them: another organization's is 404.
     const db = await portalRead(c, deviceOps.listDevices, {
       param: { id: org },
       query: { oe_id: filter.oe_id, group_id: filter.group_id },
     });
-    const poll = c.get('deps').config.agentPollIntervalSeconds;
+    const context = { pollIntervalSeconds: c.get('deps').config.agentPollIntervalSeconds };
+    const poll = context.pollIntervalSeconds;
     const names = await namesOf(db, org);
-    const rows = await listOrganizationDevices(db, org, filter, sort, decodeDeviceCursor(sort, q.cursor), PAGE_SIZE, {
-      pollIntervalSeconds: poll,
-    });
-    const page = rows.slice(0, PAGE_SIZE);
-    const next = rows.length > PAGE_SIZE ? encodeDeviceCursor(sort, page[page.length - 1]!) : null;
-    const params = new URLSearchParams(
-      Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
-    );
+    const cursor = decodeDeviceCursor(sort, q.cursor, 'allowed');
+    const [found, total, merkmale] = await Promise.all([
+      listOrganizationDevices(db, org, filter, sort, cursor, PAGE_SIZE, context),
+      countOrganizationDevices(db, org, filter, context),
+      canWrite(session) ? listCatalogMerkmale(db) : Promise.resolve([]),
+    ]);
+    let rows = found;
+    let page: ListedDevice[];
+    let hasPrevious: boolean;
+    let hasNext: boolean;
+    if (cursor?.before) {
+      hasPrevious = rows.length > PAGE_SIZE;
+      hasNext = true;
+      if (rows.length < PAGE_SIZE) {
+        // Back at the start with less than a page before the cursor: the first page, whole.
+        rows = await listOrganizationDevices(db, org, filter, sort, null, PAGE_SIZE, context);
+        hasNext = rows.length > PAGE_SIZE;
+        page = rows.slice(0, PAGE_SIZE);
+      } else {
+        page = rows.slice(0, PAGE_SIZE).reverse();
+      }
+    } else {
+      hasPrevious = cursor !== null;
+      hasNext = rows.length > PAGE_SIZE;
+      page = rows.slice(0, PAGE_SIZE);
+    }
+    const params = filterParams(filter);
     const filtered = params.size > 0;
-    if (sort !== 'created_at') params.set('sort', sort);
+    const sorted = new URLSearchParams(params);
+    if (sort !== 'created_at') sorted.set('sort', sort);
+    const pageLink = (row: ListedDevice, direction: 'after' | 'before') =>
+      `/portal/devices?${new URLSearchParams([...sorted, ['cursor', encodeDeviceCursor(sort, row, direction)]])}`;
+    const sortLink = (to: DeviceSort) => {
+      const next = new URLSearchParams(params);
+      if (to !== 'created_at') next.set('sort', to);
+      return `/portal/devices?${next}`;
+    };
+    const write = canWrite(session);
+    const now = new Date();
     return render(
       c,
       <Layout title="Geräte" session={session} flash={takeFlash(c)}>
@@ -313,12 +380,17 @@ export function deviceRoutes() {
         {filter.merkmal ? (
           <p data-filter="merkmal">
             Geräte, deren Merkmal <strong>{filter.merkmal}</strong> {convergenceLabel[filter.convergence!]} ist.{' '}
-            <a href={`/portal/devices?${withoutMerkmal(params)}`}>Nur nach Umsetzung des Geräts filtern</a>
+            <a href={`/portal/devices?${withoutMerkmal(sorted)}`}>Nur nach Umsetzung des Geräts filtern</a>
           </p>
         ) : null}
         <p class="muted">
           Veraltet: kein Check-in seit drei Abfrageintervallen ({(3 * poll) / 60} Minuten), gezählt ab dem Bootstrap des
           Agenten.
+        </p>
+        <p data-field="total">
+          <strong>{deviceCount(total)}</strong>
+          {filtered ? ' passen zu den Filtern' : ''}
+          {page.length > 0 && page.length < total ? ` · ${page.length} auf dieser Seite` : ''}
         </p>
         {page.length === 0 ? (
           <p class="empty">
@@ -327,55 +399,83 @@ export function deviceRoutes() {
               : 'Noch keine Geräte: erstellen Sie eine Enrollment-Session und ein ISO.'}{' '}
             {filtered ? (
               <a href="/portal/devices">Filter zurücksetzen</a>
-            ) : canWrite(session) ? (
+            ) : write ? (
               <a href="/portal/enrollment-sessions">Zu den Enrollment-Sessions</a>
             ) : null}
           </p>
         ) : (
-          <table>
-            <caption class="muted">{page.length} Geräte auf dieser Seite</caption>
-            <thead>
-              <tr>
-                <th scope="col">Seriennummer</th>
-                <th scope="col">Hostname</th>
-                <th scope="col">OE</th>
-                <th scope="col">Gruppen</th>
-                <th scope="col">Template</th>
-                <th scope="col">Letzter Check-in</th>
-                <th scope="col">Status</th>
-                <th scope="col">Umsetzung</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.map((d) => (
-                <tr>
-                  <td>
-                    <a href={`/portal/devices/${d.id}`}>{d.serial}</a>
-                  </td>
-                  <td>{d.hostname ?? '–'}</td>
-                  <td>{names.unit.get(d.oe_id) ?? d.oe_id}</td>
-                  <td>{d.group_ids.map((g) => names.group.get(g) ?? g).join(', ') || '–'}</td>
-                  <td>{names.template.get(d.template_id) ?? d.template_id}</td>
-                  <td class={d.status === 'stale' ? 'stale' : ''}>
-                    {formatTime(d.agent_last_checkin)}
-                    {d.status === 'stale' ? ' (veraltet)' : ''}
-                  </td>
-                  <td data-field="status">
-                    <StatusBadge status={d.status} />
-                  </td>
-                  <td data-field="convergence">
-                    <ConvergenceBadge convergence={d.convergence} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <form method="get" action="/portal/devices/bulk" id="bulk" aria-label="Sammelaktion">
+            {[...params].map(([name, value]) => (
+              <input type="hidden" name={name} value={value} />
+            ))}
+            <div class="table-wrap">
+              <table class="devices">
+                <thead>
+                  <tr>
+                    {write ? (
+                      <th scope="col">
+                        <span class="visually-hidden">Auswahl</span>
+                      </th>
+                    ) : null}
+                    <SortHeader label="Seriennummer" sort={sort} asc="serial" href={sortLink} />
+                    <th scope="col">Hostname</th>
+                    <th scope="col">OE</th>
+                    <th scope="col">Gruppen</th>
+                    <th scope="col">Template</th>
+                    <SortHeader
+                      label="Letzter Check-in"
+                      sort={sort}
+                      asc="last_checkin"
+                      desc="-last_checkin"
+                      first="-last_checkin"
+                      href={sortLink}
+                    />
+                    <th scope="col">Status</th>
+                    <th scope="col">Umsetzung</th>
+                    <SortHeader label="Angelegt" sort={sort} asc="created_at" desc="-created_at" href={sortLink} />
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.map((d) => (
+                    <tr data-device={d.id}>
+                      {write ? (
+                        <td>
+                          <input type="checkbox" name="device" value={d.id} aria-label={`${d.serial} auswählen`} />
+                        </td>
+                      ) : null}
+                      <td>
+                        <a href={`/portal/devices/${d.id}`}>{d.serial}</a>
+                      </td>
+                      <td>{d.hostname ?? '–'}</td>
+                      <td>{names.unit.get(d.oe_id) ?? d.oe_id}</td>
+                      <td>{d.group_ids.map((g) => names.group.get(g) ?? g).join(', ') || '–'}</td>
+                      <td>{names.template.get(d.template_id) ?? d.template_id}</td>
+                      <td class={d.status === 'stale' ? 'stale' : ''} data-field="last_checkin">
+                        <RelativeTime at={d.agent_last_checkin} now={now} />
+                        {d.status === 'stale' ? ' (veraltet)' : ''}
+                      </td>
+                      <td data-field="status">
+                        <StatusBadge status={d.status} />
+                      </td>
+                      <td data-field="convergence">
+                        <ConvergenceBadge convergence={d.convergence} />
+                      </td>
+                      <td data-field="created_at">
+                        <RelativeTime at={d.created_at} now={now} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Paging
+              first={hasPrevious ? `/portal/devices?${sorted}` : null}
+              previous={hasPrevious ? pageLink(page[0]!, 'before') : null}
+              next={hasNext ? pageLink(page[page.length - 1]!, 'after') : null}
+            />
+            {write ? <BulkControls names={names} merkmale={merkmale} total={deviceCount(total)} /> : null}
+          </form>
         )}
-        {next ? (
-          <p>
-            <a href={`/portal/devices?${new URLSearchParams([...params, ['cursor', next]])}`}>Nächste Seite →</a>
-          </p>
-        ) : null}
       </Layout>,
     );
   });

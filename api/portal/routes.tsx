@@ -10,6 +10,7 @@ import { limitBodySize } from '../http/body.ts';
 import { ApiError } from '../http/errors.ts';
 import type { PortalEnv } from './access.ts';
 import { deviceRoutes } from './devices.tsx';
+import { deviceBulkRoutes } from './device_bulk.tsx';
 import { formFields, render } from './http.tsx';
 import { Layout } from './layout.tsx';
 import { loginRoutes, sessionRoutes } from './login.tsx';
@@ -97,6 +98,8 @@ export function portalRoutes() {
   });
   portal.route('/', sessionRoutes());
   portal.route('/', overviewRoutes());
+  // The bulk pages first: their paths (/devices/bulk…) would match the device pages' :id.
+  portal.route('/', deviceBulkRoutes());
   portal.route('/', deviceRoutes());
   portal.route('/', rolloutRoutes());
   portal.route('/', organizationRoutes());

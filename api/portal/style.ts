@@ -39,4 +39,14 @@ ol.steps { margin: .25rem 0; padding-left: 1.5rem; }
 .figures li { min-width: 9rem; padding: .5rem .75rem; border: 1px solid var(--line); border-radius: 3px; }
 .figures .figure { display: block; font-size: 1.75rem; font-weight: 700; }
 td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
+td, p, li, legend, label { overflow-wrap: anywhere; }
+select { max-width: 100%; }
+.filters > div { min-width: 0; max-width: 100%; }
+/* A wide table scrolls in its own box on a narrow screen, its long names wrapping in their cells; the page never scrolls sideways. */
+.table-wrap { max-width: 100%; overflow-x: auto; }
+table.devices { min-width: 60rem; }
+table.devices time { white-space: nowrap; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+nav.paging { display: flex; flex-wrap: wrap; gap: 1rem; margin: .5rem 0 1rem; }
+fieldset.bulk { border: 1px solid var(--line); border-radius: 3px; margin: 1rem 0; min-width: 0; }
 `;

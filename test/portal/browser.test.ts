@@ -6,7 +6,10 @@
  * enrollment session; triggers an ISO build, watches the bar reach "fertig" and downloads
  * the image; a viewer finds no write control; a bootstrapped device's failed apply, reported
  * by the agent's own call, is one click from the overview and shows as failed with the
- * agent's message on the device page. Screenshots go to test-output/portal/.
+ * agent's message on the device page; the device list keeps 300-character names inside
+ * the page at 1366 × 768 and at 390 px wide; an admin ticks two devices, adds them to a
+ * group in bulk, confirms the count and sees the result. Screenshots go to
+ * test-output/portal/.
  */
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -257,6 +260,83 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     const deviceShot = join(outputDir, 'device-failed.png');
     await page.screenshot({ path: deviceShot, fullPage: true });
     console.log(`screenshot: ${deviceShot}`);
+    expect(cspReports).toEqual([]);
+  }, 120_000);
+
+  it('the device list: the longest names the schema allows wrap, the page never scrolls sideways at 1366 × 768 nor at 390 px', async () => {
+    // 300 characters are asked for; the schema stops names at 200 (units, groups), serials at
+    // 128 and hostnames at 253, so each is as long as it may be, most without a space.
+    const long = (word: string, length: number) => word.repeat(Math.ceil(length / word.length)).slice(0, length);
+    const unit = await insertOrgUnit(db.sql, fleet.orgId, long('Außenstelle-ohne-Leerzeichen-', 200));
+    await db.sql`insert into groups (organization_id, name) values (${fleet.orgId}, ${long('Gruppe mit sehr langem Namen ', 200)})`;
+    await db.sql`insert into groups (organization_id, name) values (${fleet.orgId}, ${long('GruppeOhneLeerzeichen', 200)})`;
+    await insertDevice(db.sql, {
+      organizationId: fleet.orgId,
+      oeId: unit,
+      serial: long('SERIENNUMMER', 128),
+      hostname: long('hostname-ohne-leerzeichen-', 253),
+      templateId: TEMPLATE_IDS.debianStandard,
+    });
+    await signIn(fleet.adminKey);
+    for (const [width, height] of [
+      [1366, 768],
+      [390, 844],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      for (const path of ['/portal/devices', `/portal/devices?oe_id=${unit}`]) {
+        await page.goto(`${service.base}${path}`);
+        const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+          scrollWidth: document.documentElement.scrollWidth,
+          innerWidth: window.innerWidth,
+        }));
+        expect(scrollWidth, `${path} at ${width} px`).toBeLessThanOrEqual(innerWidth);
+      }
+      const shot = join(outputDir, `device-list-${width}.png`);
+      await page.screenshot({ path: shot, fullPage: true });
+      console.log(`screenshot: ${shot}`);
+    }
+    await page.setViewportSize({ width: 1280, height: 720 });
+  }, 120_000);
+
+  it('an admin ticks two devices, adds them to a group in bulk, confirms the count and sees the result', async () => {
+    const group = await api('POST', `/api/v1/organizations/${fleet.orgId}/groups`, { name: 'Laptopwagen 2' });
+    for (const serial of ['PFBULK01', 'PFBULK02']) {
+      await insertDevice(db.sql, { organizationId: fleet.orgId, serial, templateId: TEMPLATE_IDS.debianStandard });
+    }
+    await db.sql`
+      insert into device_heartbeats (device_id, at)
+      select id, now() - interval '3 minutes 5 seconds' from devices where serial = 'PFBULK02'`;
+    await signIn(fleet.adminKey);
+    await page.goto(`${service.base}/portal/devices?q=PFBULK`);
+    // The last check-in reads as a relative time, the exact time on hover.
+    const checkin = page
+      .locator('tr', { has: page.getByRole('link', { name: 'PFBULK02' }) })
+      .locator('time')
+      .first();
+    expect(await checkin.textContent()).toBe('vor 3 Minuten');
+    expect(await checkin.getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    await page.getByLabel('PFBULK01 auswählen').check();
+    await page.getByLabel('PFBULK02 auswählen').check();
+    await page.getByLabel('Aktion', { exact: true }).selectOption({ label: 'Zu Gruppe hinzufügen' });
+    await page.getByLabel('Ziel-Gruppe').selectOption({ label: 'Laptopwagen 2' });
+    await page.getByRole('button', { name: 'Auf ausgewählte Geräte anwenden …' }).click();
+    await page.waitForURL('**/portal/devices/bulk?**');
+    expect(await page.locator('[data-field=count]').textContent()).toBe('2 Geräte');
+    await page.getByText('Zur Gruppe „Laptopwagen 2“ hinzufügen').waitFor();
+    const confirmShot = join(outputDir, 'device-bulk-confirm.png');
+    await page.screenshot({ path: confirmShot, fullPage: true });
+    console.log(`screenshot: ${confirmShot}`);
+    await page.getByRole('button', { name: '2 Geräte ändern' }).click();
+    await page.getByText('Sammelaktion ausgeführt').first().waitFor();
+    expect(await page.locator('[data-field=changed]').textContent()).toBe('2 Geräte');
+    expect(await page.locator('[data-field=failed]').count()).toBe(0);
+    const resultShot = join(outputDir, 'device-bulk-result.png');
+    await page.screenshot({ path: resultShot, fullPage: true });
+    console.log(`screenshot: ${resultShot}`);
+    const members = await api('GET', `/api/v1/groups/${group.id}/devices`);
+    expect(members.items.map((d: { serial: string }) => d.serial).sort()).toEqual(['PFBULK01', 'PFBULK02']);
+    await page.getByRole('link', { name: '← Zurück zur Geräteliste' }).click();
+    await page.waitForURL('**/portal/devices?q=PFBULK');
     expect(cspReports).toEqual([]);
   }, 120_000);
 });
