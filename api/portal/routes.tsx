@@ -16,7 +16,7 @@ import { loginRoutes, sessionRoutes } from './login.tsx';
 import { organizationRoutes } from './organization.tsx';
 import { overviewRoutes } from './overview.tsx';
 import { credentialRoutes } from './credentials.tsx';
-import { rolloutRoutes } from './rollout.tsx';
+import { enrollmentRoutes } from './enrollment.tsx';
 import { csrfMatches, currentSession, SESSION_COOKIE, cookieOptions } from './session.ts';
 import { portalCss } from './style.ts';
 
@@ -98,7 +98,7 @@ export function portalRoutes() {
   portal.route('/', sessionRoutes());
   portal.route('/', overviewRoutes());
   portal.route('/', deviceRoutes());
-  portal.route('/', rolloutRoutes());
+  portal.route('/', enrollmentRoutes());
   portal.route('/', organizationRoutes());
   portal.route('/', credentialRoutes());
 
