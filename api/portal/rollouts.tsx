@@ -54,12 +54,12 @@ const PAGE_SIZE = 25;
 const REFRESH_SECONDS = 3;
 const SCRIPT = '/portal/rollouts.js';
 
-/** The defaults the form offers, those of a rollout created without them. */
-export const ROLLOUT_DEFAULTS = {
-  rings: [10, 50, 100],
-  max_failure_ratio: 0.1,
-  min_reported_ratio: 0.9,
-  soak_seconds: 3600,
+/** The defaults the form offers: those of a rollout created without them. */
+const ROLLOUT_DEFAULTS = {
+  rings: DEFAULT_RINGS,
+  max_failure_ratio: DEFAULT_MAX_FAILURE_RATIO,
+  min_reported_ratio: DEFAULT_MIN_REPORTED_RATIO,
+  soak_seconds: DEFAULT_SOAK_SECONDS,
 };
 
 /** Every string of these pages, in one place. */
@@ -106,7 +106,7 @@ const T = {
   limitsText: (r: Rollout) =>
     `höchstens ${percent(r.max_failure_ratio)} Fehler je Ring; nächster Ring, wenn mindestens ${percent(
       r.min_reported_ratio,
-    )} berichtet haben und ${duration(r.soak_seconds)} vergangen sind`,
+    )} berichtet haben${r.soak_seconds === 0 ? ' (ohne Wartezeit)' : ` und ${duration(r.soak_seconds)} vergangen sind`}`,
   ringsText: (r: Rollout) => r.rings.map((p) => `${p} %`).join(' → '),
   createdBy: 'Angelegt von',
   completedAt: 'Beendet',
@@ -189,7 +189,6 @@ function percent(ratio: number): string {
 }
 
 function duration(seconds: number): string {
-  if (seconds === 0) return 'keine Wartezeit';
   if (seconds < 120) return `${seconds} Sekunden`;
   if (seconds < 7200) return `${Math.round(seconds / 60)} Minuten`;
   return `${Math.round((seconds / 3600) * 10) / 10} Stunden`.replace('.', ',');
