@@ -223,6 +223,25 @@ describe('in rings', () => {
     expect(page.text).not.toContain(`/confirm/resume"`);
   });
 
+  it("a group's change in rings: the rollout of its members, its page naming the group", async () => {
+    const f = await fleet();
+    const confirm = await f.admin.get(`/portal/groups/${f.group}/catalog/firefox/deselect`);
+    expect(confirm.text).toContain(`name="scope_id" value="${f.group}"`);
+    const id = await createInRings(f, {
+      scope: 'group',
+      scope_id: f.group,
+      merkmal: 'firefox',
+      action: 'deselect',
+      from: `/portal/groups/${f.group}/catalog/firefox/deselect`,
+    });
+    // The rollout takes the devices the confirmation counted.
+    const counted = Number(/data-count="(\d+)"/.exec(confirm.text)?.[1]);
+    expect(await ctx.sql`select device_id from rollout_devices where rollout_id = ${id}`).toHaveLength(counted);
+    const page = await f.admin.get(`/portal/rollouts/${id}`);
+    expect(page.text).toContain(`<a href="/portal/groups/${f.group}">Gruppe „Labor“</a>`);
+    expect(page.text).toContain('firefox abwählen');
+  });
+
   it('a form the schema refuses goes back to the confirmation with the reason; nothing created', async () => {
     const f = await fleet();
     const before = await snapshot(f.org.id);
