@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { selectionOperations } from '../catalog/operations.ts';
-import { listOverrides } from '../catalog/repo.ts';
+import { listOverrides, requireCatalogMerkmal } from '../catalog/repo.ts';
 import { changeSelection } from '../catalog/service.ts';
 import type { Db } from '../db/client.ts';
 import { type FleetStatus, readFleetStatus } from '../devices/fleet_status.ts';
@@ -188,6 +188,8 @@ async function confirmPage(c: Context<PortalEnv>, scope: Scope, action: RolloutA
   const merkmal = c.req.param('merkmal')!;
   const db = await portalRead(c, selectionOperations[scope][action], { param: { id, merkmal } });
   const owner = await scopeName(db, scope, id);
+  // A Merkmal that cannot be selected is refused here already, with the selection's reason.
+  await requireCatalogMerkmal(db, merkmal, null);
   const org = owner.organization_id;
   const poll = c.get('deps').config.agentPollIntervalSeconds;
   const [count, held] = await Promise.all([

@@ -162,6 +162,12 @@ describe("an org unit's and a group's catalog", () => {
     expect(group.text).toContain('ändert den Zustand von 1 Gerät.');
     const none = await f.admin.get(`/portal/groups/${f.group}/catalog/qgis/deselect`);
     expect(none.text).toContain('data-count="0"');
+    // A Merkmal that does not exist or is not in the catalog: the reason, no form.
+    for (const merkmal of ['gibt-es-nicht', 'basis']) {
+      const refused = await f.admin.get(`/portal/org-units/${f.unit}/catalog/${merkmal}/select`);
+      expect(refused.status, merkmal).toBe(422);
+      expect(refused.text).not.toContain('method="post" action="/portal/rollouts"');
+    }
     expect(await snapshot(f.org.id)).toEqual(before);
   });
 
