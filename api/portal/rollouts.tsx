@@ -274,15 +274,14 @@ function RingTable(props: { rollout: Rollout }) {
             <td>
               {d.opened_at ? (
                 <span class="ring-figures">
-                  <span class="badge converged" data-count="converged">
-                    {d.converged} {T.converged}
-                  </span>{' '}
-                  <span class="badge pending" data-count="pending">
-                    {d.pending} {T.pending}
-                  </span>{' '}
-                  <span class="badge failed" data-count="failed">
-                    {d.failed} {T.failed}
-                  </span>
+                  {figureKinds.map((kind) => (
+                    <>
+                      {/* A zero is plain: only what there is stands out. */}
+                      <span class={d[kind] > 0 ? `badge ${kind}` : 'badge'} data-count={kind}>
+                        {d[kind]} {T[kind]}
+                      </span>{' '}
+                    </>
+                  ))}
                 </span>
               ) : (
                 '–'
@@ -315,6 +314,8 @@ function RolloutActions(props: { rollout: Rollout }) {
     </p>
   );
 }
+
+const figureKinds = ['converged', 'pending', 'failed'] as const;
 
 const underWay = (r: Rollout) => r.status === 'running' || r.status === 'paused';
 
