@@ -45,7 +45,7 @@ interface RolloutRow {
 }
 
 /** What the judge sees of a ring: its live devices, how many reported, the failures not accepted. */
-export interface RingVerdictInput {
+interface RingVerdictInput {
   figures: Pick<RingFigures, 'converged' | 'pending' | 'failed' | 'accepted_failures'>;
   soaked: number;
   soakSeconds: number;

@@ -6,6 +6,7 @@
  */
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
+import { judgeJobKey } from '../../api/rollouts/schedule.ts';
 import { judgeRunningRollouts } from '../../jobs/tasks/judge_running_rollouts.ts';
 import { enrollAgent, type EnrolledAgent } from '../support/agent.ts';
 import { request, testApp, useTestApp } from '../support/app.ts';
@@ -45,7 +46,7 @@ describe('POST /api/v1/agent/report: prompt judging', () => {
     const before = Date.now();
     await reportOutcome(ctx, agents[0]!.secret, MERKMAL, 'applied');
     const [job] = await judgeJobs(ctx.sql, id);
-    expect(job!.key).toBe(`judge_rollout:${id}:soon`);
+    expect(job!.key).toBe(judgeJobKey(id, 'soon'));
     expect(job!.run_at.getTime() - before).toBeLessThan(3_000);
 
     await reportOutcome(ctx, agents[0]!.secret, MERKMAL, 'apply_failed');
@@ -101,7 +102,7 @@ describe('the worker tasks', () => {
   it("judge_rollout judges the reported ring: ring 0's failures pause the rollout", async () => {
     const { id, agents } = await rolloutWithAgents();
     await reportOutcome(ctx, agents[0]!.secret, MERKMAL, 'apply_failed');
-    await ctx.sql`update graphile_worker._private_jobs set run_at = now() where key = ${`judge_rollout:${id}:soon`}`;
+    await ctx.sql`update graphile_worker._private_jobs set run_at = now() where key = ${judgeJobKey(id, 'soon')}`;
     await runJobs(ctx, workerDeps(ctx));
     expect(await rolloutState(ctx.sql, id)).toMatchObject({ status: 'paused', paused_reason: 'failure_ratio' });
     const [audit] = await ctx.sql<{ request_id: string }[]>`
@@ -117,7 +118,7 @@ describe('the worker tasks', () => {
     expect(queued).toContain(running.id);
     expect(queued).not.toContain(paused.id);
     const [job] = await judgeJobs(ctx.sql, running.id);
-    expect(job!.key).toBe(`judge_rollout:${running.id}:next`);
+    expect(job!.key).toBe(judgeJobKey(running.id, 'next'));
     expect(job!.run_at.getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
     expect(await judgeJobs(ctx.sql, paused.id)).toEqual([]);
 
