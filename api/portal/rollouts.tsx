@@ -541,6 +541,8 @@ async function createInRings(c: Context<PortalEnv>, write: PortalWriter, fields:
     });
   } catch (err) {
     if (isRolloutInProgress(err)) return rolloutInProgressPage(c, err, back);
+    // The operator's session is held to the organization it chose: another's scope is not found there.
+    if (err instanceof ApiError && err.code === 'organization_mismatch') throw notFound('scope', fields.scope_id ?? '');
     if (err instanceof ApiError && [400, 409, 413, 422].includes(err.status)) {
       return redirectWith(c, back, { kind: 'error', text: err.message });
     }
