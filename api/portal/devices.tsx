@@ -1,8 +1,8 @@
 /**
  * The device pages: the list with filters, search and paging; a device with
  * its details, hardware, events and catalog (state, origin and its explanation),
- * select / deselect / unset at the device and at its org unit, and the lifecycle after a
- * confirmation. Every read and write goes through portalRead / portalWrite and the
+ * select / deselect / unset at the device (and the way to its org unit's, confirmed first),
+ * and the lifecycle after a confirmation. Every read and write goes through portalRead / portalWrite and the
  * services the API uses.
  */
 import { Hono } from 'hono';
@@ -31,13 +31,14 @@ import { notFound } from '../http/errors.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
-import { formatTime, formFields, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { formatTime, formFields, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
 import { ConvergenceBadge, StatusBadge } from './badges.tsx';
 import { convergenceLabel, reportLabel, reportMessage, stateLabel, statusLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import { BulkControls } from './device_bulk.tsx';
 import { convergences, filterParams, listedStatuses, listFilterOf, oneOf } from './device_filter.ts';
 import { RelativeTime } from './relative_time.tsx';
+import { ChangeButtons } from './scope_catalog.tsx';
 import type { PortalSession } from './session.ts';
 
 const PAGE_SIZE = 50;
@@ -607,9 +608,11 @@ export function deviceRoutes() {
                   ) : null}
                   {write ? (
                     <td>
-                      <SelectionButtons
-                        session={session}
-                        action={`/portal/org-units/${device.oe_id}/catalog/${item.merkmal}`}
+                      {/* The unit's change is confirmed first, with the number of devices it changes. */}
+                      <ChangeButtons
+                        scope="org-units"
+                        id={device.oe_id}
+                        merkmal={item.merkmal}
                         label={`${item.name} an der OE ${unitName}`}
                         back={`/portal/devices/${id}`}
                       />
@@ -690,32 +693,22 @@ export function deviceRoutes() {
     });
   }
 
-  // Select / deselect / unset at the device or at an org unit; back to the page the form was on.
-  for (const scope of ['devices', 'org-units'] as const) {
-    for (const verb of ['select', 'deselect', 'unset'] as const) {
-      postWrite(app, `/${scope}/:id/catalog/:merkmal/${verb}`, selectionOperations[scope][verb], async (c, write) => {
-        const { id, merkmal } = c.req.param();
-        const back = safeBack(
-          (await formFields(c)).back,
-          scope === 'devices' ? `/portal/devices/${id}` : '/portal/devices',
-        );
-        const change =
-          verb === 'unset'
-            ? ({ kind: 'unset' } as const)
-            : ({ kind: 'set', state: verb === 'select' ? 'present' : 'absent', optionen: {} } as const);
-        return writeAndRedirect(c, back, `${merkmal}: ${verbLabel[verb]} gespeichert.`, () =>
-          write({ param: { id, merkmal } }, async (tx, caller) => {
-            const { audit } = await changeSelection(tx, scope, id, merkmal, change, caller);
-            return { audit, result: null };
-          }),
-        );
-      });
-    }
+  // Select / deselect / unset at the device (at its org unit: scope_catalog.tsx); back to the page the form was on.
+  for (const verb of ['select', 'deselect', 'unset'] as const) {
+    postWrite(app, `/devices/:id/catalog/:merkmal/${verb}`, selectionOperations.devices[verb], async (c, write) => {
+      const { id, merkmal } = c.req.param();
+      const back = safeBack((await formFields(c)).back, `/portal/devices/${id}`);
+      const change =
+        verb === 'unset'
+          ? ({ kind: 'unset' } as const)
+          : ({ kind: 'set', state: verb === 'select' ? 'present' : 'absent', optionen: {} } as const);
+      return writeAndRedirect(c, back, `${merkmal}: ${verbLabel[verb]} gespeichert.`, () =>
+        write({ param: { id, merkmal } }, async (tx, caller) => {
+          const { audit } = await changeSelection(tx, 'devices', id, merkmal, change, caller);
+          return { audit, result: null };
+        }),
+      );
+    });
   }
   return app;
-}
-
-/** The portal page the form came from (a path under /portal/ of this site only), else the fallback. */
-function safeBack(back: string | undefined, fallback: string): string {
-  return back !== undefined && /^\/portal\/[A-Za-z0-9/_-]*$/.test(back) ? back : fallback;
 }

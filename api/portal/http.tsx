@@ -72,3 +72,8 @@ export function formatTime(value: Date | string | null | undefined): string {
   const d = value instanceof Date ? value : new Date(value);
   return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
+
+/** The portal page the form came from (a path under /portal/ of this site only), else the fallback. */
+export function safeBack(back: string | undefined, fallback: string): string {
+  return back !== undefined && /^\/portal\/[A-Za-z0-9/_-]*$/.test(back) ? back : fallback;
+}

@@ -17,6 +17,8 @@ export function Layout(props: {
   session?: PortalSession | null;
   flash?: Flash | null;
   refreshSeconds?: number;
+  /** The portal's own scripts this page loads (from this site; the page works without them). */
+  scripts?: string[];
   children?: Child;
 }) {
   const s = props.session;
@@ -29,6 +31,9 @@ export function Layout(props: {
         {props.refreshSeconds ? <meta http-equiv="refresh" content={String(props.refreshSeconds)} /> : null}
         <title>{props.title} – Fleet-Portal</title>
         <link rel="stylesheet" href="/portal/style.css" />
+        {(props.scripts ?? []).map((src) => (
+          <script src={src} defer />
+        ))}
       </head>
       <body>
         <header>
@@ -39,6 +44,7 @@ export function Layout(props: {
               <a href="/portal/devices">Geräte</a>
               <a href="/portal/org-units">Organisationseinheiten</a>
               <a href="/portal/groups">Gruppen</a>
+              <a href="/portal/rollouts">Rollouts</a>
               {admin ? <a href="/portal/enrollment-sessions">Enrollment-Sessions</a> : null}
               <a href="/portal/iso-builds">ISO-Builds</a>
               {admin ? <a href="/portal/api-keys">API-Schlüssel</a> : null}

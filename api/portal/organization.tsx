@@ -1,7 +1,8 @@
 /**
  * The organization's structure: org units as a tree with their devices and overrides
  * (create, rename, move, delete) and groups with members and overrides (create, rename,
- * delete, add and remove a device), and the audit log. Every change goes through the
+ * delete, add and remove a device), each with its catalog (scope_catalog.tsx), and the
+ * audit log. Every change goes through the
  * services the API routes call, checked and audited by the routes' own declarations.
  */
 import { Hono } from 'hono';
@@ -26,6 +27,7 @@ import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
+import { loadScopeCatalog, ScopeCatalog } from './scope_catalog.tsx';
 
 /** The domain's refusals in the portal's words. */
 const GERMAN: Partial<Record<string, string>> = {
@@ -179,7 +181,10 @@ export function organizationRoutes() {
     const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, orgUnitOps.updateOrgUnit, { param: { id } });
     const unit = await orgUnits.requireOrgUnit(db, id);
-    const units = await orgUnits.listOrgUnits(db, unit.organization_id, null, 10_000);
+    const [units, catalog] = await Promise.all([
+      orgUnits.listOrgUnits(db, unit.organization_id, null, 10_000),
+      loadScopeCatalog(db, unit.organization_id, 'org-units', unit.id, c.get('deps').config.agentPollIntervalSeconds),
+    ]);
     const base = `/portal/org-units/${unit.id}`;
     return render(
       c,
@@ -187,6 +192,7 @@ export function organizationRoutes() {
         <p>
           <a href="/portal/org-units">Zurück zu allen Organisationseinheiten</a>
         </p>
+        <ScopeCatalog scope="org-units" id={unit.id} name={unit.name} catalog={catalog} />
         <form method="post" action={`${base}/rename`}>
           <CsrfField session={session} />
           <h2>Umbenennen</h2>
@@ -318,7 +324,11 @@ export function organizationRoutes() {
     const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, groupOps.updateGroup, { param: { id } });
     const group = await groups.requireGroup(db, id);
-    const members = await groups.listGroupDevices(db, id, null, 1000, c.get('deps').config.agentPollIntervalSeconds);
+    const poll = c.get('deps').config.agentPollIntervalSeconds;
+    const [members, catalog] = await Promise.all([
+      groups.listGroupDevices(db, id, null, 1000, poll),
+      loadScopeCatalog(db, group.organization_id, 'groups', group.id, poll),
+    ]);
     const base = `/portal/groups/${group.id}`;
     return render(
       c,
@@ -326,6 +336,7 @@ export function organizationRoutes() {
         <p>
           <a href="/portal/groups">Zurück zu allen Gruppen</a>
         </p>
+        <ScopeCatalog scope="groups" id={group.id} name={group.name} catalog={catalog} />
         <h2>Mitglieder</h2>
         <form method="post" action={`${base}/members`}>
           <CsrfField session={session} />

@@ -1,7 +1,7 @@
 /**
  * The fleet overview at /portal: the organization's fleet status as the API's
  * fleet-status reads it (the same service function), each figure a link to the device
- * list filtered to the devices it counts.
+ * list filtered to the devices it counts; and the rollouts under way.
  */
 import { Hono } from 'hono';
 import { readFleetStatus } from '../devices/fleet_status.ts';
@@ -11,6 +11,7 @@ import { type PortalEnv, portalRead } from './access.ts';
 import { render, takeFlash } from './http.tsx';
 import { convergenceLabel, statusLabel } from './labels.ts';
 import { Layout } from './layout.tsx';
+import { RolloutsUnderWay, rolloutsUnderWay } from './rollouts.tsx';
 
 /** The device list showing these devices. */
 function devicesWhere(filter: Record<string, string>): string {
@@ -40,7 +41,10 @@ export function overviewRoutes() {
     const session = c.get('session');
     const org = session.organizationId!;
     const db = await portalRead(c, deviceOps.getFleetStatus, { param: { id: org } });
-    const status = await readFleetStatus(db, org, {}, c.get('deps').config.agentPollIntervalSeconds);
+    const [status, underWay] = await Promise.all([
+      readFleetStatus(db, org, {}, c.get('deps').config.agentPollIntervalSeconds),
+      rolloutsUnderWay(c),
+    ]);
     const { devices } = status;
     return render(
       c,
@@ -114,6 +118,7 @@ export function overviewRoutes() {
             </tbody>
           </table>
         )}
+        <RolloutsUnderWay rollouts={underWay.rollouts} names={underWay.names} session={session} />
       </Layout>,
     );
   });

@@ -17,8 +17,11 @@ import { loginRoutes, sessionRoutes } from './login.tsx';
 import { organizationRoutes } from './organization.tsx';
 import { overviewRoutes } from './overview.tsx';
 import { credentialRoutes } from './credentials.tsx';
-import { rolloutRoutes } from './rollout.tsx';
+import { enrollmentRoutes } from './enrollment.tsx';
+import { rolloutRoutes } from './rollouts.tsx';
+import { scopeCatalogRoutes } from './scope_catalog.tsx';
 import { csrfMatches, currentSession, SESSION_COOKIE, cookieOptions } from './session.ts';
+import { rolloutRefreshJs } from './script.ts';
 import { portalCss } from './style.ts';
 
 const MAX_FORM_BYTES = 64 * 1024;
@@ -30,15 +33,20 @@ const errorTitle: Record<number, string> = {
 };
 
 /**
- * The portal needs no script, no frame, no font or image from elsewhere: its one style
- * sheet and its own forms. A page is never framed (clickjacking of a write button).
+ * The portal needs no frame, no font or image from elsewhere, no inline script or style:
+ * its one style sheet, its one script (a rollout page's refresh, which reads the page
+ * again from this site) and its own forms. A page is never framed (clickjacking of a
+ * write button).
  */
 const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** The portal's static files: the same for everyone, cached an hour. */
+const STATIC_CACHE = 'public, max-age=3600';
 
 /**
  * Every portal answer, error pages and redirects included, carries the same security
- * headers; one that set no caching rule of its own (only the style sheet does) is
+ * headers; one that set no caching rule of its own (only the static files do) is
  * `no-store`, since its pages show an organization's data to whoever holds the session.
  */
 const securityHeaders: MiddlewareHandler<PortalEnv> = async (c, next) => {
@@ -56,7 +64,10 @@ export function portalRoutes() {
 
   portal.use('*', securityHeaders);
   portal.get('/style.css', (c) =>
-    c.body(portalCss, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600' }),
+    c.body(portalCss, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': STATIC_CACHE }),
+  );
+  portal.get('/rollouts.js', (c) =>
+    c.body(rolloutRefreshJs, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': STATIC_CACHE }),
   );
 
   const limit = limitBodySize(MAX_FORM_BYTES, () => {
@@ -101,6 +112,8 @@ export function portalRoutes() {
   // The bulk pages first: their paths (/devices/bulk…) would match the device pages' :id.
   portal.route('/', deviceBulkRoutes());
   portal.route('/', deviceRoutes());
+  portal.route('/', enrollmentRoutes());
+  portal.route('/', scopeCatalogRoutes());
   portal.route('/', rolloutRoutes());
   portal.route('/', organizationRoutes());
   portal.route('/', credentialRoutes());

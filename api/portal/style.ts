@@ -38,6 +38,12 @@ ol.steps { margin: .25rem 0; padding-left: 1.5rem; }
 .figures { display: flex; flex-wrap: wrap; gap: 1rem; list-style: none; padding: 0; margin: .5rem 0 1rem; }
 .figures li { min-width: 9rem; padding: .5rem .75rem; border: 1px solid var(--line); border-radius: 3px; }
 .figures .figure { display: block; font-size: 1.75rem; font-weight: 700; }
+svg.bar { width: 16rem; height: 1.2rem; border: 1px solid var(--line); background: #e6e9ec; vertical-align: middle; }
+svg.bar .converged { fill: var(--ok); }
+svg.bar .pending { fill: #d9b300; }
+svg.bar .failed { fill: var(--bad); }
+.choices { display: flex; flex-wrap: wrap; gap: 2rem; }
+.choices section { flex: 1 1 20rem; padding: .5rem 1rem; border: 1px solid var(--line); border-radius: 3px; }
 td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
 td, p, li, legend, label { overflow-wrap: anywhere; }
 select { max-width: 100%; }

@@ -2,8 +2,8 @@
  * The portal in a real browser (Debian's Chromium, headless, driven by playwright-core)
  * against the real service process (API and worker in one, as `npm start` runs them):
  * an admin signs in, opens a device, reads each Merkmal's origin and explanation, selects
- * qgis on the device's org unit and sees the state change with origin `oe`; creates an
- * enrollment session; triggers an ISO build, watches the bar reach "fertig" and downloads
+ * qgis on the device's org unit (confirmed, all at once) and sees the state change with
+ * origin `oe`; creates an enrollment session; triggers an ISO build, watches the bar reach "fertig" and downloads
  * the image; a viewer finds no write control; a bootstrapped device's failed apply, reported
  * by the agent's own call, is one click from the overview and shows as failed with the
  * agent's message on the device page; the device list keeps 300-character names inside
@@ -138,7 +138,10 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     }
     const qgis = page.locator('tr[data-merkmal=qgis]');
     expect(await qgis.locator('td[data-field=state]').textContent()).toBe('nicht vorhanden');
+    // The unit's change is confirmed first, with the devices it changes; then all at once.
     await qgis.getByRole('button', { name: 'QGIS an der OE Grundschule: auswählen' }).click();
+    await page.getByText('ändert den Zustand von 1 Gerät.').waitFor();
+    await page.getByRole('button', { name: 'Alle auf einmal ändern' }).click();
     await page.waitForURL(`**/portal/devices/${fleet.deviceId}`);
     await page.getByText('qgis: auswählen gespeichert.').waitFor();
     expect(await qgis.locator('td[data-field=state]').textContent()).toBe('vorhanden');
@@ -199,6 +202,7 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
       '/portal/iso-builds',
       '/portal/org-units',
       '/portal/groups',
+      '/portal/rollouts',
     ]) {
       await page.goto(`${service.base}${path}`);
       const buttons = await page.getByRole('button').allTextContents();

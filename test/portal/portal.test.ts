@@ -463,13 +463,15 @@ describe('security headers', () => {
     const csp = res.headers.get('content-security-policy') ?? '';
     expect(csp, what).toContain("frame-ancestors 'none'");
     expect(csp, what).toContain("default-src 'none'");
-    expect(csp, what).not.toMatch(/script-src|unsafe-inline/);
+    // Scripts only from the portal itself (its rollout page's refresh), none inline.
+    expect(csp, what).toContain("script-src 'self';");
+    expect(csp, what).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
     expect(res.headers.get('x-frame-options'), what).toBe('DENY');
     expect(res.headers.get('x-content-type-options'), what).toBe('nosniff');
     expect(res.headers.get('referrer-policy'), what).toBe('same-origin');
   }
 
-  it('every portal route answers with them, signed in or not; all but the style sheet are no-store', async () => {
+  it('every portal route answers with them, signed in or not; all but the style sheet and the script are no-store', async () => {
     const f = await fleet();
     const admin = new Browser();
     expect((await admin.signIn(f.admin.key)).status).toBe(303);
@@ -486,7 +488,8 @@ describe('security headers', () => {
         const what = `${who} ${method} ${path} → ${res.status}`;
         statuses.add(res.status);
         expectSecurityHeaders(res, what);
-        if (path === '/portal/style.css') expect(res.headers.get('cache-control'), what).toMatch(/^public/);
+        if (path === '/portal/style.css' || path === '/portal/rollouts.js')
+          expect(res.headers.get('cache-control'), what).toMatch(/^public/);
         else expect(res.headers.get('cache-control'), what).toMatch(/no-store/);
       }
     }

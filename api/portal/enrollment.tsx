@@ -1,5 +1,5 @@
 /**
- * Rolling out devices: enrollment sessions (create, devices used of the
+ * Bringing devices in: enrollment sessions (create, devices used of the
  * quota, expiry, revoke) and ISO builds (trigger for a template or a session with an
  * optional WLAN, progress refreshing until done, download). Inputs are checked by the
  * API's own schemas; changes go through the services the API routes call.
@@ -25,7 +25,7 @@ const statusLabel: Record<string, string> = {
   failed: 'fehlgeschlagen',
 };
 
-export function rolloutRoutes() {
+export function enrollmentRoutes() {
   const app = new Hono<PortalEnv>();
 
   app.get('/enrollment-sessions', async (c) => {
