@@ -39,4 +39,9 @@ ol.steps { margin: .25rem 0; padding-left: 1.5rem; }
 .figures li { min-width: 9rem; padding: .5rem .75rem; border: 1px solid var(--line); border-radius: 3px; }
 .figures .figure { display: block; font-size: 1.75rem; font-weight: 700; }
 td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
+table.hardware th { width: 16rem; background: #f4f6f8; }
+ul.plain { margin: 0; padding-left: 1.1rem; }
+.warning { padding: .5rem 1rem; border-left: 4px solid var(--bad); background: #fbeaea; color: var(--bad); font-weight: 600; }
+.mono { font-family: ui-monospace, monospace; font-size: .875rem; overflow-wrap: anywhere; }
+.pager { display: flex; gap: 1rem; flex-wrap: wrap; }
 `;
