@@ -101,6 +101,7 @@ it to ignore a repeat.
 | \`device.stale\` | no check-in for three poll intervals since its last check-in or bootstrap (found within five minutes); once per stale period, again after a check-in | \`device_id, serial, hostname, oe_id, agent_last_checkin\` (null before the first) |
 | \`order.applied\`, \`order.apply_failed\`, \`order.removed\`, \`order.remove_failed\` | an agent reported it | \`device_id, serial, hostname, merkmal, device_event_id, payload\` |
 | \`iso_build.completed\`, \`iso_build.failed\` | a build ended | \`iso_build_id, status, template_id, enrollment_session_id, size_bytes, sha256, expires_at, error\` |
+| \`webhook.test\` | an admin asked for a test (\`POST /webhooks/{id}/test\`, or the portal's button); sent to that webhook alone, whatever it subscribed to, and not subscribable | \`webhook_id, url\` |
 
 Deliveries are queued in the transaction of the change (a change that is rolled back sends nothing), answered
 within 10 s or failed, never redirected, and retried until a 2xx: 9 attempts, after pauses of 30 s, 2 min, 10 min,

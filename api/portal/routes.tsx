@@ -9,6 +9,7 @@ import type { AppEnv } from '../access/app_env.ts';
 import { limitBodySize } from '../http/body.ts';
 import { ApiError } from '../http/errors.ts';
 import type { PortalEnv } from './access.ts';
+import { auditRoutes } from './audit.tsx';
 import { deviceRoutes } from './devices.tsx';
 import { formFields, render } from './http.tsx';
 import { Layout } from './layout.tsx';
@@ -17,6 +18,7 @@ import { organizationRoutes } from './organization.tsx';
 import { overviewRoutes } from './overview.tsx';
 import { credentialRoutes } from './credentials.tsx';
 import { rolloutRoutes } from './rollout.tsx';
+import { webhookRoutes } from './webhooks.tsx';
 import { csrfMatches, currentSession, SESSION_COOKIE, cookieOptions } from './session.ts';
 import { portalCss } from './style.ts';
 
@@ -101,6 +103,8 @@ export function portalRoutes() {
   portal.route('/', rolloutRoutes());
   portal.route('/', organizationRoutes());
   portal.route('/', credentialRoutes());
+  portal.route('/', webhookRoutes());
+  portal.route('/', auditRoutes());
 
   portal.all('*', (c) =>
     render(

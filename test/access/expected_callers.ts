@@ -99,6 +99,7 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'DELETE /api/v1/webhooks/{id}': 'admin',
   'GET /api/v1/webhooks/{id}/deliveries': 'admin',
   'GET /api/v1/webhooks/{id}/deliveries/{delivery_id}/attempts': 'admin',
+  'POST /api/v1/webhooks/{id}/test': 'admin',
 };
 
 /** The callers `x-callers` names for an entry of the table. */

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { hardwareRows } from '../../api/portal/device_details.tsx';
 import { createApiKey } from '../support/access.ts';
 import { checkin, enrollAgent, report } from '../support/agent.ts';
-import { useTestApp } from '../support/app.ts';
+import { ADMIN_TOKEN, useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { insertOrgUnit } from '../support/devices.ts';
 import { PortalClient } from '../support/portal_client.ts';
@@ -110,5 +110,207 @@ describe('the device page', () => {
     const byKey = Object.fromEntries(rows.map((r) => [r.key, r.value]));
     expect(byKey).toEqual({ cpu: 'i7', memory: 'viel', disks: ['eine'], gpu: '{"model":"X"}', os: '12' });
     expect(rows.find((r) => r.key === 'gpu')!.label).toBe('gpu');
+  });
+});
+
+describe('the webhooks page', () => {
+  async function hookWith(organizationId: string, url: string) {
+    const res = await ctx.request('POST', `/api/v1/organizations/${organizationId}/webhooks`, {
+      body: { url, events: ['device.activated'] },
+    });
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  }
+
+  /** The webhook's section of the page. */
+  function section(html: string, id: string): string {
+    const start = html.indexOf(`data-webhook="${id}"`);
+    expect(start, id).toBeGreaterThan(-1);
+    const end = html.indexOf('</section>', start);
+    return html.slice(start, end);
+  }
+
+  it("names each webhook's status as the API's deliveries say, lists its last deliveries and sends a test event", async () => {
+    const org = await createOrganization(ctx);
+    const failing = await hookWith(org.id, 'https://hooks.example.com/failing');
+    const fine = await hookWith(org.id, 'https://hooks.example.com/fine');
+    const disabled = await hookWith(org.id, 'https://hooks.example.com/disabled');
+    // Three deliveries of the failing one, each tried and failed (as the API lists them).
+    for (let i = 0; i < 3; i++)
+      expect((await ctx.request('POST', `/api/v1/webhooks/${failing}/test`)).status).toBe(202);
+    await ctx.sql`update webhook_deliveries set attempts = 3, last_status_code = 500,
+      last_error = 'HTTP 500: Interner Fehler beim Empfänger' where webhook_id = ${failing}`;
+    expect((await ctx.request('POST', `/api/v1/webhooks/${fine}/test`)).status).toBe(202);
+    await ctx.sql`update webhook_deliveries set status = 'delivered', attempts = 1, last_status_code = 204,
+      delivered_at = now(), next_attempt_at = null where webhook_id = ${fine}`;
+    await ctx.sql`update webhooks set disabled_at = now() where id = ${disabled}`;
+    const api = await ctx.request('GET', `/api/v1/webhooks/${failing}/deliveries`);
+    expect(api.body.items.map((d: { status: string; attempts: number }) => [d.status, d.attempts])).toEqual([
+      ['pending', 3],
+      ['pending', 3],
+      ['pending', 3],
+    ]);
+
+    const admin = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const page = await admin.get('/portal/webhooks');
+    expect(page.status).toBe(200);
+    const bad = section(page.text, failing);
+    expect(plain(bad)).toContain('Zustellung schlägt fehl: 3 Versuche, wird wiederholt');
+    expect(bad).toContain('data-status="failing"');
+    expect(bad.match(/data-delivery=/g)).toHaveLength(3);
+    expect(plain(bad)).toContain('HTTP 500: Interner Fehler beim Empfänger');
+    expect(plain(section(page.text, fine))).toMatch(/aktiv, zuletzt zugestellt \d{4}-/);
+    const off = section(page.text, disabled);
+    expect(plain(off)).toContain('deaktiviert seit');
+    expect(off).not.toContain('/test"');
+    expect(plain(off)).toContain('Noch keine Zustellung.');
+
+    // The test button: one more delivery, webhook.test, for that webhook alone.
+    const res = await admin.request('POST', `/portal/webhooks/${fine}/test`, { _csrf: PortalClient.csrf(page.text) });
+    expect(res.status).toBe(303);
+    const after = await admin.get('/portal/webhooks');
+    expect(plain(after.text)).toContain('Test-Ereignis eingereiht');
+    const newest = section(after.text, fine);
+    expect(newest.match(/data-delivery=/g)).toHaveLength(2);
+    expect(newest).toMatch(/data-status="pending"[\s\S]*webhook\.test/);
+    expect(section(after.text, failing).match(/data-delivery=/g)).toHaveLength(3);
+
+    // A disabled webhook's test, forged: refused with the reason, nothing queued.
+    const refused = await admin.request('POST', `/portal/webhooks/${disabled}/test`, {
+      _csrf: PortalClient.csrf(after.text),
+    });
+    expect(refused.status).toBe(303);
+    expect(plain((await admin.get('/portal/webhooks')).text)).toContain('deaktiviert und sendet nichts mehr');
+    expect(await ctx.sql`select 1 from webhook_deliveries where webhook_id = ${disabled}`).toHaveLength(0);
+  });
+});
+
+describe('the audit page', () => {
+  /** The seqs of the page's rows, in the order shown. */
+  const seqs = (html: string) => [...html.matchAll(/<tr data-seq="(\d+)"/g)].map((m) => Number(m[1]));
+  const href = (html: string, label: string) => {
+    const m = new RegExp(`<a href="([^"]+)">${label}</a>`).exec(html);
+    return m ? m[1]!.replace(/&amp;/g, '&') : null;
+  };
+
+  it('pages forward and back through every row exactly once, and filters by action and by target', async () => {
+    const org = await createOrganization(ctx);
+    const unit = await insertOrgUnit(ctx.sql, org.id, 'Chemie');
+    const other = await insertOrgUnit(ctx.sql, org.id, 'Biologie');
+    const actor = { type: 'api_key', api_key_id: crypto.randomUUID(), name: 'Skript' };
+    // 130 rows: every third about the unit "Chemie", the rest about "Biologie".
+    for (let i = 0; i < 130; i++) {
+      await ctx.sql`insert into audit_events (organization_id, actor, action, target_type, target_id, request_id)
+        values (${org.id}, ${ctx.sql.json(actor)}, ${i % 3 === 0 ? 'org_unit.update' : 'org_unit.create'}, 'org_unit',
+                ${i % 3 === 0 ? unit : other}, ${`r${i}`})`;
+    }
+    const admin = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const all = (await ctx.sql`select seq from audit_events where organization_id = ${org.id} order by seq desc`).map(
+      (r) => Number(r.seq),
+    );
+    expect(all).toHaveLength(132); // and the organization's and the admin key's creation
+
+    const visit = async (path: string) => {
+      const page = await admin.get(path);
+      expect(page.status, path).toBe(200);
+      return page.text;
+    };
+    // Forward: the newest first, each row once, no previous link on the first page.
+    let html = await visit('/portal/audit');
+    expect(href(html, '← Neuere')).toBeNull();
+    const forward: number[][] = [seqs(html)];
+    for (let next = href(html, 'Ältere →'); next !== null; next = href(html, 'Ältere →')) {
+      html = await visit(next);
+      forward.push(seqs(html));
+    }
+    expect(forward.flat()).toEqual(all);
+    expect(forward.map((p) => p.length)).toEqual([50, 50, 32]);
+    // Back from the last page: the same pages in reverse, up to the first.
+    const back: number[][] = [seqs(html)];
+    for (let previous = href(html, '← Neuere'); previous !== null; previous = href(html, '← Neuere')) {
+      html = await visit(previous);
+      back.push(seqs(html));
+    }
+    expect(back.reverse()).toEqual(forward);
+    expect(href(await visit(`/portal/audit?before=${forward[0]!.at(-1)}`), '« Neueste')).toBe('/portal/audit');
+
+    // Targets by name, each with a link to its page and one to its own rows.
+    expect(html).toContain(`<a href="/portal/org-units/${unit}">Chemie</a>`);
+    expect(html).toContain(`<a href="/portal/org-units/${other}">Biologie</a>`);
+    expect(plain(html)).not.toContain(unit.slice(0, 8) + ' ');
+
+    // By action, then by target: only those rows, and the paging keeps the filter.
+    const rowsOf = async (where: 'update' | 'other') =>
+      (
+        await ctx.sql`select seq from audit_events where organization_id = ${org.id}
+          and ${where === 'update' ? ctx.sql`action = 'org_unit.update'` : ctx.sql`target_id = ${other}`}
+          order by seq desc`
+      ).map((r) => Number(r.seq));
+    html = await visit('/portal/audit?action=org_unit.update');
+    expect(seqs(html)).toEqual(await rowsOf('update'));
+    expect(seqs(html)).toHaveLength(44);
+    html = await visit(`/portal/audit?target=${other}`);
+    expect(seqs(html)).toEqual((await rowsOf('other')).slice(0, 50));
+    expect(plain(html)).toContain('Nur Einträge zu Biologie.');
+    expect(href(html, 'Ältere →')).toMatch(new RegExp(`^/portal/audit\\?target=${other}&before=\\d+$`));
+    // An unknown action is no filter; a malformed target says so and filters nothing.
+    expect(seqs(await visit('/portal/audit?action=nope')).length).toBe(50);
+    expect(plain(await visit('/portal/audit?target=xyz'))).toContain('keine gültige ID');
+  });
+
+  it('a deleted target goes by the name its event recorded; a viewer is offered no audit page and gets 403', async () => {
+    const org = await createOrganization(ctx);
+    const adminKey = await createApiKey(ctx, org.id, 'admin', { name: 'Admin' });
+    const created = await ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, {
+      body: { name: 'Weg-Gruppe' },
+      token: adminKey.key,
+    });
+    expect(created.status).toBe(201);
+    expect((await ctx.request('DELETE', `/api/v1/groups/${created.body.id}`, { token: adminKey.key })).status).toBe(
+      204,
+    );
+    const admin = await signedIn(adminKey.key);
+    const html = (await admin.get('/portal/audit')).text;
+    const cell = plain(/data-field="target">([\s\S]*?)<\/td>/.exec(html)![1]!);
+    expect(cell).toContain('Gruppe Weg-Gruppe (gelöscht)');
+    const viewer = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key);
+    const overview = await viewer.get('/portal/devices');
+    expect(overview.text).not.toContain('href="/portal/audit"');
+    expect((await viewer.get('/portal/audit')).status).toBe(403);
+  });
+});
+
+describe('the header', () => {
+  it("names the open organization, and the operator switches to another from it", async () => {
+    const first = await createOrganization(ctx);
+    const second = await createOrganization(ctx);
+    const [a, b] = await ctx.sql<{ name: string }[]>`
+      select name from organizations where id in (${first.id}, ${second.id}) order by id = ${first.id} desc`;
+    const operator = new PortalClient(ctx.app, '10.4.1.1');
+    expect((await operator.signIn(ADMIN_TOKEN)).location).toBe('/portal/organization');
+    const choose = async (id: string) => {
+      const page = await operator.get('/portal/organization');
+      return operator.request('POST', '/portal/organization', {
+        _csrf: PortalClient.csrf(page.text),
+        organization_id: id,
+      });
+    };
+    expect((await choose(first.id)).location).toBe('/portal/devices');
+    let page = await operator.get('/portal/devices');
+    expect(plain(page.text)).toContain(`Betreiber · Organisation: ${a!.name}`);
+    expect(page.text).toContain('<a href="/portal/organization">Organisation wechseln</a>');
+    // The choice lists every organization, the open one selected.
+    const list = (await operator.get('/portal/organization')).text;
+    expect(list).toContain(`<option value="${first.id}" selected="">`);
+    expect(list).toContain(`<option value="${second.id}">`);
+    await choose(second.id);
+    page = await operator.get('/portal/devices');
+    expect(plain(page.text)).toContain(`Organisation: ${b!.name}`);
+
+    // An organization key's session names its organization too, and offers no switch.
+    const admin = await signedIn((await createApiKey(ctx, first.id, 'admin', { name: 'Kim' })).key);
+    const own = (await admin.get('/portal/devices')).text;
+    expect(plain(own)).toContain(`Kim (Admin) · Organisation: ${a!.name}`);
+    expect(own).not.toContain('Organisation wechseln');
   });
 });
