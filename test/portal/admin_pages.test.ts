@@ -281,7 +281,7 @@ describe('the audit page', () => {
 });
 
 describe('the header', () => {
-  it("names the open organization, and the operator switches to another from it", async () => {
+  it('names the open organization, and the operator switches to another from it', async () => {
     const first = await createOrganization(ctx);
     const second = await createOrganization(ctx);
     const [a, b] = await ctx.sql<{ name: string }[]>`
@@ -312,5 +312,109 @@ describe('the header', () => {
     const own = (await admin.get('/portal/devices')).text;
     expect(plain(own)).toContain(`Kim (Admin) · Organisation: ${a!.name}`);
     expect(own).not.toContain('Organisation wechseln');
+  });
+});
+
+describe('what a viewer is offered', () => {
+  it('every link a viewer can reach from the overview opens (none answers 403); the pages it may not read are refused', async () => {
+    const org = await createOrganization(ctx);
+    const unit = await insertOrgUnit(ctx.sql, org.id, 'Mathematik');
+    const agent = await enrollAgent(ctx, { organizationId: org.id, serial: `VW-${crypto.randomUUID().slice(0, 6)}` });
+    await checkin(ctx, agent.secret, { hardware: agentHardware, agent_version: '1.0' });
+    await report(ctx, agent.secret, [{ merkmal: 'firefox', event: 'applied' }]);
+    const group = await ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, { body: { name: 'Lehrkräfte' } });
+    await ctx.request('POST', `/api/v1/groups/${group.body.id}/members`, { body: { device_id: agent.device_id } });
+    await ctx.request('PUT', `/api/v1/devices/${agent.device_id}/org-unit`, { body: { oe_id: unit } });
+    await ctx.request('POST', `/api/v1/organizations/${org.id}/iso-builds`, { body: {} });
+    await ctx.request('POST', `/api/v1/organizations/${org.id}/webhooks`, {
+      body: { url: 'https://hooks.example.com/v', events: ['device.activated'] },
+    });
+    const viewer = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key);
+
+    const seen = new Map<string, number>();
+    const queue = ['/portal'];
+    while (queue.length > 0 && seen.size < 80) {
+      const path = queue.shift()!;
+      if (seen.has(path)) continue;
+      const page = await viewer.get(path);
+      seen.set(path, page.status);
+      for (const m of page.text.matchAll(/href="(\/portal[^"#]*)"/g)) {
+        const link = m[1]!.replace(/&amp;/g, '&');
+        if (link === '/portal/style.css' || seen.has(link)) continue;
+        // Every page once, and the paged lists' cursors only once each.
+        if (
+          /[?&](cursor|before|after)=/.test(link) &&
+          [...seen.keys()].some((s) => s.split('?')[0] === link.split('?')[0] && /[?&](cursor|before|after)=/.test(s))
+        )
+          continue;
+        queue.push(link);
+      }
+    }
+    const refused = [...seen].filter(([, status]) => status !== 200);
+    expect(refused).toEqual([]);
+    for (const path of ['/portal', '/portal/devices', `/portal/devices/${agent.device_id}`, '/portal/iso-builds']) {
+      expect(seen.get(path), path).toBe(200);
+    }
+    for (const path of [
+      '/portal/audit',
+      '/portal/webhooks',
+      '/portal/api-keys',
+      '/portal/enrollment-sessions',
+      `/portal/groups/${group.body.id}`,
+      `/portal/org-units/${unit}`,
+    ]) {
+      expect(seen.has(path), `${path} is offered to a viewer`).toBe(false);
+      expect((await viewer.get(path)).status, path).toBe(403);
+    }
+  });
+});
+
+describe('the ISO builds page', () => {
+  it('shows source, size, SHA-256 and expiry, and marks a development image before its download', async () => {
+    const org = await createOrganization(ctx);
+    const [template] = await ctx.sql<
+      { id: string; name: string }[]
+    >`select id, name from templates order by name limit 1`;
+    const session = await ctx.request('POST', `/api/v1/organizations/${org.id}/enrollment-sessions`, {
+      body: { template_id: template!.id, max_devices: 5, expires_at: '2099-01-01T00:00:00Z' },
+    });
+    expect(session.status, JSON.stringify(session.body)).toBe(201);
+    const sessionId = session.body.id as string;
+    const sha = 'ab'.repeat(32);
+    const [dev] = await ctx.sql<{ id: string }[]>`
+      insert into iso_builds (organization_id, status, progress, started_at, finished_at, expires_at, size_bytes,
+                              sha256, file_name, template_id, enrollment_session_id, development_base)
+      values (${org.id}, 'completed', 100, now(), now(), now() + interval '7 days', 681574400, ${sha}, 'x.iso',
+              ${template!.id}, ${sessionId}, true)
+      returning id`;
+    const [real] = await ctx.sql<{ id: string }[]>`
+      insert into iso_builds (organization_id, status, template_id) values (${org.id}, 'running', null) returning id`;
+
+    const admin = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const html = (await admin.get('/portal/iso-builds')).text;
+    const row = new RegExp(`<tr data-build="${dev!.id}"[^>]*>([\\s\\S]*?)</tr>`).exec(html)![0];
+    expect(row).toContain('data-development-base="true"');
+    expect(plain(row)).toContain(`Enrollment-Session ${sessionId.slice(0, 8)}… (Template ${template!.name})`);
+    expect(row).not.toContain(sessionId);
+    expect(plain(row)).toContain('681,6 MB');
+    expect(row).toContain(sha);
+    expect(plain(row)).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    // The mark stands before the link, and the link says what it downloads.
+    const download = /data-field="download">([\s\S]*?)<\/td>/.exec(row)![1]!;
+    expect(download.indexOf('NICHT bootfähig')).toBeGreaterThan(-1);
+    expect(download.indexOf('NICHT bootfähig')).toBeLessThan(download.indexOf('href='));
+    expect(plain(download)).toContain('Test-ISO herunterladen (bootet nicht)');
+    const running = new RegExp(`<tr data-build="${real!.id}"[^>]*>([\\s\\S]*?)</tr>`).exec(html)![0];
+    expect(plain(running)).toContain('Aktivierungscode der Organisation (Standard-Template)');
+    expect(running).not.toContain('bootfähig');
+    const api = await ctx.request('GET', `/api/v1/iso-builds/${dev!.id}`);
+    expect(api.body.development_base).toBe(true);
+
+    // A viewer sees the same row without the session's id and without a download.
+    const viewer = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key);
+    const seen = (await viewer.get('/portal/iso-builds')).text;
+    expect(seen).not.toContain(sessionId.slice(0, 8));
+    expect(seen).not.toContain('/download');
+    expect(plain(seen)).toContain('NICHT bootfähig');
   });
 });
