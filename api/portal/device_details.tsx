@@ -183,7 +183,7 @@ function actorText(actor: Json): string | null {
 }
 
 /** Cause, actor and message of an event, by its payload. */
-export function eventParts(
+function eventParts(
   event: Pick<EventRow, 'type' | 'payload'>,
   sourceName: (cause: string, id: string) => string | undefined,
 ) {

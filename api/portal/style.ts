@@ -44,4 +44,5 @@ ul.plain { margin: 0; padding-left: 1.1rem; }
 .warning { padding: .5rem 1rem; border-left: 4px solid var(--bad); background: #fbeaea; color: var(--bad); font-weight: 600; }
 .mono { font-family: ui-monospace, monospace; font-size: .875rem; overflow-wrap: anywhere; }
 .pager { display: flex; gap: 1rem; flex-wrap: wrap; }
+h2.webhook-url { font-size: 1.1rem; overflow-wrap: anywhere; border-top: 1px solid var(--line); padding-top: .75rem; }
 `;

@@ -59,6 +59,9 @@ const text = {
   pending: 'aktiv, Zustellung wartet',
 } as const;
 
+/** The status badge's colour: green delivered, yellow waiting, red failing or disabled. */
+const badgeOf = { ok: 'converged', idle: '', pending: 'pending', failing: 'failed', disabled: 'failed' } as const;
+
 /** A delivery's `status` as the API names it. */
 const deliveryLabel: Record<DeliveryRow['status'], string> = {
   pending: 'wartet',
@@ -160,17 +163,12 @@ export function webhookRoutes() {
           const status = webhookStatus(h, rows);
           return (
             <section class="webhook" data-webhook={h.id}>
-              <h2 class="mono">{h.url}</h2>
+              <h2 class="webhook-url">{h.url}</h2>
               <p>
                 {text.events}: {h.events.join(', ')}
               </p>
               <p data-field="webhook-status" data-status={status.kind}>
-                {text.status}:{' '}
-                <span
-                  class={status.kind === 'ok' ? 'badge converged' : status.kind === 'idle' ? 'badge' : 'badge failed'}
-                >
-                  {status.label}
-                </span>
+                {text.status}: <span class={`badge ${badgeOf[status.kind]}`}>{status.label}</span>
               </p>
               <h3>{text.deliveries(RECENT)}</h3>
               <Deliveries rows={rows} />
