@@ -98,7 +98,7 @@ export const resourceLabel: Record<ResourceKind, string> = {
  * Every action the audit log records: the writes of the operator and organization keys,
  * the reads that hand out a credential, and what the service does by itself.
  */
-const auditActions = [
+export const auditActions = [
   'organization.create',
   'organization.update',
   'activation_code.read',
@@ -126,6 +126,7 @@ const auditActions = [
   'api_key.revoke',
   'webhook.create',
   'webhook.delete',
+  'webhook.test',
   'rollout.create',
   'rollout.pause',
   'rollout.resume',

@@ -4,7 +4,8 @@
  * same turn of the event loop (batched_reads.ts), finds the device by the secret's hash and
  * returns its own inputs of its desired state, and the heartbeat is recorded for the next
  * batched write (heartbeats.ts); hardware, when sent, is stored at once in that statement
- * on the primary. The ETag is a stamp of those inputs and of the versions of everything
+ * on the primary, with the agent version. A version sent without hardware is written only
+ * when it differs from the one the read returned. The ETag is a stamp of those inputs and of the versions of everything
  * else the answer depends on, so an unchanged state is answered 304 without resolving the
  * catalog at all.
  */
@@ -31,7 +32,7 @@ export type CheckinAnswer =
 export async function checkIn(
   db: Db,
   config: AppConfig,
-  input: { secretHash: Uint8Array; hardware: Record<string, unknown> | undefined; ifNoneMatch: string | undefined },
+  input: CheckinInput,
   path: CheckinPath,
 ): Promise<CheckinAnswer> {
   const at = Date.now();
@@ -47,19 +48,26 @@ export async function checkIn(
   if (!row && input.hardware === undefined && reads.usingReplica) ({ row, answer } = await reads.onPrimary(db, read));
   requireLiveDevice(row);
   heartbeats.record(row!.id, at);
+  // With hardware the version was written in that statement; without, only a changed one is.
+  if (input.hardware === undefined && input.agentVersion !== undefined && input.agentVersion !== row!.agent_version) {
+    await repo.storeAgentVersion(path.writes, row!.id, input.agentVersion);
+  }
   return answer!;
 }
 
+interface CheckinInput {
+  secretHash: Uint8Array;
+  hardware: Record<string, unknown> | undefined;
+  agentVersion: string | undefined;
+  ifNoneMatch: string | undefined;
+}
+
 /** The device behind the secret (storing its hardware when sent) and, when it is live, its answer. */
-async function readCheckin(
-  config: AppConfig,
-  input: { secretHash: Uint8Array; hardware: Record<string, unknown> | undefined; ifNoneMatch: string | undefined },
-  source: Db,
-) {
+async function readCheckin(config: AppConfig, input: CheckinInput, source: Db) {
   const row =
     input.hardware === undefined
       ? await checkinState(source, input.secretHash)
-      : await repo.checkinStateStoringHardware(source, input.secretHash, input.hardware);
+      : await repo.checkinStateStoringHardware(source, input.secretHash, input.hardware, input.agentVersion);
   return { row, answer: row && isLiveDevice(row) ? await answerFor(source, config, row, input) : undefined };
 }
 

@@ -73,7 +73,10 @@ export async function bootstrap(
 }
 
 /** The device's own inputs of its desired state, as the check-in statement returns them. */
-export interface CheckinRow extends AgentDeviceState, StateRow {}
+export interface CheckinRow extends AgentDeviceState, StateRow {
+  /** The agent version kept on the device, to tell whether a check-in's differs. */
+  agent_version: string | null;
+}
 
 /** The type oid of `bytea[]`: postgres.js sends the hashes as one array parameter. */
 const BYTEA_ARRAY = 1001;
@@ -87,7 +90,7 @@ const BYTEA_ARRAY = 1001;
  */
 export async function checkinStates(db: Db, hashes: Uint8Array[]): Promise<Array<CheckinRow | undefined>> {
   const rows = await db<Array<CheckinRow & { i: number }>>`
-    select q.i::int4 as i, d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
+    select q.i::int4 as i, d.id, d.deprovisioned_at, d.archived_at, d.agent_version, ${deviceStateColumns(db)}
     from unnest(${db.array(hashes as never, BYTEA_ARRAY)}::bytea[]) with ordinality as q (h, i)
     join devices d on d.agent_secret_hash = q.h`;
   const found: Array<CheckinRow | undefined> = new Array(hashes.length);
@@ -105,6 +108,7 @@ export async function checkinStateStoringHardware(
   db: Db,
   secretHash: Uint8Array,
   hardware: Hardware,
+  agentVersion: string | undefined,
 ): Promise<CheckinRow | undefined> {
   const [row] = await db<CheckinRow[]>`
     with hardware as (
@@ -113,10 +117,25 @@ export async function checkinStateStoringHardware(
       from devices
       where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
       on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
+    ), version as (
+      update devices set agent_version = ${agentVersion ?? null}::text
+      where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
+        and ${agentVersion ?? null}::text is not null and agent_version is distinct from ${agentVersion ?? null}::text
     )
-    select d.id, d.deprovisioned_at, d.archived_at, ${deviceStateColumns(db)}
+    select d.id, d.deprovisioned_at, d.archived_at, d.agent_version, ${deviceStateColumns(db)}
     from devices d where d.agent_secret_hash = ${secretHash}`;
   return row;
+}
+
+/**
+ * Keeps the agent version a check-in without hardware sent, which differed from the one
+ * its read returned (an unchanged one costs no statement). A live device's only, as above.
+ */
+export async function storeAgentVersion(db: Db, deviceId: string, agentVersion: string): Promise<void> {
+  await db`
+    update devices set agent_version = ${agentVersion}
+    where id = ${deviceId} and deprovisioned_at is null and archived_at is null
+      and agent_version is distinct from ${agentVersion}`;
 }
 
 /**

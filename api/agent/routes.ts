@@ -94,7 +94,8 @@ const checkin = defineRoute({
   tags,
   summary: 'Check in: heartbeat, optional hardware report, and what the device should look like',
   description:
-    'Sets `agent_last_checkin` every time and replaces the stored hardware when `hardware` is sent. Answers the ' +
+    'Sets `agent_last_checkin` every time and replaces the stored hardware when `hardware` is sent; keeps ' +
+    "`agent_version` as the device's `agent_version` (written only when it changed). Answers the " +
     "blueprints of the device's template, the role repository, the poll interval and the full order state " +
     '(`auftraege`, each with the `ansible_role` that applies it), with an `ETag` of that desired state. Send it back as `If-None-Match`: while nothing changed, ' +
     'the answer is 304 without a body (the check-in still counts). Under overload a check-in is refused at once ' +
@@ -166,7 +167,12 @@ export function agentRoutes(checkinPath: CheckinPath) {
     const answer = await checkIn(
       c.get('db'),
       deps.config,
-      { secretHash: c.get('agentSecretHash'), hardware: body.hardware, ifNoneMatch },
+      {
+        secretHash: c.get('agentSecretHash'),
+        hardware: body.hardware,
+        agentVersion: body.agent_version,
+        ifNoneMatch,
+      },
       checkinPath,
     );
     c.header('ETag', answer.etag);

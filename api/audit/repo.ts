@@ -18,10 +18,22 @@ export interface AuditEventRow {
   created_at: Date;
 }
 
+/**
+ * A page of the log, newest first (`beforeSeq`: older than that one). With `afterSeq`
+ * instead, the page just newer than that one, oldest first: the way back to a previous page.
+ */
 export async function listAuditEvents(
   db: Db,
-  input: { organizationId: string; action?: string; targetId?: string; beforeSeq: number | null; limit: number },
+  input: {
+    organizationId: string;
+    action?: string;
+    targetId?: string;
+    beforeSeq: number | null;
+    afterSeq?: number | null;
+    limit: number;
+  },
 ): Promise<AuditEventRow[]> {
+  const back = input.afterSeq !== undefined && input.afterSeq !== null;
   return db<AuditEventRow[]>`
     select id, seq, organization_id, actor, action, target_type, target_id, request_id, details, created_at
     from audit_events
@@ -29,6 +41,42 @@ export async function listAuditEvents(
       and ${input.action === undefined ? db`true` : db`action = ${input.action}`}
       and ${input.targetId === undefined ? db`true` : db`target_id = ${input.targetId}`}
       and ${input.beforeSeq === null ? db`true` : db`seq < ${input.beforeSeq}`}
-    order by seq desc
+      and ${back ? db`seq > ${input.afterSeq!}` : db`true`}
+    order by ${back ? db`seq asc` : db`seq desc`}
     limit ${input.limit + 1}`;
+}
+
+/**
+ * The names the targets of audit events go by today (a device's serial, a webhook's URL,
+ * an org unit's, group's, key's or organization's name), by id; a target that is gone has
+ * none. Only targets of this organization are named.
+ */
+export async function auditTargetNames(db: Db, organizationId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db<{ id: string; name: string }[]>`
+    select id, serial as name from devices where organization_id = ${organizationId} and id = any(${ids}::uuid[])
+    union all
+    select id, name from org_units where organization_id = ${organizationId} and id = any(${ids}::uuid[])
+    union all
+    select id, name from groups where organization_id = ${organizationId} and id = any(${ids}::uuid[])
+    union all
+    select id, url from webhooks where organization_id = ${organizationId} and id = any(${ids}::uuid[])
+    union all
+    select id, name from api_keys where organization_id = ${organizationId} and id = any(${ids}::uuid[])
+    union all
+    select id, name from organizations where id = ${organizationId} and id = any(${ids}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** For targets that are gone: the name the newest of their events recorded (`name`, `serial` or `url`). */
+export async function recordedTargetNames(db: Db, organizationId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db<{ id: string; name: string }[]>`
+    select distinct on (target_id) target_id as id,
+           coalesce(details->>'name', details->>'serial', details->>'url') as name
+    from audit_events
+    where organization_id = ${organizationId} and target_id = any(${ids}::uuid[])
+      and coalesce(details->>'name', details->>'serial', details->>'url') is not null
+    order by target_id, seq desc`;
+  return new Map(rows.map((r) => [r.id, r.name]));
 }

@@ -19,6 +19,7 @@ export interface DeviceRow {
   archived_at: Date | null;
   agent_secret_issued_at: Date | null;
   agent_last_checkin: Date | null;
+  agent_version: string | null;
   created_at: Date;
   status: DeviceStatus;
   convergence: Convergence | null;
@@ -50,7 +51,7 @@ export function deviceSelect(db: Db, pollIntervalSeconds: number, extra = db``) 
     select d.id, d.organization_id, d.serial, d.hostname, d.oe_id,
            array(select gm.group_id from group_members gm where gm.device_id = d.id order by gm.group_id) as group_ids,
            dt.template_id, dt.backend, d.enrollment_session_id, d.deprovisioned_at, d.archived_at,
-           d.agent_secret_issued_at, h.at as agent_last_checkin, d.created_at,
+           d.agent_secret_issued_at, h.at as agent_last_checkin, d.agent_version, d.created_at,
            st.status, ${deviceConvergence(db)} as convergence ${extra}
     from devices d
     left join device_heartbeats h on h.device_id = d.id

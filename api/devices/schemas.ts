@@ -44,6 +44,10 @@ export const Device = z
     archived_at: Timestamp.nullable(),
     agent_secret_issued_at: Timestamp.nullable(),
     agent_last_checkin: Timestamp.nullable(),
+    agent_version: z.string().nullable().openapi({
+      description: 'The `agent_version` the last check-in that sent one sent; null before the first.',
+      example: '1.4.2',
+    }),
     created_at: Timestamp,
     status: DeviceStatus,
     convergence: Convergence.nullable().openapi({

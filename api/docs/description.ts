@@ -134,6 +134,7 @@ it to ignore a repeat.
 | \`rollout.paused\` | a rollout paused, by an admin or by the failure ratio | the same without \`ring\`; \`paused_reason\` says which |
 | \`rollout.completed\` | a rollout's last ring passed and the change was written at the scope | the same |
 | \`rollout.aborted\` | an admin aborted a rollout | the same |
+| \`webhook.test\` | an admin asked for a test (\`POST /webhooks/{id}/test\`, or the portal's button); sent to that webhook alone, whatever it subscribed to, and not subscribable | \`webhook_id, url\` |
 
 Deliveries are queued in the transaction of the change (a change that is rolled back sends nothing), answered
 within 10 s or failed, never redirected, and retried until a 2xx: 9 attempts, after pauses of 30 s, 2 min, 10 min,

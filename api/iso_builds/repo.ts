@@ -26,12 +26,13 @@ export interface IsoBuildRow {
   file_name: string | null;
   template_id: string | null;
   enrollment_session_id: string | null;
+  development_base: boolean;
 }
 
 function selectBuilds(db: Db) {
   return db`
     select id, organization_id, status, progress, created_at, started_at, finished_at,
-           expires_at, size_bytes, sha256, error, file_name, template_id, enrollment_session_id
+           expires_at, size_bytes, sha256, error, file_name, template_id, enrollment_session_id, development_base
     from iso_builds`;
 }
 
@@ -50,6 +51,7 @@ export function serializeIsoBuild(row: IsoBuildRow): IsoBuildType {
     error: row.error,
     template_id: row.template_id,
     enrollment_session_id: row.enrollment_session_id,
+    development_base: row.development_base,
   };
 }
 
@@ -82,7 +84,8 @@ export async function createIsoBuild(
       insert into iso_builds (id, organization_id, status, template_id, enrollment_session_id)
       values (${id}, ${input.organizationId}, 'pending', ${templateId}, ${input.enrollmentSessionId ?? null})
       returning id, organization_id, status, progress, created_at, started_at, finished_at,
-                expires_at, size_bytes, sha256, error, file_name, template_id, enrollment_session_id`;
+                expires_at, size_bytes, sha256, error, file_name, template_id, enrollment_session_id,
+                development_base`;
     // ::text first: a bare ::json parameter would be sent JSON-encoded a second time.
     await tx`
       select from graphile_worker.add_job(

@@ -78,6 +78,13 @@ export const IsoBuild = z
       Uuid.nullable(),
       "The enrollment session whose id is the image's credential; null: the organization's activation code.",
     ),
+    development_base: z.boolean().openapi({
+      description:
+        'True when the build host had no installer image for the backend (`ISO_BASE_IMAGE`, ' +
+        '`ISO_BASE_IMAGE_<BACKEND>`) and used its development base image: the result is a valid ISO 9660 image ' +
+        'that is NOT bootable, for development and tests only. Known once the build ran its script.',
+      example: false,
+    }),
   })
   .openapi('IsoBuild');
 

@@ -71,7 +71,15 @@ export interface Completion {
  */
 export function completeBuild(
   db: Db,
-  input: { buildId: string; organizationId: string; sizeBytes: number; sha256: string; fileName: string },
+  input: {
+    buildId: string;
+    organizationId: string;
+    sizeBytes: number;
+    sha256: string;
+    fileName: string;
+    /** Built from the development base image: not bootable. */
+    developmentBase?: boolean;
+  },
 ): Promise<Completion> {
   return transaction(db, async (tx) => {
     await tx`select 1 from organizations where id = ${input.organizationId} for no key update`;
@@ -79,7 +87,8 @@ export function completeBuild(
       update iso_builds
          set status = 'completed', progress = 100, finished_at = now_ms(),
              expires_at = now_ms() + interval '7 days', size_bytes = ${input.sizeBytes},
-             sha256 = ${input.sha256}, file_name = ${input.fileName}
+             sha256 = ${input.sha256}, file_name = ${input.fileName},
+             development_base = ${input.developmentBase ?? false}
        where id = ${input.buildId} and status = 'running'`;
     // Nothing changed: the transaction ends with nothing to keep.
     if (completed.count !== 1) return { completed: false, replacedFiles: [] };

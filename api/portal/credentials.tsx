@@ -1,8 +1,8 @@
 /**
- * The organization's credentials for other systems: API keys (create with a role and an
- * optional expiry, revoke after a confirmation) and webhooks (subscribe a URL to events,
- * delete after a confirmation). A new key or signing secret is shown once, in the answer
- * to the POST itself (never in a cookie or a URL; Cache-Control no-store), and never again.
+ * The organization's API keys (create with a role and an optional expiry, revoke after a
+ * confirmation); the webhooks are in webhooks.tsx. A new key or signing secret is shown
+ * once, in the answer to the POST itself (never in a cookie or a URL; Cache-Control
+ * no-store), and never again.
  * Changes go through the services the API routes call, with the routes' audit actions.
  */
 import { Hono } from 'hono';
@@ -11,16 +11,12 @@ import { getApiKey, listApiKeys } from '../api_keys/repo.ts';
 import { ApiKeyCreate } from '../api_keys/schemas.ts';
 import { createKey, revokeKey } from '../api_keys/service.ts';
 import { ApiError } from '../http/errors.ts';
-import * as webhookOps from '../webhooks/operations.ts';
-import { getWebhook, listWebhooks } from '../webhooks/repo.ts';
-import { WEBHOOK_EVENT_TYPES, WebhookCreate } from '../webhooks/schemas.ts';
-import { subscribe, unsubscribe } from '../webhooks/service.ts';
 import { type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, invalidInput, redirectWith, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 
 /** Runs a create whose result page shows a secret; a refusal goes back to the form as a message. */
-async function createOrBack<T>(c: Parameters<typeof redirectWith>[0], back: string, create: () => Promise<T>) {
+export async function createOrBack<T>(c: Parameters<typeof redirectWith>[0], back: string, create: () => Promise<T>) {
   try {
     return { result: await create() };
   } catch (err) {
@@ -158,121 +154,5 @@ export function credentialRoutes() {
     );
   });
 
-  app.get('/webhooks', async (c) => {
-    const session = c.get('session');
-    const org = session.organizationId!;
-    const db = await portalRead(c, webhookOps.listWebhooks, { param: { id: org } });
-    const hooks = await listWebhooks(db, org, null, 500);
-    return render(
-      c,
-      <Layout title="Webhooks" session={session} flash={takeFlash(c)}>
-        <form method="post" action="/portal/webhooks">
-          <CsrfField session={session} />
-          <h2>Neuer Webhook</h2>
-          <label for="url">URL (https)</label>
-          <input id="url" name="url" type="url" required maxlength={2048} />
-          <fieldset>
-            <legend>Ereignisse</legend>
-            {WEBHOOK_EVENT_TYPES.map((event) => (
-              <label>
-                <input type="checkbox" name={`event:${event}`} value="on" /> <code>{event}</code>
-              </label>
-            ))}
-          </fieldset>
-          <p>
-            <button type="submit">Webhook anlegen</button>
-          </p>
-        </form>
-        {hooks.length === 0 ? (
-          <p class="empty">Noch keine Webhooks: legen Sie oben den ersten an.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Ereignisse</th>
-                <th scope="col">Status</th>
-                <th scope="col">Aktion</th>
-              </tr>
-            </thead>
-            <tbody>
-              {hooks.slice(0, 500).map((h) => (
-                <tr>
-                  <td>{h.url}</td>
-                  <td>{h.events.join(', ')}</td>
-                  <td>{h.disabled_at ? `deaktiviert seit ${formatTime(h.disabled_at)}` : 'aktiv'}</td>
-                  <td>
-                    <a href={`/portal/webhooks/${h.id}/delete`}>Löschen …</a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </Layout>,
-    );
-  });
-
-  postWrite(app, '/webhooks', webhookOps.createWebhook, async (c, write) => {
-    const session = c.get('session');
-    const org = session.organizationId!;
-    const fields = await formFields(c);
-    const done = await createOrBack(c, '/portal/webhooks', () => {
-      const events = WEBHOOK_EVENT_TYPES.filter((e) => fields[`event:${e}`] === 'on');
-      const parsed = WebhookCreate.safeParse({ url: fields.url, events });
-      if (!parsed.success) throw invalidInput(parsed.error);
-      const { config } = c.get('deps');
-      return write({ param: { id: org } }, (tx) =>
-        subscribe(tx, config, org, parsed.data).then(({ row, secret, audit }) => ({ audit, result: { row, secret } })),
-      );
-    });
-    if (done.response) return done.response;
-    const { row, secret } = done.result;
-    return render(
-      c,
-      <Layout title="Webhook angelegt" session={session}>
-        <p>
-          Der Webhook für <code>{row.url}</code> wurde angelegt. Kopieren Sie das Signatur-Geheimnis jetzt:{' '}
-          <strong>es wird nur dieses eine Mal angezeigt</strong>. Jede Zustellung trägt den Header{' '}
-          <code>Fleet-Signature</code>, ein HMAC-SHA256 mit diesem Geheimnis.
-        </p>
-        <label for="secret">Signatur-Geheimnis</label>
-        <input id="secret" readonly value={secret} size={60} />
-        <p>
-          <a href="/portal/webhooks">Zurück zu den Webhooks</a>
-        </p>
-      </Layout>,
-      201,
-    );
-  });
-
-  app.get('/webhooks/:id/delete', async (c) => {
-    const session = c.get('session');
-    const id = c.req.param('id').toLowerCase();
-    const db = await portalRead(c, webhookOps.deleteWebhook, { param: { id } });
-    const hook = await getWebhook(db, id);
-    return render(
-      c,
-      <Layout title="Webhook löschen" session={session}>
-        <p>
-          Den Webhook für <code>{hook!.url}</code> mit seinen Zustellungen löschen? Es wird nichts mehr an ihn gesendet.
-        </p>
-        <form method="post" action={`/portal/webhooks/${id}/delete`}>
-          <CsrfField session={session} />
-          <button type="submit" class="danger">
-            Löschen
-          </button>{' '}
-          <a href="/portal/webhooks">Abbrechen</a>
-        </form>
-      </Layout>,
-    );
-  });
-
-  postWrite(app, '/webhooks/:id/delete', webhookOps.deleteWebhook, async (c, write) => {
-    const id = c.req.param('id').toLowerCase();
-    return writeAndRedirect(c, '/portal/webhooks', 'Webhook gelöscht.', () =>
-      write({ param: { id } }, (tx) => unsubscribe(tx, id).then(({ audit }) => ({ audit, result: null }))),
-    );
-  });
   return app;
 }

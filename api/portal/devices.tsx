@@ -31,6 +31,7 @@ import { notFound } from '../http/errors.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
+import { EventTable, HardwareTable } from './device_details.tsx';
 import { formatTime, formFields, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
 import { ConvergenceBadge, StatusBadge } from './badges.tsx';
 import { convergenceLabel, reportLabel, reportMessage, stateLabel, statusLabel } from './labels.ts';
@@ -624,34 +625,16 @@ export function deviceRoutes() {
           </tbody>
         </table>
         <h2>Hardware</h2>
-        {hardware?.hardware ? (
-          <pre>{JSON.stringify(hardware.hardware, null, 2)}</pre>
-        ) : (
-          <p class="empty">Noch keine Hardware gemeldet: der Agent meldet sie beim Bootstrap und Check-in.</p>
-        )}
+        <HardwareTable
+          hardware={hardware?.hardware ?? null}
+          reportedAt={hardware?.reported_at ?? null}
+          agentVersion={device.agent_version}
+        />
         <h2>Ereignisse</h2>
-        {events.length === 0 ? (
-          <p class="empty">Noch keine Ereignisse.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Zeit</th>
-                <th scope="col">Merkmal</th>
-                <th scope="col">Ereignis</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.slice(0, 20).map((ev) => (
-                <tr>
-                  <td>{formatTime(ev.created_at)}</td>
-                  <td>{ev.merkmal}</td>
-                  <td>{ev.type}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <EventTable
+          events={events.slice(0, 20)}
+          sourceName={(_cause, sourceId) => names.unit.get(sourceId) ?? names.group.get(sourceId)}
+        />
       </Layout>,
     );
   });

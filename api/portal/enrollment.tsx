@@ -16,14 +16,8 @@ import { listIsoBuilds } from '../iso_builds/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { auditPortalRead, canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { IsoBuildTable } from './iso_build_table.tsx';
 import { CsrfField, Layout } from './layout.tsx';
-
-const statusLabel: Record<string, string> = {
-  pending: 'wartet',
-  running: 'läuft',
-  completed: 'fertig',
-  failed: 'fehlgeschlagen',
-};
 
 export function enrollmentRoutes() {
   const app = new Hono<PortalEnv>();
@@ -201,44 +195,7 @@ export function enrollmentRoutes() {
         {newest.length === 0 ? (
           <p class="empty">Noch keine ISO-Builds{write ? ': erzeugen Sie oben das erste Installations-ISO.' : '.'}</p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Angelegt</th>
-                <th scope="col">Template</th>
-                <th scope="col">Fortschritt</th>
-                <th scope="col">Status</th>
-                <th scope="col">Download</th>
-              </tr>
-            </thead>
-            <tbody>
-              {newest.map((b) => (
-                <tr data-build={b.id}>
-                  <td>{formatTime(b.created_at)}</td>
-                  <td>{b.template_id ? (templateName.get(b.template_id) ?? b.template_id) : 'Standard'}</td>
-                  <td>
-                    <progress max={100} value={b.progress} aria-label={`Fortschritt ${b.progress} %`}>
-                      {b.progress} %
-                    </progress>{' '}
-                    {b.progress} %
-                  </td>
-                  <td data-field="status">
-                    {statusLabel[b.status] ?? b.status}
-                    {b.error ? ` (${b.error})` : ''}
-                  </td>
-                  <td>
-                    {b.status === 'completed' && write ? (
-                      <a href={`/portal/iso-builds/${b.id}/download`} download>
-                        ISO herunterladen
-                      </a>
-                    ) : (
-                      '–'
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <IsoBuildTable builds={newest} templateName={templateName} admin={write} />
         )}
       </Layout>,
     );

@@ -60,6 +60,12 @@ export function Layout(props: {
                   ? 'Betreiber'
                   : `${s.caller.name} (${s.caller.role === 'admin' ? 'Admin' : 'Leser'})`}
               </span>{' '}
+              {s.organizationName ? (
+                <span data-field="organization">
+                  · Organisation: <strong>{s.organizationName}</strong>
+                </span>
+              ) : null}{' '}
+              {s.caller.type === 'operator' ? <a href="/portal/organization">Organisation wechseln</a> : null}{' '}
               <button type="submit" class="secondary">
                 Abmelden
               </button>

@@ -1,14 +1,12 @@
 /**
  * The organization's structure: org units as a tree with their devices and overrides
  * (create, rename, move, delete) and groups with members and overrides (create, rename,
- * delete, add and remove a device), each with its catalog (scope_catalog.tsx), and the
- * audit log. Every change goes through the
+ * delete, add and remove a device), each with its catalog (scope_catalog.tsx); the audit log
+ * is in audit.tsx. Every change goes through the
  * services the API routes call, checked and audited by the routes' own declarations.
  */
 import { Hono } from 'hono';
 import type { AuditEntry } from '../access/declaration.ts';
-import * as auditOps from '../audit/operations.ts';
-import { listAuditEvents } from '../audit/repo.ts';
 import { recordEffectiveChange } from '../catalog/effective_changes.ts';
 import { listOrganizationOverrides } from '../catalog/repo.ts';
 import type { Db } from '../db/client.ts';
@@ -24,7 +22,7 @@ import type { OrgUnitRow } from '../org_units/repo.ts';
 import { OrgUnitCreate, OrgUnitPatch } from '../org_units/schemas.ts';
 import { createUnit, deleteUnit, updateUnit } from '../org_units/service.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
-import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import { loadScopeCatalog, ScopeCatalog } from './scope_catalog.tsx';
@@ -459,45 +457,6 @@ export function organizationRoutes() {
       write({ param: { id, device_id: device } }, (tx, caller) =>
         groupService.changeMember(tx, 'remove', id, device, caller, recordEffectiveChange).then(noResult),
       ),
-    );
-  });
-
-  app.get('/audit', async (c) => {
-    const session = c.get('session');
-    const org = session.organizationId!;
-    const db = await portalRead(c, auditOps.listAuditEvents, { param: { id: org } });
-    const events = await listAuditEvents(db, { organizationId: org, beforeSeq: null, limit: 100 });
-    return render(
-      c,
-      <Layout title="Audit-Log" session={session} flash={takeFlash(c)}>
-        <p class="muted">Die letzten 100 Änderungen, neueste zuerst.</p>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Zeit</th>
-              <th scope="col">Wer</th>
-              <th scope="col">Aktion</th>
-              <th scope="col">Ziel</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.slice(0, 100).map((e) => (
-              <tr>
-                <td>{formatTime(e.created_at)}</td>
-                <td>
-                  {e.actor.type === 'api_key' ? e.actor.name : e.actor.type === 'operator' ? 'Betreiber' : 'System'}
-                </td>
-                <td>
-                  <code>{e.action}</code>
-                </td>
-                <td>
-                  {e.target_type} {e.target_id ?? ''}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Layout>,
     );
   });
 

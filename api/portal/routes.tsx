@@ -9,6 +9,7 @@ import type { AppEnv } from '../access/app_env.ts';
 import { limitBodySize } from '../http/body.ts';
 import { ApiError } from '../http/errors.ts';
 import type { PortalEnv } from './access.ts';
+import { auditRoutes } from './audit.tsx';
 import { deviceRoutes } from './devices.tsx';
 import { deviceBulkRoutes } from './device_bulk.tsx';
 import { formFields, render } from './http.tsx';
@@ -20,6 +21,7 @@ import { credentialRoutes } from './credentials.tsx';
 import { enrollmentRoutes } from './enrollment.tsx';
 import { rolloutRoutes } from './rollouts.tsx';
 import { scopeCatalogRoutes } from './scope_catalog.tsx';
+import { webhookRoutes } from './webhooks.tsx';
 import { csrfMatches, currentSession, SESSION_COOKIE, cookieOptions } from './session.ts';
 import { rolloutRefreshJs } from './script.ts';
 import { portalCss } from './style.ts';
@@ -117,6 +119,8 @@ export function portalRoutes() {
   portal.route('/', rolloutRoutes());
   portal.route('/', organizationRoutes());
   portal.route('/', credentialRoutes());
+  portal.route('/', webhookRoutes());
+  portal.route('/', auditRoutes());
 
   portal.all('*', (c) =>
     render(

@@ -25,6 +25,8 @@ export interface PortalSession {
   caller: Caller;
   /** The organization the session works in; null for an operator who has not chosen yet. */
   organizationId: string | null;
+  /** Its name, shown in the header. */
+  organizationName: string | null;
 }
 
 interface SessionRow {
@@ -34,6 +36,7 @@ interface SessionRow {
   operator_token_hash: Uint8Array | null;
   key_name: string | null;
   key_role: 'admin' | 'viewer' | null;
+  organization_name: string | null;
 }
 
 export function cookieOptions(c: Ctx) {
@@ -75,21 +78,30 @@ export async function currentSession(c: Ctx, db: Db): Promise<PortalSession | nu
   if (token === undefined || token.length > 100) return null;
   const tokenHash = hashSecret(token);
   const [row] = await db<SessionRow[]>`
-    select s.csrf_token, s.organization_id, s.api_key_id, s.operator_token_hash, k.name as key_name, k.role as key_role
+    select s.csrf_token, s.organization_id, s.api_key_id, s.operator_token_hash, k.name as key_name, k.role as key_role,
+           o.name as organization_name
     from portal_sessions s
     left join api_keys k on k.id = s.api_key_id
+    left join organizations o on o.id = s.organization_id
     where s.token_hash = ${tokenHash} and s.expires_at > now()
       and (s.api_key_id is null or (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())))`;
   if (!row) return null;
   if (row.api_key_id === null) {
     const current = hashSecret((c.get('deps') as HandlerDeps).config.adminToken);
     if (row.operator_token_hash === null || !constantTimeEqual(row.operator_token_hash, current)) return null;
-    return { tokenHash, csrfToken: row.csrf_token, caller: { type: 'operator' }, organizationId: row.organization_id };
+    return {
+      tokenHash,
+      csrfToken: row.csrf_token,
+      caller: { type: 'operator' },
+      organizationId: row.organization_id,
+      organizationName: row.organization_name,
+    };
   }
   return {
     tokenHash,
     csrfToken: row.csrf_token,
     organizationId: row.organization_id,
+    organizationName: row.organization_name,
     caller: {
       type: 'api_key',
       apiKeyId: row.api_key_id,

@@ -55,4 +55,10 @@ table.devices time { white-space: nowrap; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 nav.paging { display: flex; flex-wrap: wrap; gap: 1rem; margin: .5rem 0 1rem; }
 fieldset.bulk { border: 1px solid var(--line); border-radius: 3px; margin: 1rem 0; min-width: 0; }
+table.hardware th { width: 16rem; background: #f4f6f8; }
+ul.plain { margin: 0; padding-left: 1.1rem; }
+.warning { padding: .5rem 1rem; border-left: 4px solid var(--bad); background: #fbeaea; color: var(--bad); font-weight: 600; }
+.mono { font-family: ui-monospace, monospace; font-size: .875rem; overflow-wrap: anywhere; }
+.pager { display: flex; gap: 1rem; flex-wrap: wrap; }
+h2.webhook-url { font-size: 1.1rem; overflow-wrap: anywhere; border-top: 1px solid var(--line); padding-top: .75rem; }
 `;

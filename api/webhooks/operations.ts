@@ -21,3 +21,8 @@ export const listWebhookDeliveryAttempts = operation({
   access: 'org_admin',
   tenant: { param: { id: 'webhook', delivery_id: 'webhook_delivery' } },
 });
+export const testWebhook = operation({
+  access: 'org_admin',
+  tenant: { param: { id: 'webhook' } },
+  audit: 'webhook.test',
+});

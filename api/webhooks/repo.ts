@@ -93,6 +93,42 @@ export async function listDeliveries(db: Db, webhookId: string, beforeSeq: numbe
     limit ${limit + 1}`;
 }
 
+/**
+ * Queues a `webhook.test` event for this webhook alone, through `emit_webhook_event` as
+ * every event goes; its delivery, or null when the webhook is disabled (or gone).
+ */
+export async function emitTestEvent(db: Db, webhook: WebhookRow, type: string): Promise<DeliveryRow | null> {
+  const data = { webhook_id: webhook.id, url: webhook.url };
+  const [emitted] = await db<{ event_id: string | null }[]>`
+    select emit_webhook_event(${webhook.organization_id}, ${type}, ${db.json(data)}::jsonb, ${webhook.id}) as event_id`;
+  if (!emitted?.event_id) return null;
+  const [row] = await db<DeliveryRow[]>`
+    select seq, id, event_id, event, status, attempts, last_status_code, last_error,
+           next_attempt_at, delivered_at, created_at
+    from webhook_deliveries where event_id = ${emitted.event_id} and webhook_id = ${webhook.id}`;
+  return row ?? null;
+}
+
+/** The last `perWebhook` deliveries of each of the organization's webhooks, newest first. */
+export async function listRecentDeliveries(
+  db: Db,
+  organizationId: string,
+  perWebhook: number,
+): Promise<Map<string, DeliveryRow[]>> {
+  const rows = await db<Array<DeliveryRow & { webhook_id: string }>>`
+    select w.id as webhook_id, d.seq, d.id, d.event_id, d.event, d.status, d.attempts, d.last_status_code,
+           d.last_error, d.next_attempt_at, d.delivered_at, d.created_at
+    from webhooks w
+    cross join lateral (
+      select * from webhook_deliveries wd where wd.webhook_id = w.id order by wd.seq desc limit ${perWebhook}
+    ) d
+    where w.organization_id = ${organizationId}
+    order by w.id, d.seq desc`;
+  const byWebhook = new Map<string, DeliveryRow[]>();
+  for (const { webhook_id, ...row } of rows) byWebhook.set(webhook_id, [...(byWebhook.get(webhook_id) ?? []), row]);
+  return byWebhook;
+}
+
 export interface AttemptRow {
   attempt: number;
   started_at: Date;

@@ -10,7 +10,7 @@ import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeCursor, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
-import { subscribe, unsubscribe } from './service.ts';
+import { sendTestEvent, subscribe, unsubscribe } from './service.ts';
 import { CreatedWebhook, Webhook, WebhookCreate, WebhookDelivery, WebhookDeliveryAttempt } from './schemas.ts';
 import * as ops from './operations.ts';
 
@@ -115,6 +115,23 @@ const listAttempts = defineRoute({
   },
 });
 
+const testWebhook = defineRoute({
+  method: 'post',
+  path: '/webhooks/{id}/test',
+  operationId: 'testWebhook',
+  tags,
+  summary: 'Send the webhook a test event',
+  description:
+    'Queues a `webhook.test` event for this webhook alone, whatever event types it subscribed to, with ' +
+    '`data: { webhook_id, url }`. It is signed, delivered, retried and listed under its deliveries like every ' +
+    'other event: the answer is the pending delivery; follow it with `GET /webhooks/{id}/deliveries`. A disabled ' +
+    'webhook sends nothing: 400 `invalid_request`, nothing queued.',
+  operation: ops.testWebhook,
+  errors: ['not_found', 'invalid_request'],
+  request: { params: IdParams },
+  responses: { 202: json(WebhookDelivery, 'The test event is queued: its delivery') },
+});
+
 export function webhookRoutes() {
   return newRouter()
     .openapi(createWebhook, async (c) => {
@@ -137,6 +154,12 @@ export function webhookRoutes() {
       const { audit } = await unsubscribe(c.get('db'), id);
       recordAudit(c, audit);
       return c.body(null, 204);
+    })
+    .openapi(testWebhook, async (c) => {
+      const { id } = c.req.valid('param');
+      const { delivery, audit } = await sendTestEvent(c.get('db'), id);
+      recordAudit(c, audit);
+      return c.json(serializeDelivery(delivery), 202);
     })
     .openapi(listDeliveries, async (c) => {
       const { id } = c.req.valid('param');

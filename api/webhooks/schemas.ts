@@ -23,6 +23,16 @@ export const WEBHOOK_EVENT_TYPES = [
 
 const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).openapi('WebhookEventType');
 
+/**
+ * The event `POST /webhooks/{id}/test` sends to that one webhook, whatever it subscribed to;
+ * nobody subscribes to it.
+ */
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+
+const DeliveredEventType = z.enum([...WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT]).openapi('WebhookDeliveredEventType', {
+  description: 'An event type a webhook subscribes to, or `webhook.test`: a test event sent to it on request.',
+});
+
 export const Webhook = z
   .object({
     id: Uuid,
@@ -73,7 +83,7 @@ export const WebhookDelivery = z
   .object({
     id: Uuid,
     event_id: Uuid.openapi({ description: 'The `id` of the delivered event body (the same for every webhook).' }),
-    event: WebhookEventType,
+    event: DeliveredEventType,
     status: DeliveryStatus,
     attempts: z.number().int().openapi({ description: 'Attempts made so far.' }),
     last_status_code: z.number().int().nullable().openapi({ description: 'HTTP status of the last attempt, if any.' }),

@@ -9,6 +9,7 @@ import type { Db } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import * as repo from './repo.ts';
+import { WEBHOOK_TEST_EVENT } from './schemas.ts';
 import { webhookUrlProblem } from './url_policy.ts';
 
 export async function subscribe(
@@ -38,5 +39,27 @@ export async function unsubscribe(db: Db, id: string): Promise<{ row: repo.Webho
   return {
     row,
     audit: { organizationId: row.organization_id, targetType: 'webhook', targetId: id, details: { url: row.url } },
+  };
+}
+
+/**
+ * Sends the webhook a `webhook.test` event, queued and delivered as every event is. A
+ * disabled webhook sends nothing more (delete it and create it anew): 400, nothing queued.
+ */
+export async function sendTestEvent(db: Db, id: string): Promise<{ delivery: repo.DeliveryRow; audit: AuditEntry }> {
+  const hook = await repo.getWebhook(db, id);
+  if (!hook) throw notFound('webhook', id);
+  const delivery = hook.disabled_at === null ? await repo.emitTestEvent(db, hook, WEBHOOK_TEST_EVENT) : null;
+  if (delivery === null) {
+    throw new ApiError('invalid_request', `webhook ${id} is disabled and sends nothing; delete it and create it anew`);
+  }
+  return {
+    delivery,
+    audit: {
+      organizationId: hook.organization_id,
+      targetType: 'webhook',
+      targetId: id,
+      details: { url: hook.url, event: WEBHOOK_TEST_EVENT, delivery_id: delivery.id },
+    },
   };
 }

@@ -79,6 +79,7 @@ async function runBuild(deps: TaskDeps, payload: BuildIsoPayloadType, helpers: J
       sizeBytes: image.size,
       sha256: image.sha256,
       fileName,
+      developmentBase: image.developmentBase,
     });
     if (!result.completed) {
       // The row was deleted or failed by the sweep meanwhile: its file has no owner.
@@ -119,7 +120,7 @@ async function buildImage(
   payload: BuildIsoPayloadType,
   claim: ClaimedBuild,
   helpers: JobHelpers,
-): Promise<{ path: string; size: number; sha256: string }> {
+): Promise<{ path: string; size: number; sha256: string; developmentBase: boolean }> {
   const { config, log } = deps;
   const buildId = payload.build_id;
   // A session-bound image carries the session id, never the organization's code.
@@ -235,7 +236,8 @@ async function buildImage(
   const digest = await digestFile(work.partial).catch(() => {
     throw new BuildFailure('the build script reported success but wrote no image');
   });
-  return { path: work.partial, ...digest };
+  // No installer image for the backend: the script used the development base image (not bootable).
+  return { path: work.partial, ...digest, developmentBase: base === '' };
 }
 
 async function removeFile(deps: TaskDeps, path: string): Promise<void> {

@@ -105,6 +105,7 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'POST /api/v1/rollouts/{id}/pause': 'admin',
   'POST /api/v1/rollouts/{id}/resume': 'admin',
   'POST /api/v1/rollouts/{id}/abort': 'admin',
+  'POST /api/v1/webhooks/{id}/test': 'admin',
 };
 
 /** The callers `x-callers` names for an entry of the table. */

@@ -374,6 +374,7 @@ const portalRoutesWithIds: Record<string, PortalField[]> = {
   'POST /portal/webhooks': [],
   'GET /portal/webhooks/:id/delete': [],
   'POST /portal/webhooks/:id/delete': [],
+  'POST /portal/webhooks/:id/test': [],
 };
 
 /** The portal's routes outside its sign-in, which take no id. */

@@ -102,6 +102,39 @@ describe('POST /api/v1/agent/checkin', () => {
     });
   });
 
+  it("keeps the agent version as the device's agent_version, writing the device row only when it changed", async () => {
+    const agent = await enrollAgent(ctx);
+    // xmin moves with every write of the row: the same xmin is no write at all.
+    const row = async () => {
+      const [r] = await ctx.sql`select agent_version, xmin::text as xmin from devices where id = ${agent.device_id}`;
+      return r!;
+    };
+    const deviceVersion = async () =>
+      (await ctx.request('GET', `/api/v1/devices/${agent.device_id}`)).body.agent_version as string | null;
+    expect(await deviceVersion()).toBeNull();
+
+    await checkin(ctx, agent.secret, { hardware: { cpu: 'i5' }, agent_version: '1.0.0' });
+    const first = await row();
+    expect(first.agent_version).toBe('1.0.0');
+    expect(await deviceVersion()).toBe('1.0.0');
+
+    // The same version, with and without hardware, and no version at all: the row is not written.
+    for (const body of [{ agent_version: '1.0.0' }, { hardware: { cpu: 'i7' }, agent_version: '1.0.0' }, {}]) {
+      expect((await checkin(ctx, agent.secret, body)).status).toBe(200);
+      expect(await row()).toEqual(first);
+    }
+    expect((await storedHardware(agent.device_id))!.hardware).toEqual({ cpu: 'i7' });
+
+    // A changed version without hardware is written by itself.
+    await checkin(ctx, agent.secret, { agent_version: '1.1.0' });
+    const second = await row();
+    expect(second.agent_version).toBe('1.1.0');
+    expect(second.xmin).not.toBe(first.xmin);
+    expect(await deviceVersion()).toBe('1.1.0');
+    await checkin(ctx, agent.secret, { hardware: { cpu: 'i9' }, agent_version: '1.2.0' });
+    expect((await row()).agent_version).toBe('1.2.0');
+  });
+
   it('accepts hardware of exactly 64 KiB and rejects one byte more with 400, writing nothing', async () => {
     const agent = await enrollAgent(ctx);
     const overhead = JSON.stringify({ blob: '' }).length;
@@ -286,6 +319,31 @@ describe('check-in cost', () => {
       });
       expect(res.status).toBe(200);
       expect(statements).toBe(1);
+    } finally {
+      await counted.end();
+    }
+  });
+
+  it('an unchanged agent version costs no statement; a changed one without hardware costs one write', async () => {
+    const agent = await enrollAgent(ctx);
+    let statements = 0;
+    const counted = postgres(ctx.db.url, { max: 2, onnotice: () => {}, debug: () => void statements++ });
+    try {
+      const app = testApp(counted, ctx.config);
+      const send = (body: Record<string, unknown>) =>
+        request(app, 'POST', '/api/v1/agent/checkin', { token: agent.secret, body });
+      expect((await send({ agent_version: '1.0' })).status).toBe(200); // warms the cache, keeps 1.0
+      statements = 0;
+      expect((await send({ agent_version: '1.0' })).status).toBe(200);
+      expect(statements).toBe(1); // the read alone
+      statements = 0;
+      expect((await send({ agent_version: '1.1' })).status).toBe(200);
+      expect(statements).toBe(2); // the read and the version's write
+      statements = 0;
+      expect((await send({ hardware: { cpu: 'i5' }, agent_version: '1.2' })).status).toBe(200);
+      expect(statements).toBe(1); // written in the hardware's statement
+      const [row] = await ctx.sql`select agent_version from devices where id = ${agent.device_id}`;
+      expect(row!.agent_version).toBe('1.2');
     } finally {
       await counted.end();
     }

@@ -17,6 +17,7 @@ describe('GET /api/v1/devices/{id}', () => {
     expect(Object.keys(res.body).sort()).toEqual([
       'agent_last_checkin',
       'agent_secret_issued_at',
+      'agent_version',
       'archived_at',
       'backend',
       'convergence',

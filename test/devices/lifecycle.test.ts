@@ -21,6 +21,7 @@ const deviceKeys = [
   'archived_at',
   'agent_secret_issued_at',
   'agent_last_checkin',
+  'agent_version',
   'created_at',
   'status',
   'convergence',

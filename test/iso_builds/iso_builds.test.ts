@@ -36,7 +36,7 @@ afterAll(async () => {
 
 const isoBuildKeys = [
   ...['id', 'organization_id', 'status', 'progress', 'created_at', 'started_at', 'finished_at', 'expires_at'],
-  ...['size_bytes', 'sha256', 'error', 'template_id', 'enrollment_session_id'],
+  ...['size_bytes', 'sha256', 'error', 'template_id', 'enrollment_session_id', 'development_base'],
 ];
 
 async function jobCount(): Promise<number> {

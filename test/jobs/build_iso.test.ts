@@ -89,7 +89,8 @@ describe('build_iso', () => {
     const res = await getBuild(ctx, queued.id);
     expect(res.status).toBe(200);
     const build = res.body;
-    expect(build).toMatchObject({ status: 'completed', progress: 100, error: null });
+    // No ISO_BASE_IMAGE: the development base image, not bootable, and the build says so.
+    expect(build).toMatchObject({ status: 'completed', progress: 100, error: null, development_base: true });
     expect(Date.parse(build.expires_at) - Date.parse(build.finished_at)).toBe(7 * 24 * 3600 * 1000);
     expect(Date.parse(build.started_at)).toBeLessThanOrEqual(Date.parse(build.finished_at));
 
@@ -232,7 +233,7 @@ describe('build_iso', () => {
     const log = capturingLogger();
     const queued = await triggerBuild(ctx, org.id);
     await runJobs(ctx, workerDeps(ctx, { isoBaseImage: base }, log));
-    expect((await getBuild(ctx, queued.id)).body.status).toBe('completed');
+    expect((await getBuild(ctx, queued.id)).body).toMatchObject({ status: 'completed', development_base: false });
 
     const image = join(isoDir, `fleet-installer-${queued.id}.iso`);
     expect(isoFiles(image)).toEqual(

@@ -8,8 +8,9 @@
  * by the agent's own call, is one click from the overview and shows as failed with the
  * agent's message on the device page; the device list keeps 300-character names inside
  * the page at 1366 × 768 and at 390 px wide; an admin ticks two devices, adds them to a
- * group in bulk, confirms the count and sees the result. Screenshots go to
- * test-output/portal/.
+ * group in bulk, confirms the count and sees the result; the hardware reads as a table, a
+ * development ISO is marked above its download, and a webhook's test button queues a
+ * delivery the page lists. Screenshots go to test-output/portal/.
  */
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../api/http/crypto.ts';
-import { enrollAgent, report } from '../support/agent.ts';
+import { checkin, enrollAgent, report } from '../support/agent.ts';
 import type { TestContext, TestResponse } from '../support/app.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
@@ -181,6 +182,17 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     }
     expect([...seen].at(-1)).toBe('fertig');
     expect(await page.locator('progress').first().getAttribute('value')).toBe('100');
+    // No installer image on this host: the mark that it does not boot stands above the link.
+    const built = page.locator('tr[data-build]').first();
+    const mark = built.locator('[data-warning=development-base]');
+    expect(await mark.textContent()).toContain('NICHT bootfähig');
+    const link = built.getByRole('link', { name: 'Test-ISO herunterladen (bootet nicht)' });
+    expect((await mark.boundingBox())!.y).toBeLessThan((await link.boundingBox())!.y);
+    expect((await built.locator('td[data-field=sha256]').textContent())?.trim()).toMatch(/^[0-9a-f]{64}$/);
+    expect(await built.locator('td[data-field=source]').textContent()).toContain('Enrollment-Session');
+    const isoShot = join(outputDir, 'iso-builds.png');
+    await page.screenshot({ path: isoShot, fullPage: true });
+    console.log(`screenshot: ${isoShot}`);
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       page.getByRole('link', { name: 'ISO herunterladen' }).first().click(),
@@ -343,4 +355,54 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     await page.waitForURL('**/portal/devices?q=PFBULK');
     expect(cspReports).toEqual([]);
   }, 120_000);
+
+  it('the device page reads the hardware as a table, the raw JSON one click away', async () => {
+    const agent = await enrollAgent(overHttp, { organizationId: fleet.orgId, serial: 'PF7HW001' });
+    const hardware = {
+      dmi: { sys_vendor: 'LENOVO', product_name: '20N2S0A400' },
+      cpu: { cores: 8, model: 'Intel(R) Core(TM) i5-8365U CPU @ 1.60GHz' },
+      memory_mb: 16_384,
+      disks: [{ name: 'nvme0n1', size_gb: 512, model: 'SAMSUNG MZVLB512' }],
+      os: 'Debian GNU/Linux 12 (bookworm)',
+    };
+    const res = await checkin(overHttp, agent.secret, { hardware, agent_version: '1.4.2' });
+    expect(res.status).toBe(200);
+    await page.goto(`${service.base}/portal/devices/${agent.device_id}`);
+    const cell = (key: string) => page.locator(`tr[data-hardware=${key}] td`);
+    expect(await cell('cpu').textContent()).toBe('Intel(R) Core(TM) i5-8365U CPU @ 1.60GHz (8 Kerne)');
+    expect(await cell('memory').textContent()).toBe('16 GiB');
+    expect(await cell('disks').locator('li').allTextContents()).toEqual(['nvme0n1 · 512 GB · SAMSUNG MZVLB512']);
+    expect(await cell('agent_version').textContent()).toBe('1.4.2');
+    const raw = page.locator('table.hardware + details pre');
+    expect(await raw.isVisible()).toBe(false);
+    await page.getByText('Rohdaten (JSON)').click();
+    expect(await raw.isVisible()).toBe(true);
+    expect(JSON.parse((await raw.textContent()) ?? '')).toEqual(hardware);
+    const shot = join(outputDir, 'device-hardware.png');
+    await page.locator('table.hardware').screenshot({ path: shot });
+    console.log(`screenshot: ${shot}`);
+  }, 60_000);
+
+  it('the webhooks page sends a test event with its button and lists the delivery', async () => {
+    const hook = await api('POST', `/api/v1/organizations/${fleet.orgId}/webhooks`, {
+      url: 'https://hooks.example.invalid/fleet',
+      events: ['iso_build.failed'],
+    });
+    await page.goto(`${service.base}/portal/webhooks`);
+    const section = page.locator(`section[data-webhook="${hook.id}"]`);
+    expect((await section.locator('[data-field=webhook-status]').textContent())?.trim()).toBe(
+      'Status: aktiv, noch keine Zustellung',
+    );
+    await section.getByRole('button', { name: 'Test-Ereignis senden' }).click();
+    await page.getByText('Test-Ereignis eingereiht').waitFor();
+    const delivery = page.locator(`section[data-webhook="${hook.id}"] tr[data-delivery]`);
+    expect(await delivery.count()).toBe(1);
+    expect(await delivery.locator('code').textContent()).toBe('webhook.test');
+    const listed = await api('GET', `/api/v1/webhooks/${hook.id}/deliveries`);
+    expect(listed.items.map((d: { event: string }) => d.event)).toEqual(['webhook.test']);
+    const shot = join(outputDir, 'webhooks.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    console.log(`screenshot: ${shot}`);
+    expect(cspReports).toEqual([]);
+  }, 60_000);
 });

@@ -62,6 +62,7 @@ async function snapshot(organizationId: string) {
       (select count(*)::int from group_members where organization_id = ${organizationId}) as members,
       (select json_agg(k order by k.id) from (select id, revoked_at from api_keys where organization_id = ${organizationId}) k) as keys,
       (select count(*)::int from webhooks where organization_id = ${organizationId}) as webhooks,
+      (select count(*)::int from webhook_events where organization_id = ${organizationId}) as webhook_events,
       (select count(*)::int from audit_events where organization_id = ${organizationId}) as audits`;
 }
 
@@ -213,6 +214,23 @@ const writes: Write[] = [
     audit: 'webhook.delete',
     check: async (f) => {
       expect(await ctx.sql`select 1 from webhooks where organization_id = ${f.org.id}`).toHaveLength(0);
+    },
+  },
+  {
+    name: 'send a webhook a test event',
+    path: async (f) => {
+      const res = await ctx.request('POST', `/api/v1/organizations/${f.org.id}/webhooks`, {
+        body: { url: 'https://hooks.example.com/t', events: ['iso_build.failed'] },
+      });
+      return `/portal/webhooks/${res.body.id}/test`;
+    },
+    form: () => ({}),
+    audit: 'webhook.test',
+    check: async (f) => {
+      const delivered = await ctx.sql`
+        select d.status from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+        where w.organization_id = ${f.org.id} and d.event = 'webhook.test'`;
+      expect(delivered).toEqual([{ status: 'pending' }]);
     },
   },
 ];

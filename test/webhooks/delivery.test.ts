@@ -530,3 +530,48 @@ describe('end to end with a real HTTP receiver', () => {
     }
   });
 });
+
+describe('POST /api/v1/webhooks/{id}/test', () => {
+  it('sends that webhook alone a signed webhook.test event, listed and audited like any delivery', async () => {
+    log = capturingLogger();
+    const org = (await createOrganization(ctx)).id as string;
+    const hook = await subscribe(org, 'https://hooks.example.com/fleet', ['iso_build.failed']);
+    const other = await subscribe(org, 'https://hooks.example.com/other', ALL_EVENTS);
+    const { received } = receiver();
+    const res = await ctx.request('POST', `/api/v1/webhooks/${hook.id}/test`);
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    expect(res.body).toMatchObject({ event: 'webhook.test', status: 'pending', attempts: 0 });
+    await runJobs(ctx, deps());
+    expect(received).toHaveLength(1);
+    const { body, headers } = received[0]!;
+    verifySignature(String(headers['fleet-signature']), body, hook.secret);
+    expect(JSON.parse(body)).toMatchObject({
+      id: res.body.event_id,
+      type: 'webhook.test',
+      organization_id: org,
+      data: { webhook_id: hook.id, url: 'https://hooks.example.com/fleet' },
+    });
+    const [listed] = await deliveries(hook.id);
+    expect(listed).toMatchObject({ id: res.body.id, event: 'webhook.test', status: 'delivered', attempts: 1 });
+    expect(await deliveries(other.id)).toEqual([]);
+    const [audit] = await ctx.sql`
+      select action, target_id, actor from audit_events where organization_id = ${org} and action = 'webhook.test'`;
+    expect(audit).toMatchObject({ target_id: hook.id, actor: { type: 'operator' } });
+  });
+
+  it('a disabled webhook sends nothing: 400, nothing queued; an unknown one is 404', async () => {
+    const org = (await createOrganization(ctx)).id as string;
+    const hook = await subscribe(org, 'https://hooks.example.com/fleet', ['iso_build.failed']);
+    await ctx.sql`update webhooks set disabled_at = now() where id = ${hook.id}`;
+    const res = await ctx.request('POST', `/api/v1/webhooks/${hook.id}/test`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(await deliveries(hook.id)).toEqual([]);
+    const [{ n }] = (await ctx.sql`select count(*)::int as n from webhook_events where organization_id = ${org}`) as [
+      { n: number },
+    ];
+    expect(n).toBe(0);
+    const missing = await ctx.request('POST', `/api/v1/webhooks/${crypto.randomUUID()}/test`);
+    expect(missing.status).toBe(404);
+  });
+});

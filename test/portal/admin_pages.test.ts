@@ -1,0 +1,420 @@
+/**
+ * The portal pages an admin reads every day, over HTTP in-process: the device page's
+ * hardware table, agent version and events with cause, actor and message.
+ */
+import { describe, expect, it } from 'vitest';
+import { hardwareRows } from '../../api/portal/device_details.tsx';
+import { createApiKey } from '../support/access.ts';
+import { checkin, enrollAgent, report } from '../support/agent.ts';
+import { ADMIN_TOKEN, useTestApp } from '../support/app.ts';
+import { createOrganization } from '../support/builders.ts';
+import { insertOrgUnit } from '../support/devices.ts';
+import { PortalClient } from '../support/portal_client.ts';
+
+const ctx = useTestApp();
+
+async function signedIn(key: string) {
+  const b = new PortalClient(ctx.app, `10.4.0.${Math.floor(Math.random() * 250) + 1}`);
+  expect((await b.signIn(key)).status).toBe(303);
+  return b;
+}
+
+/** The page's text without tags, spaces collapsed. */
+const plain = (html: string) =>
+  html
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/\s+/g, ' ');
+
+/** The cell of the row with this attribute (tags removed). */
+function rowText(html: string, attribute: string): string {
+  const m = new RegExp(`<tr ${attribute}[^>]*>([\\s\\S]*?)</tr>`).exec(html);
+  expect(m, attribute).not.toBeNull();
+  return plain(m![1]!).trim();
+}
+
+/** What the device agent sends (fleet_agent_helpers.py `hardware()`). */
+const agentHardware = {
+  dmi: {
+    sys_vendor: 'LENOVO',
+    product_name: '20N2S0A400',
+    product_version: 'ThinkPad T490',
+    product_serial: 'PF1ABCDE',
+  },
+  cpu: { cores: 8, model: 'Intel(R) Core(TM) i5-8365U CPU @ 1.60GHz' },
+  memory_mb: 15_872,
+  disks: [
+    { name: 'nvme0n1', size_gb: 512, model: 'SAMSUNG MZVLB512' },
+    { name: 'sda', size_gb: null },
+  ],
+  os: 'Debian GNU/Linux 12 (bookworm)',
+  kernel: '6.1.0-26-amd64',
+  hostname: 'arbeitsplatz-017',
+};
+
+describe('the device page', () => {
+  it('shows the hardware as a table, the agent version, and events with cause, actor and message', async () => {
+    const org = await createOrganization(ctx);
+    const unit = await insertOrgUnit(ctx.sql, org.id, 'Physik');
+    const agent = await enrollAgent(ctx, { organizationId: org.id, serial: `HW-${crypto.randomUUID().slice(0, 6)}` });
+    expect((await checkin(ctx, agent.secret, { hardware: agentHardware, agent_version: '1.4.2' })).status).toBe(200);
+    const adminKey = await createApiKey(ctx, org.id, 'admin', { name: 'Frau Admin' });
+    // A selection at the org unit by the admin (cause oe, the unit's name), then the agent's failure.
+    const move = await ctx.request('PUT', `/api/v1/devices/${agent.device_id}/org-unit`, {
+      body: { oe_id: unit },
+      token: adminKey.key,
+    });
+    expect(move.status, JSON.stringify(move.body)).toBe(200);
+    const select = await ctx.request('POST', `/api/v1/org-units/${unit}/catalog/qgis/select`, {
+      body: {},
+      token: adminKey.key,
+    });
+    expect(select.status, JSON.stringify(select.body)).toBeLessThan(300);
+    await report(ctx, agent.secret, [
+      {
+        merkmal: 'qgis',
+        event: 'apply_failed',
+        detail: { role: 'qgis', changed: false, message: 'qgis: Paket fehlt' },
+      },
+    ]);
+
+    const b = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key);
+    const page = await b.get(`/portal/devices/${agent.device_id}`);
+    expect(page.status).toBe(200);
+    const html = page.text;
+    expect(rowText(html, 'data-hardware="model"')).toContain('LENOVO 20N2S0A400 ThinkPad T490');
+    expect(rowText(html, 'data-hardware="cpu"')).toContain('Intel(R) Core(TM) i5-8365U CPU @ 1.60GHz (8 Kerne)');
+    expect(rowText(html, 'data-hardware="memory"')).toContain('15,5 GiB');
+    expect(rowText(html, 'data-hardware="disks"')).toContain('nvme0n1 · 512 GB · SAMSUNG MZVLB512');
+    expect(rowText(html, 'data-hardware="disks"')).toContain('sda');
+    expect(rowText(html, 'data-hardware="os"')).toContain('Debian GNU/Linux 12 (bookworm)');
+    expect(rowText(html, 'data-hardware="kernel"')).toContain('6.1.0-26-amd64');
+    expect(rowText(html, 'data-hardware="agent_version"')).toContain('1.4.2');
+    // The raw JSON is there, behind a disclosure, no longer the main view.
+    expect(html).toMatch(/<details><summary>Rohdaten \(JSON\)<\/summary><pre>/);
+
+    const failed = rowText(html, 'data-event-type="apply_failed"');
+    expect(failed).toContain('Bericht des Agenten');
+    expect(failed).toContain('Agent des Geräts');
+    expect(failed).toContain('qgis: Paket fehlt');
+    const selected = rowText(html, 'data-event-type="selected"');
+    expect(selected).toContain('Vorgabe der Organisationseinheit „Physik“');
+    expect(selected).toContain('Frau Admin');
+  });
+
+  it('reads hardware of any shape: missing keys are left out, unknown ones listed by name, odd values as JSON', () => {
+    expect(hardwareRows(null)).toEqual([]);
+    expect(hardwareRows([1, 2])).toEqual([]);
+    expect(hardwareRows({})).toEqual([]);
+    const rows = hardwareRows({ cpu: 'i7', memory_mb: 'viel', disks: 'eine', gpu: { model: 'X' }, os: 12 });
+    const byKey = Object.fromEntries(rows.map((r) => [r.key, r.value]));
+    expect(byKey).toEqual({ cpu: 'i7', memory: 'viel', disks: ['eine'], gpu: '{"model":"X"}', os: '12' });
+    expect(rows.find((r) => r.key === 'gpu')!.label).toBe('gpu');
+  });
+});
+
+describe('the webhooks page', () => {
+  async function hookWith(organizationId: string, url: string) {
+    const res = await ctx.request('POST', `/api/v1/organizations/${organizationId}/webhooks`, {
+      body: { url, events: ['device.activated'] },
+    });
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  }
+
+  /** The webhook's section of the page. */
+  function section(html: string, id: string): string {
+    const start = html.indexOf(`data-webhook="${id}"`);
+    expect(start, id).toBeGreaterThan(-1);
+    const end = html.indexOf('</section>', start);
+    return html.slice(start, end);
+  }
+
+  it("names each webhook's status as the API's deliveries say, lists its last deliveries and sends a test event", async () => {
+    const org = await createOrganization(ctx);
+    const failing = await hookWith(org.id, 'https://hooks.example.com/failing');
+    const fine = await hookWith(org.id, 'https://hooks.example.com/fine');
+    const disabled = await hookWith(org.id, 'https://hooks.example.com/disabled');
+    // Three deliveries of the failing one, each tried and failed (as the API lists them).
+    for (let i = 0; i < 3; i++)
+      expect((await ctx.request('POST', `/api/v1/webhooks/${failing}/test`)).status).toBe(202);
+    await ctx.sql`update webhook_deliveries set attempts = 3, last_status_code = 500,
+      last_error = 'HTTP 500: Interner Fehler beim Empfänger' where webhook_id = ${failing}`;
+    expect((await ctx.request('POST', `/api/v1/webhooks/${fine}/test`)).status).toBe(202);
+    await ctx.sql`update webhook_deliveries set status = 'delivered', attempts = 1, last_status_code = 204,
+      delivered_at = now(), next_attempt_at = null where webhook_id = ${fine}`;
+    await ctx.sql`update webhooks set disabled_at = now() where id = ${disabled}`;
+    const api = await ctx.request('GET', `/api/v1/webhooks/${failing}/deliveries`);
+    expect(api.body.items.map((d: { status: string; attempts: number }) => [d.status, d.attempts])).toEqual([
+      ['pending', 3],
+      ['pending', 3],
+      ['pending', 3],
+    ]);
+
+    const admin = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const page = await admin.get('/portal/webhooks');
+    expect(page.status).toBe(200);
+    const bad = section(page.text, failing);
+    expect(plain(bad)).toContain('Zustellung schlägt fehl: 3 Versuche, wird wiederholt');
+    expect(bad).toContain('data-status="failing"');
+    expect(bad.match(/data-delivery=/g)).toHaveLength(3);
+    expect(plain(bad)).toContain('HTTP 500: Interner Fehler beim Empfänger');
+    expect(plain(section(page.text, fine))).toMatch(/aktiv, zuletzt zugestellt \d{4}-/);
+    const off = section(page.text, disabled);
+    expect(plain(off)).toContain('deaktiviert seit');
+    expect(off).not.toContain('/test"');
+    expect(plain(off)).toContain('Noch keine Zustellung.');
+
+    // The test button: one more delivery, webhook.test, for that webhook alone.
+    const res = await admin.request('POST', `/portal/webhooks/${fine}/test`, { _csrf: PortalClient.csrf(page.text) });
+    expect(res.status).toBe(303);
+    const after = await admin.get('/portal/webhooks');
+    expect(plain(after.text)).toContain('Test-Ereignis eingereiht');
+    const newest = section(after.text, fine);
+    expect(newest.match(/data-delivery=/g)).toHaveLength(2);
+    expect(newest).toMatch(/data-status="pending"[\s\S]*webhook\.test/);
+    expect(section(after.text, failing).match(/data-delivery=/g)).toHaveLength(3);
+
+    // A disabled webhook's test, forged: refused with the reason, nothing queued.
+    const refused = await admin.request('POST', `/portal/webhooks/${disabled}/test`, {
+      _csrf: PortalClient.csrf(after.text),
+    });
+    expect(refused.status).toBe(303);
+    expect(plain((await admin.get('/portal/webhooks')).text)).toContain('deaktiviert und sendet nichts mehr');
+    expect(await ctx.sql`select 1 from webhook_deliveries where webhook_id = ${disabled}`).toHaveLength(0);
+  });
+});
+
+describe('the audit page', () => {
+  /** The seqs of the page's rows, in the order shown. */
+  const seqs = (html: string) => [...html.matchAll(/<tr data-seq="(\d+)"/g)].map((m) => Number(m[1]));
+  const href = (html: string, label: string) => {
+    const m = new RegExp(`<a href="([^"]+)">${label}</a>`).exec(html);
+    return m ? m[1]!.replace(/&amp;/g, '&') : null;
+  };
+
+  it('pages forward and back through every row exactly once, and filters by action and by target', async () => {
+    const org = await createOrganization(ctx);
+    const unit = await insertOrgUnit(ctx.sql, org.id, 'Chemie');
+    const other = await insertOrgUnit(ctx.sql, org.id, 'Biologie');
+    const actor = { type: 'api_key', api_key_id: crypto.randomUUID(), name: 'Skript' };
+    // 130 rows: every third about the unit "Chemie", the rest about "Biologie".
+    for (let i = 0; i < 130; i++) {
+      await ctx.sql`insert into audit_events (organization_id, actor, action, target_type, target_id, request_id)
+        values (${org.id}, ${ctx.sql.json(actor)}, ${i % 3 === 0 ? 'org_unit.update' : 'org_unit.create'}, 'org_unit',
+                ${i % 3 === 0 ? unit : other}, ${`r${i}`})`;
+    }
+    const admin = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const all = (await ctx.sql`select seq from audit_events where organization_id = ${org.id} order by seq desc`).map(
+      (r) => Number(r.seq),
+    );
+    expect(all).toHaveLength(132); // and the organization's and the admin key's creation
+
+    const visit = async (path: string) => {
+      const page = await admin.get(path);
+      expect(page.status, path).toBe(200);
+      return page.text;
+    };
+    // Forward: the newest first, each row once, no previous link on the first page.
+    let html = await visit('/portal/audit');
+    expect(href(html, '← Neuere')).toBeNull();
+    const forward: number[][] = [seqs(html)];
+    for (let next = href(html, 'Ältere →'); next !== null; next = href(html, 'Ältere →')) {
+      html = await visit(next);
+      forward.push(seqs(html));
+    }
+    expect(forward.flat()).toEqual(all);
+    expect(forward.map((p) => p.length)).toEqual([50, 50, 32]);
+    // Back from the last page: the same pages in reverse, up to the first.
+    const back: number[][] = [seqs(html)];
+    for (let previous = href(html, '← Neuere'); previous !== null; previous = href(html, '← Neuere')) {
+      html = await visit(previous);
+      back.push(seqs(html));
+    }
+    expect(back.reverse()).toEqual(forward);
+    expect(href(await visit(`/portal/audit?before=${forward[0]!.at(-1)}`), '« Neueste')).toBe('/portal/audit');
+
+    // Targets by name, each with a link to its page and one to its own rows.
+    expect(html).toContain(`<a href="/portal/org-units/${unit}">Chemie</a>`);
+    expect(html).toContain(`<a href="/portal/org-units/${other}">Biologie</a>`);
+    expect(plain(html)).not.toContain(unit.slice(0, 8) + ' ');
+
+    // By action, then by target: only those rows, and the paging keeps the filter.
+    const rowsOf = async (where: 'update' | 'other') =>
+      (
+        await ctx.sql`select seq from audit_events where organization_id = ${org.id}
+          and ${where === 'update' ? ctx.sql`action = 'org_unit.update'` : ctx.sql`target_id = ${other}`}
+          order by seq desc`
+      ).map((r) => Number(r.seq));
+    html = await visit('/portal/audit?action=org_unit.update');
+    expect(seqs(html)).toEqual(await rowsOf('update'));
+    expect(seqs(html)).toHaveLength(44);
+    html = await visit(`/portal/audit?target=${other}`);
+    expect(seqs(html)).toEqual((await rowsOf('other')).slice(0, 50));
+    expect(plain(html)).toContain('Nur Einträge zu Biologie.');
+    expect(href(html, 'Ältere →')).toMatch(new RegExp(`^/portal/audit\\?target=${other}&before=\\d+$`));
+    // An unknown action is no filter; a malformed target says so and filters nothing.
+    expect(seqs(await visit('/portal/audit?action=nope')).length).toBe(50);
+    expect(plain(await visit('/portal/audit?target=xyz'))).toContain('keine gültige ID');
+  });
+
+  it('a deleted target goes by the name its event recorded; a viewer is offered no audit page and gets 403', async () => {
+    const org = await createOrganization(ctx);
+    const adminKey = await createApiKey(ctx, org.id, 'admin', { name: 'Admin' });
+    const created = await ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, {
+      body: { name: 'Weg-Gruppe' },
+      token: adminKey.key,
+    });
+    expect(created.status).toBe(201);
+    expect((await ctx.request('DELETE', `/api/v1/groups/${created.body.id}`, { token: adminKey.key })).status).toBe(
+      204,
+    );
+    const admin = await signedIn(adminKey.key);
+    const html = (await admin.get('/portal/audit')).text;
+    const cell = plain(/data-field="target">([\s\S]*?)<\/td>/.exec(html)![1]!);
+    expect(cell).toContain('Gruppe Weg-Gruppe (gelöscht)');
+    const viewer = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key);
+    const overview = await viewer.get('/portal/devices');
+    expect(overview.text).not.toContain('href="/portal/audit"');
+    expect((await viewer.get('/portal/audit')).status).toBe(403);
+  });
+});
+
+describe('the header', () => {
+  it('names the open organization, and the operator switches to another from it', async () => {
+    const first = await createOrganization(ctx);
+    const second = await createOrganization(ctx);
+    const [a, b] = await ctx.sql<{ name: string }[]>`
+      select name from organizations where id in (${first.id}, ${second.id}) order by id = ${first.id} desc`;
+    const operator = new PortalClient(ctx.app, '10.4.1.1');
+    expect((await operator.signIn(ADMIN_TOKEN)).location).toBe('/portal/organization');
+    const choose = async (id: string) => {
+      const page = await operator.get('/portal/organization');
+      return operator.request('POST', '/portal/organization', {
+        _csrf: PortalClient.csrf(page.text),
+        organization_id: id,
+      });
+    };
+    expect((await choose(first.id)).location).toBe('/portal/devices');
+    let page = await operator.get('/portal/devices');
+    expect(plain(page.text)).toContain(`Betreiber · Organisation: ${a!.name}`);
+    expect(page.text).toContain('<a href="/portal/organization">Organisation wechseln</a>');
+    // The choice lists every organization, the open one selected.
+    const list = (await operator.get('/portal/organization')).text;
+    expect(list).toContain(`<option value="${first.id}" selected="">`);
+    expect(list).toContain(`<option value="${second.id}">`);
+    await choose(second.id);
+    page = await operator.get('/portal/devices');
+    expect(plain(page.text)).toContain(`Organisation: ${b!.name}`);
+
+    // An organization key's session names its organization too, and offers no switch.
+    const admin = await signedIn((await createApiKey(ctx, first.id, 'admin', { name: 'Kim' })).key);
+    const own = (await admin.get('/portal/devices')).text;
+    expect(plain(own)).toContain(`Kim (Admin) · Organisation: ${a!.name}`);
+    expect(own).not.toContain('Organisation wechseln');
+  });
+});
+
+describe('what a viewer is offered', () => {
+  it('every link a viewer can reach from the overview opens (none answers 403); the pages it may not read are refused', async () => {
+    const org = await createOrganization(ctx);
+    const unit = await insertOrgUnit(ctx.sql, org.id, 'Mathematik');
+    const agent = await enrollAgent(ctx, { organizationId: org.id, serial: `VW-${crypto.randomUUID().slice(0, 6)}` });
+    await checkin(ctx, agent.secret, { hardware: agentHardware, agent_version: '1.0' });
+    await report(ctx, agent.secret, [{ merkmal: 'firefox', event: 'applied' }]);
+    const group = await ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, { body: { name: 'Lehrkräfte' } });
+    await ctx.request('POST', `/api/v1/groups/${group.body.id}/members`, { body: { device_id: agent.device_id } });
+    await ctx.request('PUT', `/api/v1/devices/${agent.device_id}/org-unit`, { body: { oe_id: unit } });
+    await ctx.request('POST', `/api/v1/organizations/${org.id}/iso-builds`, { body: {} });
+    await ctx.request('POST', `/api/v1/organizations/${org.id}/webhooks`, {
+      body: { url: 'https://hooks.example.com/v', events: ['device.activated'] },
+    });
+    const viewer = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key);
+
+    const seen = new Map<string, number>();
+    const queue = ['/portal'];
+    while (queue.length > 0 && seen.size < 80) {
+      const path = queue.shift()!;
+      if (seen.has(path)) continue;
+      const page = await viewer.get(path);
+      seen.set(path, page.status);
+      for (const m of page.text.matchAll(/href="(\/portal[^"#]*)"/g)) {
+        const link = m[1]!.replace(/&amp;/g, '&');
+        if (link === '/portal/style.css' || seen.has(link)) continue;
+        // Every page once, and the paged lists' cursors only once each.
+        if (
+          /[?&](cursor|before|after)=/.test(link) &&
+          [...seen.keys()].some((s) => s.split('?')[0] === link.split('?')[0] && /[?&](cursor|before|after)=/.test(s))
+        )
+          continue;
+        queue.push(link);
+      }
+    }
+    const refused = [...seen].filter(([, status]) => status !== 200);
+    expect(refused).toEqual([]);
+    for (const path of ['/portal', '/portal/devices', `/portal/devices/${agent.device_id}`, '/portal/iso-builds']) {
+      expect(seen.get(path), path).toBe(200);
+    }
+    for (const path of [
+      '/portal/audit',
+      '/portal/webhooks',
+      '/portal/api-keys',
+      '/portal/enrollment-sessions',
+      `/portal/groups/${group.body.id}`,
+      `/portal/org-units/${unit}`,
+    ]) {
+      expect(seen.has(path), `${path} is offered to a viewer`).toBe(false);
+      expect((await viewer.get(path)).status, path).toBe(403);
+    }
+  });
+});
+
+describe('the ISO builds page', () => {
+  it('shows source, size, SHA-256 and expiry, and marks a development image before its download', async () => {
+    const org = await createOrganization(ctx);
+    const [template] = await ctx.sql<
+      { id: string; name: string }[]
+    >`select id, name from templates order by name limit 1`;
+    const session = await ctx.request('POST', `/api/v1/organizations/${org.id}/enrollment-sessions`, {
+      body: { template_id: template!.id, max_devices: 5, expires_at: '2099-01-01T00:00:00Z' },
+    });
+    expect(session.status, JSON.stringify(session.body)).toBe(201);
+    const sessionId = session.body.id as string;
+    const sha = 'ab'.repeat(32);
+    const [dev] = await ctx.sql<{ id: string }[]>`
+      insert into iso_builds (organization_id, status, progress, started_at, finished_at, expires_at, size_bytes,
+                              sha256, file_name, template_id, enrollment_session_id, development_base)
+      values (${org.id}, 'completed', 100, now(), now(), now() + interval '7 days', 681574400, ${sha}, 'x.iso',
+              ${template!.id}, ${sessionId}, true)
+      returning id`;
+    const [real] = await ctx.sql<{ id: string }[]>`
+      insert into iso_builds (organization_id, status, template_id) values (${org.id}, 'running', null) returning id`;
+
+    const admin = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const html = (await admin.get('/portal/iso-builds')).text;
+    const row = new RegExp(`<tr data-build="${dev!.id}"[^>]*>([\\s\\S]*?)</tr>`).exec(html)![0];
+    expect(row).toContain('data-development-base="true"');
+    expect(plain(row)).toContain(`Enrollment-Session ${sessionId.slice(0, 8)}… (Template ${template!.name})`);
+    expect(row).not.toContain(sessionId);
+    expect(plain(row)).toContain('681,6 MB');
+    expect(row).toContain(sha);
+    expect(plain(row)).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    // The mark stands before the link, and the link says what it downloads.
+    const download = /data-field="download">([\s\S]*?)<\/td>/.exec(row)![1]!;
+    expect(download.indexOf('NICHT bootfähig')).toBeGreaterThan(-1);
+    expect(download.indexOf('NICHT bootfähig')).toBeLessThan(download.indexOf('href='));
+    expect(plain(download)).toContain('Test-ISO herunterladen (bootet nicht)');
+    const running = new RegExp(`<tr data-build="${real!.id}"[^>]*>([\\s\\S]*?)</tr>`).exec(html)![0];
+    expect(plain(running)).toContain('Aktivierungscode der Organisation (Standard-Template)');
+    expect(running).not.toContain('bootfähig');
+    const api = await ctx.request('GET', `/api/v1/iso-builds/${dev!.id}`);
+    expect(api.body.development_base).toBe(true);
+
+    // A viewer sees the same row without the session's id and without a download.
+    const viewer = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key);
+    const seen = (await viewer.get('/portal/iso-builds')).text;
+    expect(seen).not.toContain(sessionId.slice(0, 8));
+    expect(seen).not.toContain('/download');
+    expect(plain(seen)).toContain('NICHT bootfähig');
+  });
+});
