@@ -74,7 +74,16 @@ describe('Ubuntu autoinstall', () => {
     const config = parseYaml(text).autoinstall;
     expect(config['interactive-sections']).toEqual(['storage']);
     expect(config.storage).toEqual({ layout: { name: 'lvm' } });
-    expect(config.packages).toEqual(['curl', 'git', 'python3', 'python3-apt', 'ansible-core', 'wpasupplicant', 'vim', 'htop']);
+    expect(config.packages).toEqual([
+      'curl',
+      'git',
+      'python3',
+      'python3-apt',
+      'ansible-core',
+      'wpasupplicant',
+      'vim',
+      'htop',
+    ]);
     // The storage screen could untick encryption: a late command refuses an unencrypted root.
     expect(config['late-commands']).toEqual([
       'sh /cdrom/fleet/install.sh ubuntu-check-crypt /target',
