@@ -15,6 +15,8 @@
  * loads its components from the mirror; where the mirror this host reaches cannot serve
  * them (a partial cache answers 404, and d-i stops at "Loading additional components"),
  * the tests are skipped with the missing files named, instead of running into that wall.
+ * Fetching the same udebs with `apt-get download` (the mirror's `main/debian-installer`
+ * component) does not help there: apt asks the same mirror and gets the same 404s.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
