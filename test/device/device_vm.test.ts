@@ -69,6 +69,8 @@ const POLL_SECONDS = 20;
  * shared by many jobs.
  */
 const APPLY_MS = 20 * 60_000;
+/** A boot to multi-user.target under TCG: 25 s to 3 min idle, over 5 min on a crowded host. */
+const BOOT_MS = 20 * 60_000;
 /** The qgis order's optionen value: it must appear in no journal line of the guest. */
 const OPTION_VALUE = 'optionen-value-never-in-the-journal-0815';
 
@@ -525,7 +527,7 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
 
         // -- first boot
         const vm = await boot('first', serial);
-        await vm.control.ready(Date.now() + 5 * 60_000);
+        await vm.control.ready(Date.now() + BOOT_MS);
         const multiUser = await until(vm, 'multi-user.target', 5 * 60_000, async () => {
           const at = Number(await prop(vm, 'multi-user.target', 'ActiveEnterTimestampMonotonic'));
           return at > 0 ? at : undefined;
@@ -616,7 +618,7 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
         expect(await readFile(vm.console, 'latin1')).toContain('reboot: Power down');
 
         const again = await boot('second', serial);
-        await again.control.ready(Date.now() + 5 * 60_000);
+        await again.control.ready(Date.now() + BOOT_MS);
         await until(again, 'a 304 after the reboot', 5 * 60_000, async () => {
           journal = await agentJournal(again);
           return text().includes('(304)') ? true : undefined;
