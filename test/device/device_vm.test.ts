@@ -619,7 +619,7 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
 
         const again = await boot('second', serial);
         await again.control.ready(Date.now() + BOOT_MS);
-        await until(again, 'a 304 after the reboot', 5 * 60_000, async () => {
+        await until(again, 'a 304 after the reboot', BOOT_MS, async () => {
           journal = await agentJournal(again);
           return text().includes('(304)') ? true : undefined;
         });
