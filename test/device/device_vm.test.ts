@@ -591,9 +591,12 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
           (await events(deviceId)).find((e) => e.merkmal === 'qgis' && e.type === 'removed'),
         );
         expect(removed.payload.detail).toMatchObject({ role: 'qgis', changed: true });
-        const gone = await vm.control.sh(`dpkg-query -W -f='\${Status}' hello; command -v hello`);
+        // Not `command -v`: the shell remembers where it found hello before.
+        const gone = await vm.control.sh(
+          `dpkg-query -W -f='\${Status}' hello; test -e /usr/bin/hello && echo still-there`,
+        );
         expect(gone.out).not.toContain('install ok installed');
-        expect(gone.out).not.toContain('/usr/bin/hello');
+        expect(gone.out).not.toContain('still-there');
         journal = await agentJournal(vm);
         const second = journal.slice(journal.findLastIndex((l) => l.includes('checked in: new desired state')));
         figures.push([
