@@ -1,9 +1,16 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The tests that boot a VM (minutes each under TCG): not part of `npm test`, run by
+ * `npm run test:vm` (test/vitest.vm.config.ts) in a step of their own in .ci/run.
+ */
+export const VM_TESTS = ['test/jobs/installer_vm.test.ts', 'test/device/*.test.ts'];
 
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...VM_TESTS],
     globalSetup: ['test/support/global_setup.ts', 'test/support/tools_setup.ts'],
     pool: 'forks',
     maxWorkers: 4,

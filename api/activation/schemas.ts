@@ -20,6 +20,10 @@ const code = z
 // No control characters; surrounding blanks (as DMI tables pad them) are trimmed.
 const printable = /^\P{Cc}+$/u;
 
+/** A host name: dot-separated labels of letters, digits, `-` and `_`, none starting or ending with `-`. */
+export const HOSTNAME =
+  /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)*$/;
+
 export const ActivateBody = z
   .strictObject({
     code,
@@ -35,19 +39,10 @@ export const ActivateBody = z
         pattern: '^\\P{Cc}+$',
         example: 'PF3XK2QZ',
       }),
-    hostname: z
-      .string()
-      .max(253)
-      .regex(
-        /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)*$/,
-        'must be a host name',
-      )
-      .nullable()
-      .optional()
-      .openapi({
-        description: 'Host name to record on the device; absent or null keeps the stored one.',
-        example: 'arbeitsplatz-017',
-      }),
+    hostname: z.string().max(253).regex(HOSTNAME, 'must be a host name').nullable().optional().openapi({
+      description: 'Host name to record on the device; absent or null keeps the stored one.',
+      example: 'arbeitsplatz-017',
+    }),
     // A union, not `.nullable()`: the document drops `null` from a nullable component reference.
     hardware: z.union([Hardware, z.null()]).optional(),
   })

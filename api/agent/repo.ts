@@ -4,6 +4,7 @@
  * template (cached: seed data), and the report's all-or-nothing insert of events.
  */
 import { templateBlueprints, type MerkmalBlueprintRow } from '../activation/repo.ts';
+import { HOSTNAME } from '../activation/schemas.ts';
 import { storeHardware } from '../devices/lifecycle_repo.ts';
 import { deviceStateColumns, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
@@ -64,7 +65,8 @@ export async function bootstrap(
     requireLiveDevice(device!, refusedBootstrap);
     if (device!.bootstrapped) throw alreadyBootstrapped();
     await tx`
-      update devices set agent_secret_hash = ${input.secretHash}, agent_secret_issued_at = now()
+      update devices set agent_secret_hash = ${input.secretHash}, agent_secret_issued_at = now(),
+        hostname = coalesce(${reportedHostname(input.hardware)}::text, hostname)
       where id = ${input.deviceId}`;
     // The row the batched heartbeats update (heartbeats.ts); a reprovisioned device keeps its own.
     await tx`insert into device_heartbeats (device_id) values (${input.deviceId}) on conflict do nothing`;
@@ -99,10 +101,21 @@ export async function checkinStates(db: Db, hashes: Uint8Array[]): Promise<Array
 }
 
 /**
+ * The host name an agent's hardware report gives (`hardware.hostname`, as the activation
+ * accepts one), or null: then the stored name is kept.
+ */
+function reportedHostname(hardware: Hardware | undefined): string | null {
+  const name = hardware?.['hostname'];
+  return typeof name === 'string' && name.length <= 253 && HOSTNAME.test(name) ? name : null;
+}
+
+/**
  * The same read with the hardware written at once (hardware is not batched), in one
  * statement on the primary. Only a live device's hardware is stored: `isLiveDevice`'s rule,
- * here in SQL, because the write is in the statement that reads the device. Agents send
- * hardware now and then, so this stays a second prepared statement beside the plain read.
+ * here in SQL, because the write is in the statement that reads the device. The report's
+ * host name becomes the device's in the same statement (the row is written only when the
+ * name changed). Agents send hardware now and then, so this stays a second prepared
+ * statement beside the plain read.
  */
 export async function checkinStateStoringHardware(
   db: Db,
@@ -110,6 +123,7 @@ export async function checkinStateStoringHardware(
   hardware: Hardware,
   agentVersion: string | undefined,
 ): Promise<CheckinRow | undefined> {
+  const hostname = reportedHostname(hardware);
   const [row] = await db<CheckinRow[]>`
     with hardware as (
       insert into device_hardware (device_id, hardware, reported_at)
@@ -117,10 +131,14 @@ export async function checkinStateStoringHardware(
       from devices
       where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
       on conflict (device_id) do update set hardware = excluded.hardware, reported_at = excluded.reported_at
-    ), version as (
-      update devices set agent_version = ${agentVersion ?? null}::text
+    ), reported as (
+      -- One update of the row for both (two updates of one row in a statement: only one
+      -- would take effect), and only when the agent version or the host name changed.
+      update devices set agent_version = coalesce(${agentVersion ?? null}::text, agent_version),
+                         hostname = coalesce(${hostname}::text, hostname)
       where agent_secret_hash = ${secretHash} and deprovisioned_at is null and archived_at is null
-        and ${agentVersion ?? null}::text is not null and agent_version is distinct from ${agentVersion ?? null}::text
+        and ((${agentVersion ?? null}::text is not null and agent_version is distinct from ${agentVersion ?? null}::text)
+          or (${hostname}::text is not null and hostname is distinct from ${hostname}::text))
     )
     select d.id, d.deprovisioned_at, d.archived_at, d.agent_version, ${deviceStateColumns(db)}
     from devices d where d.agent_secret_hash = ${secretHash}`;

@@ -19,7 +19,7 @@
  */
 
 /** What the device agent needs on the installed system, before the template's own packages. */
-const AGENT_PACKAGES = ['curl', 'git', 'python3', 'ansible-core'] as const;
+const AGENT_PACKAGES = ['curl', 'git', 'python3', 'python3-apt', 'ansible-core'] as const;
 
 export type Backend = 'debian' | 'ubuntu';
 

@@ -53,6 +53,13 @@ describe('POST /api/v1/agent/bootstrap', () => {
     await bootstrapAgent(ctx, { device_id: d.device_id, bootstrap_token: d.token }, { cpu: 'i5', memory_mb: 8192 });
     const hw = await ctx.request('GET', `/api/v1/devices/${d.device_id}/hardware`);
     expect(hw.body.hardware).toEqual({ cpu: 'i5', memory_mb: 8192 });
+    expect((await ctx.request('GET', `/api/v1/devices/${d.device_id}`)).body.hostname).toBeNull();
+  });
+
+  it("takes the device's host name from the hardware sent with the bootstrap", async () => {
+    const d = await resolvedDevice();
+    await bootstrapAgent(ctx, { device_id: d.device_id, bootstrap_token: d.token }, { hostname: 'raum-3-pc-07' });
+    expect((await ctx.request('GET', `/api/v1/devices/${d.device_id}`)).body.hostname).toBe('raum-3-pc-07');
   });
 
   it.each([

@@ -135,6 +135,42 @@ describe('POST /api/v1/agent/checkin', () => {
     expect((await row()).agent_version).toBe('1.2.0');
   });
 
+  it('takes both the agent version and the host name of one hardware report', async () => {
+    const agent = await enrollAgent(ctx);
+    await checkin(ctx, agent.secret, { hardware: { hostname: 'beide-001' }, agent_version: '2.0.0' });
+    const [r] = await ctx.sql`select hostname, agent_version from devices where id = ${agent.device_id}`;
+    expect(r).toEqual({ hostname: 'beide-001', agent_version: '2.0.0' });
+  });
+
+  it("takes the device's host name from the hardware report, keeps it when absent or malformed, never from a hardware-less check-in", async () => {
+    const agent = await enrollAgent(ctx);
+    const hostname = async () =>
+      (await ctx.sql`select hostname from devices where id = ${agent.device_id}`)[0]!.hostname as string | null;
+    expect(await hostname()).toBeNull();
+    await checkin(ctx, agent.secret, { hardware: { cpu: 'i5', hostname: 'arbeitsplatz-017' } });
+    expect(await hostname()).toBe('arbeitsplatz-017');
+    const device = await ctx.request('GET', `/api/v1/devices/${agent.device_id}`);
+    expect(device.body.hostname).toBe('arbeitsplatz-017');
+    for (const hardware of [
+      { cpu: 'i5' },
+      { hostname: '-bad name' },
+      { hostname: 42 },
+      { hostname: 'x'.repeat(254) },
+    ]) {
+      expect((await checkin(ctx, agent.secret, { hardware })).status).toBe(200);
+      expect(await hostname(), JSON.stringify(hardware)).toBe('arbeitsplatz-017');
+    }
+    await checkin(ctx, agent.secret, { hardware: { hostname: 'raum-2.schule.example' } });
+    expect(await hostname()).toBe('raum-2.schule.example');
+    await checkin(ctx, agent.secret, {});
+    expect(await hostname()).toBe('raum-2.schule.example');
+
+    // A deprovisioned device's report changes nothing (its check-in is refused).
+    await ctx.request('POST', `/api/v1/devices/${agent.device_id}/deprovision`);
+    expect((await checkin(ctx, agent.secret, { hardware: { hostname: 'spaeter' } })).status).toBe(403);
+    expect(await hostname()).toBe('raum-2.schule.example');
+  });
+
   it('accepts hardware of exactly 64 KiB and rejects one byte more with 400, writing nothing', async () => {
     const agent = await enrollAgent(ctx);
     const overhead = JSON.stringify({ blob: '' }).length;

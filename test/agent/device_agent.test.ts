@@ -27,6 +27,8 @@ import { git, makeRoleRepository, ROLES } from '../support/role_repository.ts';
 import { hasTool, missingTools } from '../support/tools.ts';
 
 const WLAN = { ssid: 'Agentennetz', psk: 'wlan-key-never-logged-4711' };
+/** An order's optionen value that no log line of the agent may carry (it may be a secret). */
+const OPTION_VALUE = 'optionen-value-never-logged-0815';
 
 const scratch = mkdtempSync(join(tmpdir(), 'fleet-agent-test-'));
 const repo = join(scratch, 'roles-repo');
@@ -183,7 +185,8 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
       join(scratch, 'counting-playbook'),
       [
         '#!/bin/sh',
-        'echo run >>"$COUNT_FILE"',
+        // One line per run; it says whether Ansible's module syslog was turned off.
+        'echo "run $ANSIBLE_NO_TARGET_SYSLOG" >>"$COUNT_FILE"',
         'if [ -n "$HOLD_DIR" ]; then',
         '  : >"$HOLD_DIR/started"',
         '  while [ ! -e "$HOLD_DIR/go" ]; do sleep 0.1; done',
@@ -322,10 +325,11 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
   }, 600_000);
 
   it('an org-unit selection is applied and reported; a deselection on the device removes it', async () => {
-    await ok('POST', `/api/v1/org-units/${device.oeId}/catalog/qgis/select`, { optionen: { version: '3.34' } });
+    const optionen = { version: '3.34', licence: OPTION_VALUE };
+    await ok('POST', `/api/v1/org-units/${device.oeId}/catalog/qgis/select`, { optionen });
     const selected = await once();
     expect(selected.code, selected.stdout).toBe(0);
-    expect(JSON.parse(await readFile(join(device.markers, 'qgis'), 'utf8'))).toEqual({ version: '3.34' });
+    expect(JSON.parse(await readFile(join(device.markers, 'qgis'), 'utf8'))).toEqual(optionen);
     const applied = (await events()).find((e) => e.merkmal === 'qgis');
     expect(applied).toMatchObject({ type: 'applied', payload: { detail: { role: 'qgis', changed: true } } });
     // A new desired state confirms every order, the unchanged firefox too (applied once before).
@@ -459,8 +463,16 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
       expect(waited).toBeGreaterThanOrEqual(1900);
       expect(waited).toBeLessThan(20_000);
       expect(front.busy).toBe(0);
+      // systemd's stop: SIGTERM to every process of the unit. The agent's exit status then is
+      // one the unit counts as success, so a stop leaves it inactive, not failed.
+      const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+      process.kill(-child.pid!, 'SIGTERM');
+      const code = await exited;
+      const unit = await readFile(join(device.root, 'etc/systemd/system/fleet-agent.service'), 'utf8');
+      const success = unit.match(/^SuccessExitStatus=(.*)$/m)?.[1]?.split(/\s+/) ?? [];
+      expect([0, ...success.map(Number)]).toContain(code);
     } finally {
-      process.kill(-child.pid!, 'SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
     }
   }, 600_000);
 
@@ -507,7 +519,10 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect(secret.length).toBeGreaterThan(20);
     const all = logs.join('\n');
     expect(all).toContain('fleet-agent: ');
-    for (const value of [secret, token, WLAN.psk]) expect(all).not.toContain(value);
+    for (const value of [secret, token, WLAN.psk, OPTION_VALUE]) expect(all).not.toContain(value);
+    // Every playbook run had Ansible's module syslog off (no arguments in the journal).
+    const runs = (await readFile(device.playbookRuns, 'utf8')).split('\n').filter(Boolean);
+    expect(new Set(runs)).toEqual(new Set(['run 1']));
     console.log(`fleet-agent figures: ${figures.join('; ')}`);
   }, 60_000);
 });

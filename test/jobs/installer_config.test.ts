@@ -39,7 +39,7 @@ describe('Debian preseed', () => {
     "carries the template's packages and partitioning, and debconf accepts it",
     () => {
       const text = debianPreseed(template({ partitioning: { scheme: 'luks-lvm', root_filesystem: 'xfs' } }));
-      expect(text).toContain('d-i pkgsel/include string curl git python3 ansible-core vim htop');
+      expect(text).toContain('d-i pkgsel/include string curl git python3 python3-apt ansible-core vim htop');
       expect(text).toContain('d-i partman-auto-crypto/erase_disks boolean false');
       expect(text).not.toContain('partman-crypto/erase_disks');
       expect(text).toContain('d-i partman-auto/method string crypto');
@@ -74,7 +74,16 @@ describe('Ubuntu autoinstall', () => {
     const config = parseYaml(text).autoinstall;
     expect(config['interactive-sections']).toEqual(['storage']);
     expect(config.storage).toEqual({ layout: { name: 'lvm' } });
-    expect(config.packages).toEqual(['curl', 'git', 'python3', 'ansible-core', 'wpasupplicant', 'vim', 'htop']);
+    expect(config.packages).toEqual([
+      'curl',
+      'git',
+      'python3',
+      'python3-apt',
+      'ansible-core',
+      'wpasupplicant',
+      'vim',
+      'htop',
+    ]);
     // The storage screen could untick encryption: a late command refuses an unencrypted root.
     expect(config['late-commands']).toEqual([
       'sh /cdrom/fleet/install.sh ubuntu-check-crypt /target',

@@ -313,7 +313,7 @@ describe.skipIf(withoutXorriso)('a Debian image bound to nothing (the organizati
         expect(sel.stdout).toContain(`d-i partman-auto/method string ${method}`);
         expect(sel.stdout).toContain('d-i partman/default_filesystem string ext4');
         expect(sel.stdout).not.toContain('passphrase');
-        expect(sel.stdout).toContain('d-i pkgsel/include string curl git python3 ansible-core');
+        expect(sel.stdout).toContain('d-i pkgsel/include string curl git python3 python3-apt ansible-core');
         if (method === 'crypto') expect(sel.stdout).toContain('d-i partman-auto-crypto/erase_disks boolean false');
         const path = join(await scratch, `sel-${method}.cfg`);
         await writeFile(path, sel.stdout);

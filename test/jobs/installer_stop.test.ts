@@ -353,7 +353,7 @@ describe.skipIf(missingTools('dash', 'busybox'))('installer scripts against the 
       const res = await selections(m);
       expect(res.code, res.stderr).toBe(0);
       expect(res.stdout).toContain('d-i partman-auto/disk string /dev/nvme0n1\n');
-      expect(res.stdout).toContain('d-i pkgsel/include string curl git python3 ansible-core');
+      expect(res.stdout).toContain('d-i pkgsel/include string curl git python3 python3-apt ansible-core');
     });
 
     it('skips a boot medium mounted whole (an ISO written to a stick)', async () => {

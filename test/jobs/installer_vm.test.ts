@@ -15,11 +15,13 @@
  * loads its components from the mirror; where the mirror this host reaches cannot serve
  * them (a partial cache answers 404, and d-i stops at "Loading additional components"),
  * the tests are skipped with the missing files named, instead of running into that wall.
+ * Fetching the same udebs with `apt-get download` (the mirror's `main/debian-installer`
+ * component) does not help there: apt asks the same mirror and gets the same 404s.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createReadStream, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { copyFile, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, request, type Server } from 'node:http';
+import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +33,7 @@ import { newSerial, TEMPLATES } from '../support/activation.ts';
 import { useTestApp } from '../support/app.ts';
 import { activationCodeOf, createOrganization } from '../support/builders.ts';
 import { missingTools } from '../support/tools.ts';
+import { hostMirror, mirrorProxy } from '../support/vm.ts';
 
 const NETBOOT = '/usr/lib/debian-installer/images/12/amd64/text/debian-installer/amd64';
 const SCRIPTS = join(import.meta.dirname, '../../jobs/iso/installer');
@@ -38,20 +41,6 @@ const RUN_MS = 25 * 60_000; // one boot under TCG: about a minute to the network
 const DISK_BYTES = 4 * 1024 ** 3;
 
 const ctx = useTestApp();
-
-/** The Debian mirror of the host's apt configuration: the host of a `…/debian` URI. */
-function hostMirror(): { host: string; directory: string } {
-  const files = ['/etc/apt/sources.list'];
-  const dir = '/etc/apt/sources.list.d';
-  if (existsSync(dir)) files.push(...readdirSync(dir).map((name) => join(dir, name)));
-  for (const file of files) {
-    if (!existsSync(file)) continue;
-    for (const m of readFileSync(file, 'utf8').matchAll(/\bhttps?:\/\/([a-z0-9.-]+)(\/debian)\/?(?=\s|$)/gim)) {
-      return { host: m[1]!, directory: m[2]! };
-    }
-  }
-  throw new Error('no Debian mirror (a …/debian URI) in the host apt configuration');
-}
 
 /** Components d-i fetches from the mirror on its way to partman (a sample of each kind). */
 const COMPONENTS = [
@@ -158,30 +147,7 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debian-installer-12-netboot-
       });
       servicePort = (service.address() as AddressInfo).port;
       // A forward proxy for the mirror only: the guest asks with absolute URLs.
-      proxy = createServer((req, res) => {
-        let url: URL;
-        try {
-          url = new URL(req.url ?? '');
-        } catch {
-          res.writeHead(400).end();
-          return;
-        }
-        if (url.protocol !== 'http:' || url.hostname !== mirror.host) {
-          res.writeHead(403).end('only the Debian mirror');
-          return;
-        }
-        proxied.push(url.pathname);
-        const { 'proxy-connection': _hop, ...rest } = req.headers as Record<string, string | string[] | undefined>;
-        const headers = { ...rest, host: url.host };
-        const upstream = request(url, { method: req.method, headers }, (up) => {
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
-        });
-        upstream.on('error', () => res.writeHead(502).end());
-        req.pipe(upstream);
-      });
-      await new Promise<void>((ready) => proxy.listen(0, '127.0.0.1', () => ready()));
-      proxyPort = (proxy.address() as AddressInfo).port;
+      ({ server: proxy, port: proxyPort } = await mirrorProxy(mirror, proxied));
       scratch = await mkdtemp(join(tmpdir(), 'fleet-vm-'));
       const org = await createOrganization(ctx);
       code = await activationCodeOf(ctx, org.id);

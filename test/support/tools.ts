@@ -27,6 +27,8 @@ export const TOOLS = {
   'systemd-analyze': { apt: 'systemd' },
   chromium: { apt: 'chromium', path: '/usr/bin/chromium' },
   'qemu-system-x86_64': { apt: 'qemu-system-x86' },
+  socat: { apt: 'socat' },
+  debootstrap: { apt: 'debootstrap', path: '/usr/sbin/debootstrap' },
   'debian-installer-12-netboot-amd64': {
     apt: 'debian-installer-12-netboot-amd64',
     path: '/usr/lib/debian-installer/images/12/amd64/text/debian-installer/amd64/linux',

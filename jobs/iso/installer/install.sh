@@ -187,7 +187,7 @@ selections() {
     echo "d-i partman-auto/disk string $disk"
   fi
   # The agent's own packages (AGENT_PACKAGES of installer_config.ts), then the template's.
-  echo "d-i pkgsel/include string curl git python3 ansible-core $(blueprint_packages)"
+  echo "d-i pkgsel/include string curl git python3 python3-apt ansible-core $(blueprint_packages)"
   return 0
 }
 

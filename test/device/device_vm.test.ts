@@ -1,0 +1,688 @@
+/**
+ * A real device (issue 44): a Debian 12 system boots in QEMU (TCG, no KVM), systemd starts
+ * the agent the installer's own scripts put there, and it bootstraps, installs a real
+ * package with apt, reports, and comes back after a power-off and boot.
+ *
+ * - The root filesystem is built once by `debootstrap` (as root: `sudo -n` when the test
+ *   is not) and cached outside the clone in `${XDG_CACHE_HOME:-~/.cache}/fleet-vm/<key>`,
+ *   the key a hash of the suite, the package list and the setup below: a change of either
+ *   builds a new one. Each run copies it, prepares it with `handshake.sh` (under dash,
+ *   against the real service) and `install.sh late <root>`, and makes a disk image of it
+ *   with `mkfs.ext4 -d` (no loop mount).
+ * - The guest reaches only forwarded ports (`-nic user,restrict=on,guestfwd=…`, each a
+ *   `socat` to a loopback port of this test): the service, the role repository over git's
+ *   smart HTTP (`git http-backend`) and an HTTP proxy that passes only to the Debian mirror
+ *   of the host's apt configuration.
+ * - The test drives the guest through a root shell on its second serial port (a unit of
+ *   the cached image, not of the product) and reads its journal there.
+ *
+ * Run with `npm run test:vm` (not part of `npm test`). The phase times are printed at the
+ * end, nothing is asserted about them.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serve } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newSerial } from '../support/activation.ts';
+import { useTestApp } from '../support/app.ts';
+import { activationCodeOf, createOrganization } from '../support/builders.ts';
+import { git, ROLES } from '../support/role_repository.ts';
+import { missingTools } from '../support/tools.ts';
+import { hostMirror, mirrorProxy } from '../support/vm.ts';
+
+const SUITE = 'bookworm';
+/**
+ * A minimal system with the agent's packages. python3-cffi-backend must be named:
+ * debootstrap does not resolve python3-cryptography's virtual dependency on it.
+ */
+const PACKAGES = [
+  'systemd-sysv',
+  'systemd-resolved',
+  'udev',
+  'dbus',
+  'linux-image-amd64',
+  'initramfs-tools',
+  'curl',
+  'git',
+  'python3',
+  'python3-cffi-backend',
+  'python3-apt',
+  'ansible-core',
+  'ca-certificates',
+  'iproute2',
+  'procps',
+];
+
+/** The guest's addresses of the forwarded ports (QEMU refuses a guestfwd on 10.0.2.2 with restrict=on). */
+const HOST = '10.0.2.100';
+const GUEST_PORTS = { service: 8080, roles: 8081, proxy: 3128 };
+const GUEST_HOSTNAME = 'fleet-vm-device';
+const POLL_SECONDS = 20;
+/**
+ * An apply under TCG: about 2.5 min on an idle host, over 7 on a host whose two cores are
+ * shared by many jobs.
+ */
+const APPLY_MS = 20 * 60_000;
+/** A boot to multi-user.target under TCG: 25 s to 3 min idle, over 5 min on a crowded host. */
+const BOOT_MS = 20 * 60_000;
+/** The qgis order's optionen value: it must appear in no journal line of the guest. */
+const OPTION_VALUE = 'optionen-value-never-in-the-journal-0815';
+
+/** What the cached image gets besides the packages (part of the cache key). */
+const SETUP = [
+  'set -e',
+  'echo "/dev/vda / ext4 defaults 0 1" >/etc/fstab',
+  'mkdir -p /etc/systemd/network /var/log/journal',
+  'printf "[Match]\\nName=en* eth*\\n\\n[Network]\\nDHCP=ipv4\\n" >/etc/systemd/network/20-wired.network',
+  // The test's control shell on the second serial port (ttyS1), raw and without echo.
+  'cat >/etc/systemd/system/vm-control.service <<EOF',
+  '[Unit]',
+  'Description=Root shell on ttyS1 for the VM test',
+  '[Service]',
+  // No prompts in the output the test reads.
+  'Environment=PS1= PS2=',
+  "ExecStart=/bin/sh -c 'stty -F /dev/ttyS1 raw -echo && exec /bin/sh </dev/ttyS1 >/dev/ttyS1 2>&1'",
+  'Restart=always',
+  '[Install]',
+  'WantedBy=multi-user.target',
+  'EOF',
+  'systemctl enable systemd-networkd.service systemd-networkd-wait-online.service vm-control.service',
+  // No apt run of its own while the role runs apt.
+  'systemctl mask apt-daily.timer apt-daily-upgrade.timer',
+  'apt-get clean',
+].join('\n');
+
+const CACHE_KEY = createHash('sha256')
+  .update(JSON.stringify({ suite: SUITE, variant: 'minbase', packages: [...PACKAGES].sort(), setup: SETUP }))
+  .digest('hex')
+  .slice(0, 16);
+const CACHE = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'fleet-vm', CACHE_KEY);
+
+const SCRIPTS = join(import.meta.dirname, '../../jobs/iso/installer');
+const asRoot = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
+
+/** The role repository: every role a no-op, except qgis, which installs or removes `hello`. */
+const NOOP_ROLE = `- name: Nothing to do in this test
+  ansible.builtin.debug:
+    msg: "{{ role_name }} {{ fleet_state }}"
+`;
+const HELLO_ROLE = `- name: hello installed or removed, as ordered
+  ansible.builtin.apt:
+    name: hello
+    state: "{{ 'present' if fleet_state == 'present' else 'absent' }}"
+    update_cache: "{{ fleet_state == 'present' }}"
+    cache_valid_time: 3600
+`;
+
+interface Run {
+  code: number | null;
+  out: string;
+}
+
+/** Runs a command (prefixed by `sudo -n` with root); rejects with its output on failure. */
+function run(cmd: string[], options: { root?: boolean; env?: Record<string, string>; log?: string } = {}) {
+  // sudo keeps no environment: the variables go on env's command line (never a secret here).
+  const vars = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`);
+  const argv = options.root ? [...asRoot, 'env', ...vars, ...cmd] : cmd;
+  return new Promise<Run>((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), {
+      env: { ...process.env, ...options.env } as Record<string, string>,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    child.on('error', reject);
+    child.on('close', async (code) => {
+      if (options.log) await writeFile(options.log, out);
+      if (code === 0) resolve({ code, out });
+      else reject(new Error(`${argv.join(' ')} exited ${code}: ${out.slice(-3000)}`));
+    });
+  });
+}
+
+/** The cached root filesystem, built by debootstrap when its key is new. */
+async function rootfs(mirrorUrl: string): Promise<string> {
+  const root = join(CACHE, 'rootfs');
+  if (existsSync(join(CACHE, 'ready'))) return root;
+  await mkdir(CACHE, { recursive: true });
+  if (!existsSync(join(CACHE, 'debootstrap.done'))) {
+    await run(['rm', '-rf', root], { root: true });
+    await run(['debootstrap', '--variant=minbase', `--include=${PACKAGES.join(',')}`, SUITE, root, mirrorUrl], {
+      root: true,
+      log: join(CACHE, 'debootstrap.log'),
+    });
+    await writeFile(join(CACHE, 'debootstrap.done'), '');
+  }
+  await run(['chroot', root, '/bin/sh', '-c', SETUP], { root: true, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
+  await writeFile(join(CACHE, 'ready'), `${new Date().toISOString()}\n`);
+  return root;
+}
+
+/** A smart-HTTP git server (`git http-backend` as CGI) for the bare repositories in `dir`. */
+async function gitServer(dir: string, requests: string[]): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://roles');
+    requests.push(`${req.method} ${url.pathname}${url.search}`);
+    const header = (name: string) => {
+      const v = req.headers[name];
+      return typeof v === 'string' ? v : undefined;
+    };
+    const env: Record<string, string> = {
+      PATH: process.env.PATH!,
+      GIT_PROJECT_ROOT: dir,
+      GIT_HTTP_EXPORT_ALL: '1',
+      REQUEST_METHOD: req.method ?? 'GET',
+      PATH_INFO: decodeURIComponent(url.pathname),
+      QUERY_STRING: url.search.slice(1),
+      CONTENT_TYPE: header('content-type') ?? '',
+      REMOTE_ADDR: '127.0.0.1',
+    };
+    if (header('content-length')) env.CONTENT_LENGTH = header('content-length')!;
+    if (header('content-encoding')) env.HTTP_CONTENT_ENCODING = header('content-encoding')!;
+    if (header('git-protocol')) env.GIT_PROTOCOL = header('git-protocol')!;
+    const cgi = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    req.pipe(cgi.stdin);
+    let head = Buffer.alloc(0);
+    let started = false;
+    cgi.stdout.on('data', (chunk: Buffer) => {
+      if (started) {
+        res.write(chunk);
+        return;
+      }
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      started = true;
+      let status = 200;
+      const headers: Record<string, string> = {};
+      for (const line of head.subarray(0, end).toString('latin1').split('\r\n')) {
+        const i = line.indexOf(':');
+        const [name, value] = [line.slice(0, i).trim(), line.slice(i + 1).trim()];
+        if (name.toLowerCase() === 'status') status = Number.parseInt(value, 10);
+        else headers[name] = value;
+      }
+      res.writeHead(status, headers);
+      res.write(head.subarray(end + 4));
+    });
+    cgi.on('close', () => {
+      if (!started) res.writeHead(500);
+      res.end();
+    });
+  });
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', () => ready()));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+/** A root shell on the guest's ttyS1: one command at a time, its output and exit status. */
+class Control {
+  private buffer = '';
+  private count = 0;
+  private waiter: (() => void) | null = null;
+
+  private constructor(private readonly socket: Socket) {
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      this.waiter?.();
+    });
+  }
+
+  static async open(path: string, deadline: number): Promise<Control> {
+    for (;;) {
+      try {
+        const socket = await new Promise<Socket>((resolve, reject) => {
+          const s = connect(path, () => resolve(s));
+          s.once('error', reject);
+        });
+        return new Control(socket);
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await sleep(200);
+      }
+    }
+  }
+
+  /**
+   * Sends `command` (one line) and waits for its end marker, which the shell computes
+   * ($((n+0))), so an echo of the input before the shell set the line raw never matches it.
+   */
+  async sh(command: string, timeoutMs = 60_000): Promise<Run> {
+    const n = ++this.count + 1000;
+    const marker = new RegExp(`@@${n} (\\d+)@@\\n`);
+    this.buffer = '';
+    // The marker line has no quotes: a line cut short while the guest's tty came up cannot
+    // leave the shell inside an open quote.
+    this.socket.write(`\n${command}\necho @@$((${n}+0)) $?@@\n`);
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const m = marker.exec(this.buffer);
+      if (m) {
+        const out = this.buffer.slice(0, m.index).replace(/\r/g, '');
+        this.buffer = this.buffer.slice(m.index + m[0].length);
+        return { code: Number(m[1]), out };
+      }
+      if (Date.now() > end) throw new Error(`no answer from the guest to: ${command}\n${this.buffer.slice(-2000)}`);
+      await new Promise<void>((wake) => {
+        this.waiter = wake;
+        setTimeout(wake, 500);
+      });
+      this.waiter = null;
+    }
+  }
+
+  /** Waits until the shell answers (it starts with multi-user.target). */
+  async ready(deadline: number): Promise<void> {
+    for (;;) {
+      try {
+        await this.sh('true', 5_000);
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+      }
+    }
+  }
+
+  close() {
+    this.socket.destroy();
+  }
+}
+
+function sleep(ms: number) {
+  return new Promise((done) => setTimeout(done, ms));
+}
+
+const ctx = useTestApp({
+  publicBaseUrl: `http://${HOST}:${GUEST_PORTS.service}`,
+  roleRepositoryUrl: `http://${HOST}:${GUEST_PORTS.roles}/roles.git`,
+  agentPollIntervalSeconds: POLL_SECONDS,
+});
+
+describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash', 'git'))(
+  'a Debian 12 device in QEMU: the agent under systemd, real packages, a reboot',
+  () => {
+    const mirror = hostMirror();
+    const proxied: string[] = [];
+    const gitRequests: string[] = [];
+    const servers: Server[] = [];
+    const vms: ChildProcess[] = [];
+    const figures: Array<[string, string]> = [];
+    let service: ReturnType<typeof serve>;
+    let servicePort = 0;
+    let gitPort = 0;
+    let proxyPort = 0;
+    let scratch = '';
+    let disk = '';
+    let kernel = '';
+    let initrd = '';
+
+    beforeAll(async () => {
+      scratch = await mkdtemp(join(tmpdir(), 'fleet-device-vm-'));
+      await new Promise<void>((ready) => {
+        service = serve({ fetch: ctx.app.fetch, port: 0, hostname: '127.0.0.1' }, () => ready());
+      });
+      servicePort = (service.address() as AddressInfo).port;
+      const proxy = await mirrorProxy(mirror, proxied);
+      servers.push(proxy.server);
+      proxyPort = proxy.port;
+
+      // The role repository, bare, served over smart HTTP.
+      const work = join(scratch, 'roles-work');
+      for (const role of ROLES) {
+        await mkdir(join(work, 'roles', role, 'tasks'), { recursive: true });
+        await writeFile(join(work, 'roles', role, 'tasks', 'main.yml'), role === 'qgis' ? HELLO_ROLE : NOOP_ROLE);
+      }
+      git(work, 'init', '-q');
+      git(work, 'add', '.');
+      git(work, 'commit', '-qm', 'roles of the VM test');
+      git(scratch, 'clone', '-q', '--bare', work, join(scratch, 'git', 'roles.git'));
+      const roles = await gitServer(join(scratch, 'git'), gitRequests);
+      servers.push(roles.server);
+      gitPort = roles.port;
+
+      const started = Date.now();
+      const cached = existsSync(join(CACHE, 'ready'));
+      await rootfs(`http://${mirror.host}${mirror.directory}`);
+      figures.push([
+        'root filesystem',
+        cached ? `cached (${CACHE_KEY})` : `debootstrap ${((Date.now() - started) / 1000).toFixed(0)} s (${CACHE_KEY})`,
+      ]);
+    }, 40 * 60_000);
+
+    afterAll(async () => {
+      for (const vm of vms) vm.kill('SIGKILL');
+      await new Promise((done) => service?.close(done));
+      for (const s of servers) await new Promise((done) => s.close(done));
+      if (scratch && process.env.FLEET_KEEP_VM !== '1') await run(['rm', '-rf', scratch], { root: true });
+    });
+
+    /** The guest's network: user networking with only the three forwards. */
+    function nic(): string {
+      const fwd = (guest: number, host: number) => `guestfwd=tcp:${HOST}:${guest}-cmd:socat - TCP:127.0.0.1:${host}`;
+      return [
+        'user,model=virtio-net-pci,restrict=on',
+        fwd(GUEST_PORTS.service, servicePort),
+        fwd(GUEST_PORTS.roles, gitPort),
+        fwd(GUEST_PORTS.proxy, proxyPort),
+      ].join(',');
+    }
+
+    interface Vm {
+      child: ChildProcess;
+      exited: Promise<number | null>;
+      console: string;
+      control: Control;
+      startedAt: number;
+    }
+
+    async function boot(name: string, serial: string): Promise<Vm> {
+      const consoleLog = join(scratch, `console-${name}.log`);
+      const sock = join(scratch, `control-${name}.sock`);
+      const args = [
+        ...['-machine', 'q35,accel=tcg', '-m', '1536', '-smp', '2', '-no-reboot', '-display', 'none'],
+        ...['-monitor', 'none', '-kernel', kernel, '-initrd', initrd],
+        ...['-append', 'root=/dev/vda rw console=ttyS0 systemd.show_status=1'],
+        ...['-drive', `file=${disk},format=raw,if=virtio`, '-nic', nic()],
+        ...['-serial', `file:${consoleLog}`],
+        ...['-chardev', `socket,id=control,path=${sock},server=on,wait=off`, '-serial', 'chardev:control'],
+        ...['-smbios', `type=1,serial=${serial}`],
+      ];
+      const startedAt = Date.now();
+      const child = spawn('qemu-system-x86_64', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (c) => (stderr += c));
+      vms.push(child);
+      const exited = new Promise<number | null>((resolve) =>
+        child.on('exit', (code) => {
+          if (code !== 0 && stderr) console.warn(`qemu (${name}): ${stderr}`);
+          resolve(code);
+        }),
+      );
+      const control = await Control.open(sock, Date.now() + 30_000);
+      return { child, exited, console: consoleLog, control, startedAt };
+    }
+
+    async function consoleTail(vm: Vm, lines = 80): Promise<string> {
+      if (!existsSync(vm.console)) return '(no console output)';
+      return (await readFile(vm.console, 'latin1')).split('\n').slice(-lines).join('\n');
+    }
+
+    /** Polls `check` every 2 s until it yields a value, or fails after `ms` with the console's end. */
+    async function until<T>(vm: Vm, what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
+      const end = Date.now() + ms;
+      for (;;) {
+        const value = await check();
+        if (value !== undefined) return value;
+        if (Date.now() > end) {
+          const journal = await vm.control.sh(
+            'journalctl -b -u fleet-agent -o short-monotonic --no-pager | tail -n 40',
+          );
+          throw new Error(
+            `timed out waiting for ${what}\n--- agent journal\n${journal.out}\n--- console\n${await consoleTail(vm)}`,
+          );
+        }
+        await sleep(2000);
+      }
+    }
+
+    async function events(deviceId: string): Promise<Array<{ merkmal: string; type: string; payload: any }>> {
+      const res = await ctx.request('GET', `/api/v1/devices/${deviceId}/events?limit=500`);
+      expect(res.status).toBe(200);
+      return res.body.items;
+    }
+
+    async function ok(method: string, path: string, body?: unknown) {
+      const res = await ctx.request(method, path, { body });
+      expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
+      return res.body;
+    }
+
+    /** The agent's journal lines of this boot, as `<seconds since boot> <message>`. */
+    async function agentJournal(vm: Vm, boot = '-b'): Promise<string[]> {
+      const j = await vm.control.sh(`journalctl ${boot} -u fleet-agent -o short-monotonic --no-pager`);
+      return j.out.split('\n').filter((l) => l.includes('fleet-agent'));
+    }
+
+    /** A systemd property of a unit. */
+    async function prop(vm: Vm, unit: string, name: string): Promise<string> {
+      return (await vm.control.sh(`systemctl show -P ${name} ${unit}`)).out.trim();
+    }
+
+    it(
+      'boots, bootstraps, installs and removes hello with apt, reports, survives a reboot, obeys a deprovision',
+      async () => {
+        // -- image: handshake.sh under dash against the service, install.sh late into a copy.
+        const imageStarted = Date.now();
+        const org = await createOrganization(ctx);
+        const code = await activationCodeOf(ctx, org.id);
+        const fleet = join(scratch, 'fleet');
+        await mkdir(join(fleet, 'agent'), { recursive: true });
+        for (const file of ['handshake.sh', 'install.sh']) await cp(join(SCRIPTS, file), join(fleet, file));
+        for (const file of await readdir(join(SCRIPTS, 'agent'))) {
+          await cp(join(SCRIPTS, 'agent', file), join(fleet, 'agent', file));
+        }
+        await writeFile(
+          join(fleet, 'provisioning.json'),
+          JSON.stringify({
+            schema_version: 2,
+            build_id: crypto.randomUUID(),
+            organization_id: null,
+            credential: code,
+            template_id: null,
+            base_url: `http://127.0.0.1:${servicePort}`,
+            api_url: `http://127.0.0.1:${servicePort}/api/v1`,
+            backend: 'debian',
+          }),
+        );
+        const serial = newSerial();
+        const out = join(scratch, 'run-fleet');
+        const env = { FLEET_OUT: out, FLEET_SERIAL: serial, FLEET_RETRIES: '2' };
+        await run(['dash', join(fleet, 'handshake.sh')], { env });
+        const root = join(scratch, 'root');
+        await run(['cp', '-a', join(CACHE, 'rootfs'), root], { root: true });
+        await run(['dash', join(fleet, 'install.sh'), 'late', root], { root: true, env });
+        // This run's own files: the host name, and apt's proxy (the test's, to the mirror only).
+        const extra = join(scratch, 'extra');
+        await mkdir(join(extra, 'etc/apt/apt.conf.d'), { recursive: true });
+        await writeFile(join(extra, 'etc/hostname'), `${GUEST_HOSTNAME}\n`);
+        await writeFile(
+          join(extra, 'etc/apt/apt.conf.d/01fleet-vm-proxy'),
+          `Acquire::http::Proxy "http://${HOST}:${GUEST_PORTS.proxy}/";\n`,
+        );
+        await run(['cp', '-r', `${extra}/.`, root], { root: true });
+        const agentConf = JSON.parse((await run(['cat', join(root, 'etc/fleet/agent.json')], { root: true })).out);
+        expect(agentConf.base_url).toBe(`http://${HOST}:${GUEST_PORTS.service}`);
+        const deviceId: string = agentConf.device_id;
+        disk = join(scratch, 'disk.img');
+        await run(['mkfs.ext4', '-q', '-F', '-L', 'root', '-d', root, disk, '3G'], { root: true });
+        const boot0 = join(scratch, 'boot');
+        await mkdir(boot0);
+        const bootFiles = (await run(['ls', join(root, 'boot')], { root: true })).out.split('\n');
+        kernel = join(boot0, 'vmlinuz');
+        initrd = join(boot0, 'initrd.img');
+        await run(['cp', join(root, 'boot', bootFiles.find((f) => f.startsWith('vmlinuz-'))!), kernel], { root: true });
+        await run(['cp', join(root, 'boot', bootFiles.find((f) => f.startsWith('initrd.img-'))!), initrd], {
+          root: true,
+        });
+        if (asRoot.length > 0) {
+          const me = `${process.getuid!()}:${process.getgid!()}`;
+          await run(['chown', me, disk, kernel, initrd], { root: true });
+        }
+        await run(['rm', '-rf', root], { root: true });
+        figures.push([
+          'image (copy, handshake, install.sh late, mkfs.ext4 -d)',
+          `${(Date.now() - imageStarted) / 1000} s`,
+        ]);
+
+        // The order the first apply installs: qgis at the device's org unit, with optionen.
+        const device = await ok('GET', `/api/v1/devices/${deviceId}`);
+        expect(device.hostname).toBeNull();
+        await ok('POST', `/api/v1/org-units/${device.oe_id}/catalog/qgis/select`, { optionen: { note: OPTION_VALUE } });
+
+        // -- first boot
+        const vm = await boot('first', serial);
+        await vm.control.ready(Date.now() + BOOT_MS);
+        const multiUser = await until(vm, 'multi-user.target', 5 * 60_000, async () => {
+          const at = Number(await prop(vm, 'multi-user.target', 'ActiveEnterTimestampMonotonic'));
+          return at > 0 ? at : undefined;
+        });
+        figures.push([
+          'boot to multi-user.target',
+          `${(multiUser / 1e6).toFixed(1)} s guest (${((Date.now() - vm.startedAt) / 1000).toFixed(0)} s from QEMU's start to the control shell)`,
+        ]);
+        expect(await prop(vm, 'fleet-agent.service', 'ActiveState')).toBe('active');
+        const agentStart = Number(await prop(vm, 'fleet-agent.service', 'ExecMainStartTimestampMonotonic'));
+        const online = Number(await prop(vm, 'network-online.target', 'ActiveEnterTimestampMonotonic'));
+        expect(online).toBeGreaterThan(0);
+        expect(agentStart).toBeGreaterThanOrEqual(online);
+        figures.push(['agent started after network-online.target', `${((agentStart - online) / 1e6).toFixed(2)} s`]);
+
+        // bootstrap → check-in → apply → report: hello installed, qgis reported applied.
+        const applied = await until(vm, 'the first report', APPLY_MS, async () =>
+          (await events(deviceId)).find((e) => e.merkmal === 'qgis' && e.type === 'applied'),
+        );
+        expect(applied.payload.detail).toMatchObject({ role: 'qgis', changed: true });
+        const hello = await vm.control.sh(`dpkg-query -W -f='\${Status}' hello && hello`);
+        expect(hello.out).toContain('install ok installed');
+        expect(hello.out).toContain('Hello, world!');
+        let journal = await agentJournal(vm);
+        const text = () => journal.join('\n');
+        expect(text()).toContain('bootstrapped');
+        expect(gitRequests.some((r) => r.startsWith('POST /roles.git/git-upload-pack'))).toBe(true);
+        expect(proxied.some((p) => p.endsWith('.deb') && p.includes('/hello_'))).toBe(true);
+
+        // The next poll: a 304. Then the CPU of the agent's unit over two more 304 cycles.
+        await until(vm, 'a 304', 3 * 60_000, async () => {
+          journal = await agentJournal(vm);
+          return text().includes('(304)') ? true : undefined;
+        });
+        const cpu0 = Number(await prop(vm, 'fleet-agent.service', 'CPUUsageNSec'));
+        const count304 = () => journal.filter((l) => l.includes('(304)')).length;
+        const n0 = count304();
+        await until(vm, 'two more 304s', 3 * 60_000, async () => {
+          journal = await agentJournal(vm);
+          return count304() >= n0 + 2 ? true : undefined;
+        });
+        const cpu1 = Number(await prop(vm, 'fleet-agent.service', 'CPUUsageNSec'));
+        const cycles = count304() - n0;
+        figures.push([
+          'agent CPU per 304 cycle (guest, unit accounting)',
+          `${((cpu1 - cpu0) / 1e6 / cycles).toFixed(0)} ms`,
+        ]);
+        figures.push([
+          'first apply (check-in to report accepted)',
+          span(journal, 'checked in: new desired state', 'accepted'),
+        ]);
+        figures.push(['304 cycle (wall, guest)', cycleSpan(journal)]);
+        const firstCycle = journal.slice(0, journal.findIndex((l) => l.includes('(304)')) + 2);
+
+        // The device's host name, from the agent's hardware report.
+        expect((await ok('GET', `/api/v1/devices/${deviceId}`)).hostname).toBe(GUEST_HOSTNAME);
+
+        // -- a deselect at the org unit: hello removed, `removed` reported.
+        await ok('POST', `/api/v1/org-units/${device.oe_id}/catalog/qgis/deselect`);
+        const removed = await until(vm, 'the removal report', APPLY_MS, async () =>
+          (await events(deviceId)).find((e) => e.merkmal === 'qgis' && e.type === 'removed'),
+        );
+        expect(removed.payload.detail).toMatchObject({ role: 'qgis', changed: true });
+        // Not `command -v`: the shell remembers where it found hello before.
+        const gone = await vm.control.sh(
+          `dpkg-query -W -f='\${Status}' hello; test -e /usr/bin/hello && echo still-there`,
+        );
+        expect(gone.out).not.toContain('install ok installed');
+        expect(gone.out).not.toContain('still-there');
+        journal = await agentJournal(vm);
+        const second = journal.slice(journal.findLastIndex((l) => l.includes('checked in: new desired state')));
+        figures.push([
+          'second apply (check-in to report accepted)',
+          span(second, 'checked in: new desired state', 'accepted'),
+        ]);
+
+        // Nothing of a role's arguments in the journal: no module log, no optionen.
+        const all = await vm.control.sh('journalctl -b --no-pager -o cat');
+        expect(all.out).not.toContain('Invoked with');
+        expect(all.out).not.toContain(OPTION_VALUE);
+
+        // -- systemctl stop leaves the unit inactive, not failed.
+        await vm.control.sh('systemctl stop fleet-agent.service', 120_000);
+        expect(await prop(vm, 'fleet-agent.service', 'ActiveState')).toBe('inactive');
+        expect(await prop(vm, 'fleet-agent.service', 'Result')).toBe('success');
+
+        // -- power off, boot again: a 304 without a bootstrap.
+        vm.control.sh('systemctl poweroff', 5_000).catch(() => undefined);
+        expect(await Promise.race([vm.exited, sleep(180_000).then(() => 'timeout')])).toBe(0);
+        vm.control.close();
+        expect(await readFile(vm.console, 'latin1')).toContain('reboot: Power down');
+
+        const again = await boot('second', serial);
+        await again.control.ready(Date.now() + BOOT_MS);
+        await until(again, 'a 304 after the reboot', BOOT_MS, async () => {
+          journal = await agentJournal(again);
+          return text().includes('(304)') ? true : undefined;
+        });
+        expect(text()).not.toContain('bootstrapping');
+        expect(text()).not.toContain('applying with');
+        // The stop at the power-off before: a clean end of the unit, not a failure.
+        const before = (await again.control.sh('journalctl -b -1 -u fleet-agent --no-pager -o cat')).out;
+        expect(before).not.toMatch(/Failed with result|status=143/);
+
+        // -- deprovision: the agent says why and applies nothing.
+        await ok('POST', `/api/v1/devices/${deviceId}/deprovision`);
+        await until(again, 'the refusal', 3 * 60_000, async () => {
+          journal = await agentJournal(again);
+          return text().includes('deprovisioned') ? true : undefined;
+        });
+        expect(text()).toMatch(/check-in refused by the service \(HTTP 403\): device_deprovisioned/);
+        expect(text()).toContain('the device is deprovisioned or archived');
+        expect(text()).not.toContain('applying with');
+
+        // -- a clean power-off.
+        again.control.sh('systemctl poweroff', 5_000).catch(() => undefined);
+        expect(await Promise.race([again.exited, sleep(180_000).then(() => 'timeout')])).toBe(0);
+        again.control.close();
+        expect(await readFile(again.console, 'latin1')).toContain('reboot: Power down');
+
+        console.log(
+          [
+            `device VM figures (TCG, ${CACHE}):`,
+            ...figures.map(([k, v]) => `  ${k}: ${v}`),
+            'the agent journal of the first boot up to its first 304:',
+            ...firstCycle.map((l) => `  ${l}`),
+            'after the reboot and the deprovision:',
+            ...journal.map((l) => `  ${l}`),
+          ].join('\n'),
+        );
+      },
+      80 * 60_000,
+    );
+  },
+);
+
+/** Seconds between the first line containing `from` and the next containing `to` (journal monotonic stamps). */
+function span(lines: string[], from: string, to: string): string {
+  const at = (line: string | undefined) => Number(/^\[\s*([\d.]+)\]/.exec(line ?? '')?.[1] ?? Number.NaN);
+  const i = lines.findIndex((l) => l.includes(from));
+  const j = lines.findIndex((l, k) => k > i && l.includes(to));
+  return i < 0 || j < 0 ? 'not found' : `${(at(lines[j]) - at(lines[i])).toFixed(1)} s`;
+}
+
+/** A 304 cycle's wall time: from the end of the wait before it to its "next check-in" line. */
+function cycleSpan(lines: string[]): string {
+  const at = (line: string) => Number(/^\[\s*([\d.]+)\]/.exec(line)?.[1] ?? Number.NaN);
+  const spans: number[] = [];
+  for (let k = 1; k < lines.length; k++) {
+    if (!lines[k]!.includes('(304)')) continue;
+    const prev = lines.slice(0, k).findLast((l) => /next check-in in \d+s/.test(l));
+    const next = lines.slice(k).find((l) => /next check-in in \d+s/.test(l));
+    if (!prev || !next) continue;
+    const waited = Number(/next check-in in (\d+)s/.exec(prev)![1]);
+    spans.push(at(next) - at(prev) - waited);
+  }
+  return spans.length === 0 ? 'not found' : spans.map((s) => `${s.toFixed(2)} s`).join(', ');
+}
