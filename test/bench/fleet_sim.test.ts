@@ -132,6 +132,59 @@ describe('the fleet simulator agent', () => {
     expect(again[1]!.status).toBe(200);
   });
 
+  it('after a 304 applies again only when the last apply failed, and reports what is new and what failed', async () => {
+    const org = await createOrganization(ctx);
+    const { deviceId, token } = await newDevice(org.id);
+    const sent: Sent[] = [];
+    let now = 1_000_000;
+    const agent = new SimAgent(deviceId, token, recordingTransport(sent), { pollSeconds: 10, now: () => now });
+    await agent.cycle();
+    const orders = sent[2]!.body.entries as Array<{ merkmal: string; event: string }>;
+    expect(orders.length).toBeGreaterThan(1);
+    const failing = orders[0]!.merkmal;
+    const state = orders[0]!.event === 'applied' ? 'present' : 'absent';
+    expect(agent.ran(failing, state)).toBe(true);
+    expect(agent.runs.get(failing)).toHaveLength(1);
+
+    // The role breaks: a 304 with the last apply fine runs nothing.
+    agent.failing(failing, 1);
+    const plain = sent.length;
+    expect((await agent.cycle()).checkin).toBe(304);
+    expect(sent.slice(plain).map((s) => s.path)).toEqual(['/api/v1/agent/checkin']);
+
+    // The daily apply: every order runs again; only the failure is reported (the rest is not new).
+    now += 86_400_000;
+    const daily = sent.length;
+    expect((await agent.cycle()).checkin).toBe(304);
+    expect(sent.slice(daily).map((s) => s.path)).toEqual(['/api/v1/agent/checkin', '/api/v1/agent/report']);
+    expect(sent.at(-1)!.body.entries.map((e: { merkmal: string; event: string }) => [e.merkmal, e.event])).toEqual([
+      [failing, state === 'present' ? 'apply_failed' : 'remove_failed'],
+    ]);
+    expect(agent.runs.get(failing)).toHaveLength(2);
+
+    // It failed, so the next 304 retries; still failing, the failure is reported again.
+    const retry = sent.length;
+    await agent.cycle();
+    expect(sent.slice(retry).map((s) => s.path)).toEqual(['/api/v1/agent/checkin', '/api/v1/agent/report']);
+    expect(sent.at(-1)!.body.entries.map((e: { event: string }) => e.event)).toEqual([
+      state === 'present' ? 'apply_failed' : 'remove_failed',
+    ]);
+
+    // Mended: the retry succeeds and reports that outcome alone, new against the failure.
+    agent.failing(undefined, 0);
+    const mended = sent.length;
+    await agent.cycle();
+    expect(sent.at(-1)!.body.entries.map((e: { merkmal: string; event: string }) => [e.merkmal, e.event])).toEqual([
+      [failing, state === 'present' ? 'applied' : 'removed'],
+    ]);
+    expect(sent.slice(mended).map((s) => s.status)).toEqual([304, 200]);
+
+    // Nothing failed last: a 304 runs nothing again.
+    const quiet = sent.length;
+    await agent.cycle();
+    expect(sent.slice(quiet).map((s) => s.path)).toEqual(['/api/v1/agent/checkin']);
+  });
+
   it('waits out Retry-After on a 503, and the poll interval when nothing answers', async () => {
     const org = await createOrganization(ctx);
     const { deviceId, token } = await newDevice(org.id);
