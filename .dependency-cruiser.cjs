@@ -33,7 +33,7 @@ const featureMayImport = {
   groups: ['organizations', 'devices'],
   catalog: ['devices', 'org_units'],
   activation: ['organizations', 'templates', 'devices'],
-  agent: ['activation', 'catalog', 'devices'],
+  agent: ['activation', 'catalog', 'devices', 'rollouts'],
   rollouts: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
 };
 /** The folders of api/ that are not features: the floors below and above them. */

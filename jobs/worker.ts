@@ -87,9 +87,10 @@ export async function startWorker(
     void heartbeat.beat();
   });
   // Three runners on one pool: deliveries and the dead build check (with the stale device
-  // sweeps) have their own slots, so neither a webhook nor the failing of a dead host's
-  // build nor a stale device's announcement waits behind an ISO build of half an hour (a
-  // job is only fetched by a runner whose task list names it).
+  // sweeps and the judging of rollouts) have their own slots, so neither a webhook nor the
+  // failing of a dead host's build nor a stale device's announcement nor a rollout's next
+  // ring waits behind an ISO build of half an hour (a job is only fetched by a runner whose
+  // task list names it).
   let runner: Runner;
   let deliveries: Runner;
   try {

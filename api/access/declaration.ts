@@ -28,7 +28,8 @@ export type ResourceKind =
   | 'iso_build'
   | 'api_key'
   | 'webhook'
-  | 'webhook_delivery';
+  | 'webhook_delivery'
+  | 'rollout';
 
 /**
  * Which ids of a request name resources of an organization, by where they travel: path
@@ -90,6 +91,7 @@ export const resourceLabel: Record<ResourceKind, string> = {
   api_key: 'API key',
   webhook: 'webhook',
   webhook_delivery: 'webhook delivery',
+  rollout: 'rollout',
 };
 
 /**

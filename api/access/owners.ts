@@ -35,5 +35,7 @@ function ownerQuery(db: Db, kind: ResourceKind, id: string) {
       return db<Owner>`
         select w.organization_id from webhook_deliveries d join webhooks w on w.id = d.webhook_id
         where d.id = ${id}`;
+    case 'rollout':
+      return db<Owner>`select organization_id from rollouts where id = ${id}`;
   }
 }

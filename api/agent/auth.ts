@@ -47,11 +47,10 @@ export function agentSecretHash(authorization: string | undefined): Uint8Array {
  * For calls that look the device up anyway (the report): the secret is checked against the
  * database before the body is validated, so an unknown secret is 401 whatever the body.
  */
-export function liveAgentDevice(find: (db: Db, hash: Uint8Array) => Promise<AgentDeviceState | undefined>) {
-  const middleware: MiddlewareHandler<{ Variables: { agentDevice: AgentDeviceState; deps: HandlerDeps } }> = async (
-    c,
-    next,
-  ) => {
+export function liveAgentDevice<D extends AgentDeviceState>(
+  find: (db: Db, hash: Uint8Array) => Promise<D | undefined>,
+) {
+  const middleware: MiddlewareHandler<{ Variables: { agentDevice: D; deps: HandlerDeps } }> = async (c, next) => {
     const hash = agentSecretHash(c.req.header('authorization'));
     c.set('agentDevice', requireLiveDevice(await find(c.get('deps').sql, hash)));
     await next();

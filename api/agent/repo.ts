@@ -9,6 +9,7 @@ import { deviceStateColumns, type StateRow } from '../catalog/state.ts';
 import type { Db, Sql } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { ApiError } from '../http/errors.ts';
+import { scheduleJudgeOfReported } from '../rollouts/schedule.ts';
 import { type AgentDeviceState, type AgentRefusal, requireLiveDevice } from './auth.ts';
 import type { AgentEventType } from './schemas.ts';
 
@@ -125,10 +126,16 @@ export async function checkinStateStoringHardware(
 export const cachedTemplateBlueprints: (db: Db, templateId: string) => Promise<MerkmalBlueprintRow[]> =
   seedDataCache(templateBlueprints);
 
+/** What a report needs of its device: besides the agent's state, the rollouts applied to it. */
+export interface ReportingDevice extends AgentDeviceState {
+  /** Ids of the rollouts applied to the device, joined by commas ('' for none). */
+  rollouts_text: string;
+}
+
 /** The device behind an agent secret (one index probe), or undefined. */
-export async function findAgentDevice(db: Db, secretHash: Uint8Array): Promise<AgentDeviceState | undefined> {
-  const [row] = await db<AgentDeviceState[]>`
-    select id, deprovisioned_at, archived_at from devices where agent_secret_hash = ${secretHash}`;
+export async function findAgentDevice(db: Db, secretHash: Uint8Array): Promise<ReportingDevice | undefined> {
+  const [row] = await db<ReportingDevice[]>`
+    select id, deprovisioned_at, archived_at, rollouts_text from devices where agent_secret_hash = ${secretHash}`;
   return row;
 }
 
@@ -139,10 +146,32 @@ export interface ReportEvent {
 }
 
 /**
- * Inserts every event of a report, or none: one statement that checks all Merkmal keys
- * and inserts only when none is unknown. Returns the count inserted and the unknown keys.
+ * Inserts every event of a report, or none, and for a device with applied rollouts queues
+ * the prompt judging of those running for the reported Merkmale, in the same transaction
+ * (api/rollouts/README.md): their open ring's figures may have moved. A device without
+ * applied rollouts, nearly every report, pays nothing more than the insert.
  */
 export async function insertReport(
+  sql: Sql,
+  device: Pick<ReportingDevice, 'id' | 'rollouts_text'>,
+  events: ReportEvent[],
+): Promise<{ accepted: number; unknown: string[] }> {
+  if (device.rollouts_text === '') return insertEvents(sql, device.id, events);
+  return sql.begin(async (tx) => {
+    const result = await insertEvents(tx, device.id, events);
+    if (result.unknown.length === 0) {
+      const merkmale = [...new Set(events.map((e) => e.merkmal))];
+      await scheduleJudgeOfReported(tx, device.rollouts_text.split(','), merkmale);
+    }
+    return result;
+  });
+}
+
+/**
+ * One statement that checks all Merkmal keys and inserts only when none is unknown.
+ * Returns the count inserted and the unknown keys.
+ */
+async function insertEvents(
   db: Db,
   deviceId: string,
   events: ReportEvent[],

@@ -191,7 +191,7 @@ export function agentRoutes(checkinPath: CheckinPath) {
     }
     const result = await repo.insertReport(
       sql,
-      device.id,
+      device,
       entries.map((e) => ({
         merkmal: e.merkmal,
         type: e.event as AgentEventType,

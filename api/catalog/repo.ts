@@ -61,7 +61,7 @@ async function requireOwner(db: Db, scope: Scope, id: string): Promise<Owner> {
  * is not selectable: `im_auftragskatalog` false, or no blueprint for the device's backend
  * (org units and groups span backends: a blueprint for any backend will do).
  */
-async function requireCatalogMerkmal(db: Db, merkmal: string, backend: string | null): Promise<void> {
+export async function requireCatalogMerkmal(db: Db, merkmal: string, backend: string | null): Promise<void> {
   const [row] = await db<{ im_auftragskatalog: boolean; has_blueprint: boolean }[]>`
     select m.im_auftragskatalog,
            exists (select 1 from blueprints b

@@ -5,7 +5,7 @@ import { Convergence } from '../devices/schemas.ts';
 import { Timestamp } from '../http/openapi.ts';
 import { wholeCollectionOf } from '../http/pagination.ts';
 
-const Optionen = jsonObject().openapi({
+export const Optionen = jsonObject().openapi({
   type: 'object',
   additionalProperties: true,
   description:

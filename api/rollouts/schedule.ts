@@ -35,3 +35,20 @@ export async function scheduleJudge(
       job_key => ${judgeJobKey(rolloutId, when.kind)},
       job_key_mode => ${when.kind === 'soon' ? 'preserve_run_at' : 'replace'})`;
 }
+
+/**
+ * Queues `soon` for each of `rolloutIds` that is running and changes one of `merkmale`, in
+ * one statement: an agent's report of those Merkmale may move its ring's figures.
+ */
+export async function scheduleJudgeOfReported(db: Db, rolloutIds: string[], merkmale: string[]): Promise<void> {
+  await db`
+    select graphile_worker.add_job(
+             ${JUDGE_ROLLOUT_TASK},
+             json_build_object('rollout_id', r.id),
+             run_at => now() + interval '1 second',
+             max_attempts => 5,
+             job_key => ${JUDGE_ROLLOUT_TASK} || ':' || r.id || ':soon',
+             job_key_mode => 'preserve_run_at') is not null
+    from rollouts r
+    where r.id = any(${rolloutIds}::uuid[]) and r.status = 'running' and r.merkmal = any(${merkmale}::text[])`;
+}

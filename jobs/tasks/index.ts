@@ -1,10 +1,13 @@
 /** The Graphile Worker task lists of the worker: one file per task, named after it. */
 import type { TaskList } from 'graphile-worker';
 import { BUILD_ISO_TASK } from '../../api/iso_builds/job.ts';
+import { JUDGE_ROLLOUT_TASK } from '../../api/rollouts/schedule.ts';
 import type { TaskDeps } from '../worker_deps.ts';
 import { buildIsoTask } from './build_iso.ts';
 import { DELIVER_WEBHOOK_TASK, deliverWebhookTask } from './deliver_webhook.ts';
 import { ARCHIVE_STALE_DEVICES_TASK, archiveStaleDevicesTask } from './archive_stale_devices.ts';
+import { judgeRolloutTask } from './judge_rollout.ts';
+import { JUDGE_RUNNING_ROLLOUTS_TASK, judgeRunningRolloutsTask } from './judge_running_rollouts.ts';
 import { REAP_DEAD_BUILDS_TASK, reapDeadBuildsTask } from './reap_dead_builds.ts';
 import { sweepIsoBuildsTask } from './sweep_iso_builds.ts';
 import { SWEEP_STALE_DEVICES_TASK, sweepStaleDevicesTask } from './sweep_stale_devices.ts';
@@ -22,14 +25,17 @@ export function buildHostTasks(deps: TaskDeps): TaskList {
 }
 
 /**
- * The dead build check and the stale device sweeps, on a runner of their own: none waits
- * behind a build or a delivery (the stale sweep must run every five minutes). All are short.
+ * The dead build check, the stale device sweeps and the judging of rollouts, on a runner of
+ * their own: none waits behind a build or a delivery (the stale sweep must run every five
+ * minutes, a running rollout is judged at least every 30 s). All are short.
  */
 export function reaperTasks(deps: TaskDeps): TaskList {
   return {
     [REAP_DEAD_BUILDS_TASK]: reapDeadBuildsTask(deps),
     [SWEEP_STALE_DEVICES_TASK]: sweepStaleDevicesTask(deps),
     [ARCHIVE_STALE_DEVICES_TASK]: archiveStaleDevicesTask(deps),
+    [JUDGE_ROLLOUT_TASK]: judgeRolloutTask(deps),
+    [JUDGE_RUNNING_ROLLOUTS_TASK]: judgeRunningRolloutsTask(deps),
   };
 }
 

@@ -7,6 +7,8 @@ import {
   type Override,
   type OverrideState,
   type ResolutionInput,
+  type RolloutChange,
+  withRolloutChanges,
 } from '../../api/catalog/resolution.ts';
 
 const M = 'libreoffice';
@@ -267,5 +269,63 @@ describe('resolveCatalog over several Merkmale', () => {
 
   it('returns nothing for an empty catalog', () => {
     expect(resolveCatalog(input({ catalog: [], deviceOverrides: [device('present')] }))).toEqual([]);
+  });
+});
+
+describe('a rollout applied to the device (its change in place at its scope)', () => {
+  const at = (scope: RolloutChange['scope'], scopeId: string, state: OverrideState | null, optionen = {}) => ({
+    merkmal: M,
+    scope,
+    scopeId,
+    override: state === null ? null : { merkmal: M, state, optionen },
+    updatedAt: 10,
+  });
+  const place = {
+    unitDepth: (id: string) => ({ 'oe-0': 0, 'oe-1': 1, 'oe-2': 2 })[id],
+    inGroup: (id: string) => id === 'g-in',
+  };
+  const withChanges = (i: ResolutionInput, ...c: RolloutChange[]) => one(withRolloutChanges(i, c, place));
+
+  it('replaces the override at its org unit, at that unit’s depth: a nearer unit still decides', () => {
+    expect(
+      withChanges(input({ orgUnitOverrides: [oe(1, 'absent')] }), at('org_unit', 'oe-1', 'present', { a: 1 })),
+    ).toEqual({
+      merkmal: M,
+      state: 'present',
+      origin: 'oe',
+      optionen: { a: 1 },
+    });
+    expect(
+      withChanges(input({ orgUnitOverrides: [oe(0, 'absent'), oe(2, 'absent')] }), at('org_unit', 'oe-2', 'present'))
+        .state,
+    ).toBe('absent');
+  });
+
+  it('an unset at its unit falls back to what is above it or the workspace', () => {
+    expect(
+      withChanges(input({ inWorkspace: true, orgUnitOverrides: [oe(0, 'absent')] }), at('org_unit', 'oe-0', null)),
+    ).toEqual({
+      merkmal: M,
+      state: 'present',
+      origin: 'workspace',
+      optionen: {},
+    });
+  });
+
+  it("votes as its group's override, most recent for optionen; a device override still wins", () => {
+    const i = input({ groupOverrides: [group('absent', 1, {}, 'g-in')] });
+    expect(withChanges(i, at('group', 'g-in', 'present', { b: 2 }))).toMatchObject({
+      state: 'present',
+      origin: 'gruppe',
+      optionen: { b: 2 },
+    });
+    expect(withChanges({ ...i, deviceOverrides: [device('absent')] }, at('group', 'g-in', 'present')).origin).toBe(
+      'geraet',
+    );
+  });
+
+  it('changes nothing for a device that left its scope', () => {
+    const i = input({ orgUnitOverrides: [oe(0, 'absent')], groupOverrides: [group('absent', 1, {}, 'g-out')] });
+    expect(withChanges(i, at('org_unit', 'oe-elsewhere', 'present'), at('group', 'g-out', 'present'))).toEqual(one(i));
   });
 });

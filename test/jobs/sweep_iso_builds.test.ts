@@ -263,10 +263,12 @@ describe('sweep_iso_builds', () => {
 });
 
 describe('jobs/crontab', () => {
-  it('runs the sweeps hourly, the dead build check every minute and the stale device sweep every five, under explicit ids, of tasks that exist', () => {
+  it("runs the sweeps hourly, the dead build check and the rollouts' judge every minute and the stale device sweep every five, under explicit ids, of tasks that exist", () => {
     const items = parseCrontab(readFileSync(crontabFile, 'utf8'));
-    expect(items).toHaveLength(5);
-    const [sweepItem, reapItem, webhookItem, staleItem, archiveItem] = items;
+    expect(items).toHaveLength(6);
+    const [sweepItem, reapItem, webhookItem, staleItem, archiveItem, judgeItem] = items;
+    expect(judgeItem).toMatchObject({ task: 'judge_running_rollouts', identifier: 'judge_running_rollouts' });
+    expect(judgeItem!.match({ min: 17, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
     expect(staleItem).toMatchObject({ task: 'sweep_stale_devices', identifier: 'sweep_stale_devices' });
     for (const min of [0, 5, 55]) expect(staleItem!.match({ min, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
     expect(staleItem!.match({ min: 7, hour: 13, date: 21, month: 11, dow: 6 })).toBe(false);

@@ -1,0 +1,142 @@
+/** The Rollout object, its create body and its list's query. */
+import { z } from '@hono/zod-openapi';
+import { Optionen } from '../catalog/schemas.ts';
+import { Timestamp, Uuid } from '../http/openapi.ts';
+import { collectionOf, PageQuery } from '../http/pagination.ts';
+
+export const ROLLOUT_STATUSES = ['running', 'paused', 'completed', 'aborted'] as const;
+export type RolloutStatus = (typeof ROLLOUT_STATUSES)[number];
+
+export const DEFAULT_RINGS = [10, 50, 100] as const;
+export const DEFAULT_MAX_FAILURE_RATIO = 0.1;
+export const DEFAULT_MIN_REPORTED_RATIO = 0.9;
+export const DEFAULT_SOAK_SECONDS = 3600;
+export const MAX_SOAK_SECONDS = 604_800;
+
+const Scope = z.enum(['org_unit', 'group']).openapi({
+  description: "`org_unit`: the unit's whole subtree; `group`: the group's members.",
+  example: 'org_unit',
+});
+
+const Action = z.enum(['select', 'deselect', 'unset']).openapi({
+  description: 'What the rollout writes at the scope once it completes, as a selection there would.',
+  example: 'select',
+});
+
+const Status = z.enum(ROLLOUT_STATUSES).openapi({
+  description:
+    '`running`: judged after every report of the open ring and at least every 30 s. `paused`: by hand or by the ' +
+    'failure ratio; the open rings keep the change, no further ring opens. `completed`: the change is written at ' +
+    'the scope. `aborted`: every device of an opened ring got its previous state back.',
+});
+
+const PausedReason = z.enum(['failure_ratio', 'manual']).nullable().openapi({
+  description: 'Why it is paused; null unless `status` is `paused`.',
+});
+
+const Rings = z
+  .array(z.number().int().min(1).max(100))
+  .min(1)
+  .max(10)
+  .refine((rings) => rings.every((p, i) => i === 0 || p > rings[i - 1]!), 'must be strictly ascending')
+  .refine((rings) => rings[rings.length - 1] === 100, 'the last ring must be 100')
+  .openapi({
+    description:
+      'Cumulative percentages of the devices the change alters: ring k holds about `rings[k] - rings[k-1]` percent. ' +
+      '1 to 10 integers from 1 to 100, strictly ascending, the last 100.',
+    example: [10, 50, 100],
+  });
+
+const Ratio = z.number().min(0).max(1);
+
+const CreatedBy = z
+  .union([
+    z.object({ type: z.literal('operator') }),
+    z.object({ type: z.literal('api_key'), api_key_id: Uuid, name: z.string() }),
+  ])
+  .openapi({ description: 'Who created it, as the audit log names an actor.', example: { type: 'operator' } });
+
+const RingDetail = z
+  .object({
+    ring: z.number().int().openapi({ description: 'The ring, 0 first.', example: 0 }),
+    percent: z.number().int().openapi({ description: 'Its cumulative percentage.', example: 10 }),
+    devices: z.number().int().openapi({ description: 'The devices put in this ring at creation.', example: 31 }),
+    opened_at: Timestamp.nullable().openapi({ description: 'When it opened; null while closed.' }),
+    converged: z.number().int().openapi({
+      description:
+        "Of its devices that are active (not archived, deprovisioned or stale): converged on the rollout's Merkmal.",
+      example: 27,
+    }),
+    pending: z.number().int().openapi({ description: 'Of those: not reported since the change.', example: 3 }),
+    failed: z.number().int().openapi({ description: 'Of those: reported a failure since the change.', example: 1 }),
+  })
+  .openapi('RolloutRing');
+
+export const Rollout = z
+  .object({
+    id: Uuid,
+    organization_id: Uuid,
+    scope: Scope,
+    scope_id: Uuid.openapi({ description: 'The org unit or the group.' }),
+    merkmal: z.string().openapi({ example: 'libreoffice' }),
+    action: Action,
+    optionen: Optionen.openapi({ description: 'The options a `select` or `deselect` writes (`{}` for `unset`).' }),
+    rings: z.array(z.number().int()).openapi({ example: [10, 50, 100] }),
+    max_failure_ratio: z.number().openapi({ example: 0.1 }),
+    min_reported_ratio: z.number().openapi({ example: 0.9 }),
+    soak_seconds: z.number().int().openapi({ example: 3600 }),
+    status: Status,
+    paused_reason: PausedReason,
+    current_ring: z.number().int().openapi({ description: 'The last ring opened.', example: 0 }),
+    created_by: CreatedBy,
+    created_at: Timestamp,
+    completed_at: Timestamp.nullable().openapi({ description: 'When it completed or was aborted; else null.' }),
+    rings_detail: z.array(RingDetail),
+  })
+  .openapi('Rollout');
+
+export type RolloutType = z.infer<typeof Rollout>;
+
+export const RolloutCreate = z
+  .strictObject({
+    scope: Scope,
+    scope_id: Uuid.openapi({ description: 'An org unit (`scope: "org_unit"`) or a group of the organization.' }),
+    merkmal: z.string().min(1).max(200).openapi({ description: 'A catalog Merkmal key.', example: 'libreoffice' }),
+    action: Action,
+    optionen: Optionen.optional().openapi({
+      description: 'Options of the order for `select` and `deselect`; `{}` when absent. `unset` takes none.',
+    }),
+    rings: Rings.optional().openapi({ default: [...DEFAULT_RINGS] }),
+    max_failure_ratio: Ratio.optional().openapi({
+      description:
+        'The rollout pauses by itself when the open ring has failed > 0 and failed / reported above this ' +
+        '(reported: converged + failed, at least min(5, ring size)). 0 to 1.',
+      default: DEFAULT_MAX_FAILURE_RATIO,
+      example: DEFAULT_MAX_FAILURE_RATIO,
+    }),
+    min_reported_ratio: Ratio.optional().openapi({
+      description: 'The next ring opens only when reported / devices of the open ring reached this. 0 to 1.',
+      default: DEFAULT_MIN_REPORTED_RATIO,
+      example: DEFAULT_MIN_REPORTED_RATIO,
+    }),
+    soak_seconds: z.number().int().min(0).max(MAX_SOAK_SECONDS).optional().openapi({
+      description: 'How long a ring stays open before the next may open, 0 to 604800 (a week).',
+      default: DEFAULT_SOAK_SECONDS,
+      example: DEFAULT_SOAK_SECONDS,
+    }),
+  })
+  .superRefine((body, ctx) => {
+    // As a selection: an unset takes no body, so no options.
+    if (body.action === 'unset' && body.optionen !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['optionen'], message: 'an unset takes no optionen' });
+    }
+  })
+  .openapi('RolloutCreate');
+
+export type RolloutCreateBody = z.input<typeof RolloutCreate>;
+
+export const RolloutQuery = PageQuery.extend({
+  status: Status.optional().openapi({ description: 'Only rollouts in this status.' }),
+});
+
+export const RolloutList = collectionOf(Rollout, 'RolloutList');

@@ -1,0 +1,295 @@
+/**
+ * Rollouts (api/rollouts/README.md), shared by the API routes and the portal: creation with
+ * its rings and ring 0 opened, the reads with each ring's figures, and the transitions an
+ * admin makes (pause, resume, abort), each with its webhook and its audit entry. What the
+ * service does by itself (the next ring, the automatic pause, completion) is the judge's.
+ */
+import { actorOf, type AuditEntry, type Caller } from '../access/declaration.ts';
+import { organizationOf } from '../access/owners.ts';
+import { requireCatalogMerkmal } from '../catalog/repo.ts';
+import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { invalidRequest } from '../http/openapi.ts';
+import { decodeCursor, toPage } from '../http/pagination.ts';
+import { lockOrganization } from '../org_units/lock.ts';
+import { requireOrganization } from '../organizations/repo.ts';
+import { ringFigures } from './figures.ts';
+import { emitRolloutWebhook } from './notify.ts';
+import * as repo from './repo.ts';
+import { assignRings, changeOf, devicesAltered, openRing, releaseDevices, type RolloutScope } from './rings.ts';
+import { scheduleJudge } from './schedule.ts';
+import {
+  DEFAULT_MAX_FAILURE_RATIO,
+  DEFAULT_MIN_REPORTED_RATIO,
+  DEFAULT_RINGS,
+  DEFAULT_SOAK_SECONDS,
+  RolloutCreate,
+  type RolloutCreateBody,
+  type RolloutStatus,
+  type RolloutType,
+} from './schemas.ts';
+
+type Action = 'select' | 'deselect' | 'unset';
+
+/** The Rollout object of a row, with every ring's figures now. */
+async function serialize(db: Db, row: repo.RolloutRow, pollIntervalSeconds: number): Promise<RolloutType> {
+  const figures = await ringFigures(db, row.id, pollIntervalSeconds);
+  return {
+    id: row.id,
+    organization_id: row.organization_id,
+    scope: row.scope,
+    scope_id: row.scope_id,
+    merkmal: row.merkmal,
+    action: row.action,
+    optionen: row.optionen,
+    rings: row.rings,
+    max_failure_ratio: row.max_failure_ratio,
+    min_reported_ratio: row.min_reported_ratio,
+    soak_seconds: row.soak_seconds,
+    status: row.status,
+    paused_reason: row.paused_reason,
+    current_ring: row.current_ring,
+    created_by: row.created_by as RolloutType['created_by'],
+    created_at: row.created_at.toISOString(),
+    completed_at: row.completed_at === null ? null : row.completed_at.toISOString(),
+    rings_detail: figures.map(({ ring, percent, devices, opened_at, converged, pending, failed }) => ({
+      ring,
+      percent,
+      devices,
+      opened_at: opened_at === null ? null : new Date(opened_at).toISOString(),
+      converged,
+      pending,
+      failed,
+    })),
+  };
+}
+
+const scopeLabel: Record<RolloutScope, string> = { org_unit: 'org unit', group: 'group' };
+
+/**
+ * The scope's org unit or group belongs to the organization. Unknown is 404; another
+ * organization's is 404 for an organization key too (no existence oracle), and 422
+ * `organization_mismatch` for the operator, who sees every organization.
+ */
+async function requireScopeOf(
+  db: Db,
+  scope: RolloutScope,
+  scopeId: string,
+  organizationId: string,
+  caller: Caller,
+): Promise<void> {
+  const owner = await organizationOf(db, scope, scopeId);
+  if (owner === null || (owner !== organizationId && caller.type === 'api_key')) {
+    throw new ApiError('not_found', `${scopeLabel[scope]} ${scopeId} (scope_id) not found`);
+  }
+  if (owner !== organizationId) {
+    throw new ApiError(
+      'organization_mismatch',
+      `${scopeLabel[scope]} ${scopeId} (scope_id) belongs to another organization`,
+    );
+  }
+}
+
+function rolloutInProgress(id: string, merkmal: string): ApiError {
+  return new ApiError(
+    'rollout_in_progress',
+    `Rollout ${id} is changing "${merkmal}" here; pause and abort it, or wait until it completes`,
+  );
+}
+
+/**
+ * How many devices the change alters now: the portal shows it before an admin confirms a
+ * change "all at once" or "in rings". Reads only.
+ */
+export async function countDevicesAltered(
+  db: Db,
+  organizationId: string,
+  scope: RolloutScope,
+  scopeId: string,
+  merkmal: string,
+  action: Action,
+  optionen: Record<string, unknown> = {},
+): Promise<number> {
+  const ids = await devicesAltered(db, organizationId, scope, scopeId, merkmal, changeOf(action, optionen));
+  return ids.length;
+}
+
+/**
+ * Creates a rollout: the devices of the scope the change alters, each in its ring, ring 0
+ * opened at once (its devices get the change at their next check-in), the webhook
+ * `rollout.ring_opened` and the judge queued, all in one transaction. `body` is checked
+ * here (400 `invalid_request`), so the portal passes what its form sent.
+ */
+export async function createRollout(
+  db: Db,
+  organizationId: string,
+  body: unknown,
+  caller: Caller,
+  pollIntervalSeconds: number,
+): Promise<{ rollout: RolloutType; audit: AuditEntry }> {
+  const parsed = RolloutCreate.safeParse(body);
+  if (!parsed.success) throw invalidRequest('json', parsed.error.issues);
+  const input: RolloutCreateBody = parsed.data;
+  const { scope, scope_id: scopeId, merkmal, action } = input;
+  const optionen = input.optionen ?? {};
+  const rings = input.rings ?? [...DEFAULT_RINGS];
+  const actor = actorOf(caller);
+  const change = changeOf(action, optionen);
+  try {
+    return await transaction(db, async (tx) => {
+      await requireOrganization(tx, organizationId);
+      await requireScopeOf(tx, scope, scopeId, organizationId, caller);
+      await requireCatalogMerkmal(tx, merkmal, null);
+      // Device rows before the organization's lock, as every change of a device's state
+      // takes them; then the devices again under the lock, which selections take too.
+      const seen = await devicesAltered(tx, organizationId, scope, scopeId, merkmal, change);
+      await tx`select 1 from devices where id = any(${seen}::uuid[]) order by id for no key update`;
+      await lockOrganization(tx, organizationId);
+      const held = await repo.activeRolloutOf(tx, scopeId, merkmal);
+      if (held !== null) throw rolloutInProgress(held, merkmal);
+      const deviceIds = await devicesAltered(tx, organizationId, scope, scopeId, merkmal, change);
+      const row = await repo.insertRollout(tx, {
+        organizationId,
+        scope,
+        scopeId,
+        merkmal,
+        action,
+        optionen,
+        rings,
+        maxFailureRatio: input.max_failure_ratio ?? DEFAULT_MAX_FAILURE_RATIO,
+        minReportedRatio: input.min_reported_ratio ?? DEFAULT_MIN_REPORTED_RATIO,
+        soakSeconds: input.soak_seconds ?? DEFAULT_SOAK_SECONDS,
+        createdBy: actor,
+      });
+      await assignRings(tx, row.id, rings, deviceIds);
+      await openRing(tx, { id: row.id, organizationId, merkmal }, 0, actor);
+      await emitRolloutWebhook(tx, 'rollout.ring_opened', row.id, { ring: 0 });
+      await scheduleJudge(tx, row.id, { kind: 'soon' });
+      const rollout = await serialize(tx, (await repo.getRollout(tx, row.id))!, pollIntervalSeconds);
+      return {
+        rollout,
+        audit: {
+          organizationId,
+          targetType: 'rollout',
+          targetId: row.id,
+          details: {
+            scope,
+            scope_id: scopeId,
+            merkmal,
+            action,
+            optionen,
+            rings,
+            devices: deviceIds.length,
+          },
+        },
+      };
+    });
+  } catch (err) {
+    // Another creation for the scope and Merkmal committed first (the partial unique index).
+    if (isPgError(err, pgError.uniqueViolation)) {
+      const held = await repo.activeRolloutOf(db, scopeId, merkmal).catch(() => null);
+      throw rolloutInProgress(held ?? 'another', merkmal);
+    }
+    throw err;
+  }
+}
+
+/** The rollout with every ring's figures; 404 when there is none with that id. */
+export async function getRollout(db: Db, id: string, pollIntervalSeconds: number): Promise<RolloutType> {
+  const row = await repo.getRollout(db, id);
+  if (row === null) throw notFound('rollout', id);
+  return serialize(db, row, pollIntervalSeconds);
+}
+
+/** A page of the organization's rollouts, newest first, as every collection (`items`, `next_cursor`). */
+export async function listRollouts(
+  db: Db,
+  organizationId: string,
+  query: { status?: RolloutStatus | undefined; cursor?: string | undefined; limit?: number | undefined },
+  pollIntervalSeconds: number,
+): Promise<{ items: RolloutType[]; next_cursor: string | null }> {
+  const limit = query.limit ?? 100;
+  await requireOrganization(db, organizationId);
+  const rows = await repo.listRollouts(db, organizationId, query.status, decodeCursor(query.cursor), limit);
+  const page = toPage(rows, limit, (row) => row);
+  const items = [];
+  for (const row of page.items) items.push(await serialize(db, row, pollIntervalSeconds));
+  return { items, next_cursor: page.next_cursor };
+}
+
+type Transition = 'pause' | 'resume' | 'abort';
+
+/**
+ * A transition an admin makes, on the rollout's row locked for the rest of the
+ * transaction, so it and the judge take turns. 404 for no such rollout, 409
+ * `rollout_not_active` for a completed or aborted one.
+ */
+async function transition(
+  db: Db,
+  id: string,
+  caller: Caller,
+  pollIntervalSeconds: number,
+  verb: Transition,
+  move: (tx: Db, row: repo.RolloutRow) => Promise<boolean>,
+): Promise<{ rollout: RolloutType; audit: AuditEntry }> {
+  return transaction(db, async (tx) => {
+    const row = await repo.getRollout(tx, id, true);
+    if (row === null) throw notFound('rollout', id);
+    if (row.status === 'completed' || row.status === 'aborted') {
+      throw new ApiError('rollout_not_active', `rollout ${id} is ${row.status}; it cannot ${verb} any more`);
+    }
+    const changed = await move(tx, row);
+    const now = changed ? (await repo.getRollout(tx, id))! : row;
+    return {
+      rollout: await serialize(tx, now, pollIntervalSeconds),
+      audit: {
+        organizationId: row.organization_id,
+        targetType: 'rollout',
+        targetId: id,
+        details: { merkmal: row.merkmal, from: row.status, to: now.status, by: actorOf(caller).type },
+      },
+    };
+  });
+}
+
+/** Pauses a running rollout (reason `manual`): no further ring opens. A paused one is answered as it is. */
+export function pauseRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
+  return transition(db, id, caller, pollIntervalSeconds, 'pause', async (tx, row) => {
+    if (row.status !== 'running') return false;
+    await repo.setStatus(tx, id, 'paused', 'manual');
+    await emitRolloutWebhook(tx, 'rollout.paused', id);
+    return true;
+  });
+}
+
+/**
+ * Resumes a paused rollout: judging goes on at once. After an automatic pause, the open
+ * ring's failures so far are accepted (the admin looked at them), so only new ones count.
+ * A running one is answered as it is.
+ */
+export function resumeRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
+  return transition(db, id, caller, pollIntervalSeconds, 'resume', async (tx, row) => {
+    if (row.status !== 'paused') return false;
+    if (row.paused_reason === 'failure_ratio') {
+      const figures = await ringFigures(tx, id, pollIntervalSeconds);
+      const open = figures.find((f) => f.ring === row.current_ring);
+      if (open) await repo.acceptFailures(tx, id, open.ring, open.failed);
+    }
+    await repo.setStatus(tx, id, 'running');
+    await scheduleJudge(tx, id, { kind: 'soon' });
+    return true;
+  });
+}
+
+/**
+ * Aborts a running or paused rollout: every device of an opened ring gets its previous
+ * state back at its next check-in (with its event), and nothing is written at the scope.
+ */
+export function abortRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
+  return transition(db, id, caller, pollIntervalSeconds, 'abort', async (tx, row) => {
+    await releaseDevices(tx, { id, organizationId: row.organization_id, merkmal: row.merkmal }, actorOf(caller));
+    await repo.setStatus(tx, id, 'aborted');
+    await emitRolloutWebhook(tx, 'rollout.aborted', id);
+    return true;
+  });
+}
