@@ -86,6 +86,7 @@ export class SimAgent {
   readonly runs = new Map<string, AgentRun[]>();
   /** A report that found no answer, sent again at the next cycle (the shell agent spools it). */
   private pendingReport: Report | null = null;
+  private reportInFlight = false;
   /** The desired state last applied (the orders of the last 200), kept for a 304's apply. */
   private desired: Order[] | null = null;
   private lastApplyFailed = false;
@@ -113,6 +114,11 @@ export class SimAgent {
   failing(merkmal: string | undefined, probability: number): void {
     this.failMerkmal = merkmal;
     this.failProbability = probability;
+  }
+
+  /** Checked in, and no report of its is waiting to be sent or on its way. */
+  get settled(): boolean {
+    return this.etag !== null && this.pendingReport === null && !this.reportInFlight;
   }
 
   /** Whether this agent has run `merkmal` in `state` (by default with any optionen). */
@@ -228,12 +234,15 @@ export class SimAgent {
 
   /** True once the report is delivered or refused for good; false keeps it for the next cycle. */
   private async sendReport(auth: Record<string, string>, report: Report): Promise<boolean> {
+    this.reportInFlight = true;
     const answer = await this.request(
       'report',
       '/api/v1/agent/report',
       { ...auth, ...JSON_HEADERS },
       JSON.stringify({ entries: report.entries.slice(0, 500) }),
-    );
+    ).finally(() => {
+      this.reportInFlight = false;
+    });
     // No answer, or the service busy or failing: the shell agent keeps the report and sends it again.
     const again = answer === null || answer.status === 429 || answer.status >= 500;
     this.pendingReport = again ? report : null;

@@ -444,12 +444,12 @@ async function main(): Promise<void> {
   });
   const fleet: Fleet = { agents, lastAnswered, returned, tally, send: transport.send };
 
-  const enrolled = () => agents.every((a) => a.etag !== null);
+  const enrolled = () => agents.every((a) => a.settled);
   const enrolling = performance.now();
   if (!(await until(enrolled, shedWaitMs + Math.max(60_000, settings.devices * 10 + settings.pollSeconds * 10_000)))) {
-    const missing = agents.filter((a) => a.etag === null).length;
+    const missing = agents.filter((a) => !a.settled).length;
     throw new Error(
-      `${missing} of ${agents.length} agents have not checked in yet; answers: ${JSON.stringify(Object.fromEntries(tally.totals))}, errors: ${errorsText(tally)}`,
+      `${missing} of ${agents.length} agents have not checked in and reported yet; answers: ${JSON.stringify(Object.fromEntries(tally.totals))}, errors: ${errorsText(tally)}`,
     );
   }
   log(
@@ -526,17 +526,29 @@ async function operatorCall<T>(
   }
 }
 
-/** One poll interval with the agents' jitter and a second: every agent has checked in since. */
+/** One poll interval with the agents' jitter and a second: every agent that is not shed has checked in since. */
 const pollRoundMs = () => settings.pollSeconds * 1100 + 1000;
+
+/** Check-in and report answers between two moments (performance.now()), by outcome. */
+function answersBetween(tally: Tally, from: number, to: number): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (let s = tally.second(from); s <= tally.second(to); s++) {
+    for (const [key, count] of tally.perSecond[s] ?? []) {
+      if (key.startsWith('checkin') || key.startsWith('report')) counts[key] = (counts[key] ?? 0) + count;
+    }
+  }
+  return counts;
+}
 
 async function rolloutScenario(run: Run, name: 'rollout' | 'rollout-failing'): Promise<Figures> {
   const failing = name === 'rollout-failing';
   const merkmal = ROLLOUT_MERKMAL[name]!;
   const target = run.target!;
-  const { agents } = run.fleet;
+  const { agents, lastAnswered, tally } = run.fleet;
   const rings = settings.rings;
   if (failing) for (const agent of agents) agent.failing(merkmal, rolloutFailProbability);
 
+  const postedAt = performance.now();
   const posted = await operatorCall<Rollout>(run, 'POST', `/api/v1/organizations/${target.organizationId}/rollouts`, {
     scope: 'group',
     scope_id: target.groupId,
@@ -589,16 +601,21 @@ async function rolloutScenario(run: Run, name: 'rollout' | 'rollout-failing'): P
         break;
       }
     }
-    await sleep(250);
+    await sleep(500);
   }
   const ended = rollout.status !== 'running';
   const endFigures = rollout;
+  const endedAt = performance.now();
+  const answers = answersBetween(tally, postedAt, endedAt);
 
   // Every agent checks in once more: a device that was to get the change has it now, and
   // one outside the opened rings would have been given it by then if it ever were.
+  // A device shed on the way (503) comes back after its Retry-After: waited for too.
   await sleep(pollRoundMs());
-  const settled = await operatorCall<Rollout>(run, 'GET', `/api/v1/rollouts/${rollout.id}`);
-  if (settled.status === 200) rollout = settled.body;
+  const settled = await until(() => lastAnswered.every((t) => t > endedAt), shedWaitMs);
+  if (!settled) log(`${name}: not every agent has checked in since the end`);
+  const last = await operatorCall<Rollout>(run, 'GET', `/api/v1/rollouts/${rollout.id}`);
+  if (last.status === 200) rollout = last.body;
 
   // The agents' own records against each device's ring.
   const opened = new Map(
@@ -645,7 +662,7 @@ async function rolloutScenario(run: Run, name: 'rollout' | 'rollout-failing'): P
         `${ring.opened_at === null ? 'not opened       ' : `opened +${String(since(ring.opened_at)).padStart(6)} s`}; ` +
         `at the ${endFigures.status === 'paused' ? 'pause' : 'end'} converged ${ring.converged}, pending ${ring.pending}, failed ${ring.failed}` +
         `${ring.failed > 0 && reported > 0 ? ` (${(ring.failed / reported).toFixed(3)} of reported)` : ''}; ` +
-        `ran the change by a poll later: ${ran[ring.ring]}`,
+        `ran the change once every agent checked in again: ${ran[ring.ring]}`,
     );
   }
   if (!ended) {
@@ -678,6 +695,13 @@ async function rolloutScenario(run: Run, name: 'rollout' | 'rollout-failing'): P
   console.log(`  devices that ran it before their ring opened (target 0):                    ${ranBeforeOpening}`);
   if (ranOutsideRollout > 0)
     console.log(`  devices not in the rollout that ran it:                                     ${ranOutsideRollout}`);
+  console.log(
+    `  answers from creation to the ${endFigures.status === 'paused' ? 'pause' : 'end'}: ` +
+      ['checkin 200', 'checkin 304', 'checkin 503', 'checkin no answer', 'report 200']
+        .map((key) => `${key.replace('checkin ', 'check-in ')} ${answers[key] ?? 0}`)
+        .join(', ') +
+      ` (a shed agent stays away for its Retry-After; one that is stale is not counted in the ring's figures)`,
+  );
   console.log('');
 
   return {
@@ -705,6 +729,7 @@ async function rolloutScenario(run: Run, name: 'rollout' | 'rollout-failing'): P
     ran_outside_opened_rings: ranOutside,
     ran_before_ring_opened: ranBeforeOpening,
     ran_outside_rollout: ranOutsideRollout,
+    answers,
   };
 }
 
