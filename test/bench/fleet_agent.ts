@@ -71,6 +71,8 @@ interface Report {
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const CHECKIN_BODY = JSON.stringify({ agent_version: 'fleet-sim' });
+/** After 401, 403 or 409 the shell agent gives up and tries again once an hour. */
+const REFUSED_WAIT_SECONDS = 3600;
 /** The shell agent waits out at most this long, whatever Retry-After says. */
 const MAX_RETRY_AFTER_SECONDS = 300;
 /** After this long without a full apply, a 304 applies the kept state again (the shell agent's daily apply). */
@@ -79,6 +81,8 @@ const DAY_MS = 86_400_000;
 export class SimAgent {
   secret: string | null = null;
   etag: string | null = null;
+  /** The status with which the service refused this agent for good (401, 403, 409), or null. */
+  refused: number | null = null;
   /**
    * Every order this agent has run, per Merkmal, oldest first: its own record of what it
    * applied (the simulator counts from it which devices ran a change).
@@ -145,8 +149,12 @@ export class SimAgent {
     }
   }
 
-  /** The wait an answer asks for: Retry-After on 429/503, otherwise the poll interval. */
+  /** The wait an answer asks for: Retry-After on 429/503, an hour after a refusal, otherwise the poll interval. */
   private waitAfter(answer: AgentAnswer | null): number {
+    if (answer && (answer.status === 401 || answer.status === 403 || answer.status === 409)) {
+      this.refused = answer.status;
+      return this.jittered(REFUSED_WAIT_SECONDS);
+    }
     if (answer && (answer.status === 503 || answer.status === 429)) {
       const seconds = /^\d{1,9}$/.test(answer.retryAfter?.trim() ?? '') ? Number(answer.retryAfter) : NaN;
       if (Number.isFinite(seconds)) return this.jittered(Math.min(seconds, MAX_RETRY_AFTER_SECONDS));
@@ -172,6 +180,7 @@ export class SimAgent {
     const headers: Record<string, string> = { ...auth, ...JSON_HEADERS };
     if (this.etag !== null) headers['if-none-match'] = this.etag;
     const answer = await this.request('checkin', '/api/v1/agent/checkin', headers, CHECKIN_BODY);
+    if (answer?.status === 200 || answer?.status === 304) this.refused = null;
     if (answer?.status === 200) {
       this.etag = answer.etag;
       this.desired = (JSON.parse(answer.body) as { auftraege: Order[] }).auftraege;

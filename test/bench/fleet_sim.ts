@@ -293,7 +293,7 @@ const rolloutLimitMs =
 const budgetMs =
   shedWaitMs * 4 +
   240_000 +
-  settings.devices * 20 +
+  settings.devices * 40 +
   (settings.pollSeconds * 20 + settings.outageSeconds + settings.burstSeconds) * 1000 +
   settings.scenarios.filter((name) => name.startsWith('rollout')).length *
     (rolloutLimitMs + settings.pollSeconds * 5000 + settings.devices * 5);
@@ -444,10 +444,14 @@ async function main(): Promise<void> {
   });
   const fleet: Fleet = { agents, lastAnswered, returned, tally, send: transport.send };
 
-  const enrolled = () => agents.every((a) => a.settled);
+  // An agent the service refused for good (a 409 to a bootstrap it had taken after all, say)
+  // tries again once an hour, as the shell agent does: not waited for, but counted.
+  const enrolled = () => agents.every((a) => a.settled || a.refused !== null);
   const enrolling = performance.now();
-  if (!(await until(enrolled, shedWaitMs + Math.max(60_000, settings.devices * 10 + settings.pollSeconds * 10_000)))) {
-    const missing = agents.filter((a) => !a.settled).length;
+  if (
+    !(await until(enrolled, shedWaitMs * 2 + Math.max(60_000, settings.devices * 30 + settings.pollSeconds * 10_000)))
+  ) {
+    const missing = agents.filter((a) => !a.settled && a.refused === null).length;
     throw new Error(
       `${missing} of ${agents.length} agents have not checked in and reported yet; answers: ${JSON.stringify(Object.fromEntries(tally.totals))}, errors: ${errorsText(tally)}`,
     );
@@ -456,6 +460,13 @@ async function main(): Promise<void> {
     `every agent bootstrapped, checked in and reported in ${((performance.now() - enrolling) / 1000).toFixed(1)} s ` +
       `(reports: ${tally.totals.get('report 200') ?? 0})`,
   );
+  const refused = agents.filter((a) => a.refused !== null);
+  if (refused.length > 0) {
+    log(
+      `${refused.length} agents refused for good (${JSON.stringify(Object.fromEntries(tally.totals))}): ` +
+        'they try again once an hour and are left out of the waits below',
+    );
+  }
 
   const run: Run = {
     fleet,
@@ -612,7 +623,10 @@ async function rolloutScenario(run: Run, name: 'rollout' | 'rollout-failing'): P
   // one outside the opened rings would have been given it by then if it ever were.
   // A device shed on the way (503) comes back after its Retry-After: waited for too.
   await sleep(pollRoundMs());
-  const settled = await until(() => lastAnswered.every((t) => t > endedAt), shedWaitMs);
+  const settled = await until(
+    () => agents.every((a, i) => a.refused !== null || lastAnswered[i]! > endedAt),
+    shedWaitMs,
+  );
   if (!settled) log(`${name}: not every agent has checked in since the end`);
   const last = await operatorCall<Rollout>(run, 'GET', `/api/v1/rollouts/${rollout.id}`);
   if (last.status === 200) rollout = last.body;
@@ -795,7 +809,10 @@ async function returningFleet(run: Run): Promise<Figures> {
   // The burst overloads the service on purpose: agents it shed come back after Retry-After.
   // The outage starts once every agent has been answered since, so none is still away.
   const burstEnd = performance.now();
-  const settledAfterBurst = await until(() => lastAnswered.every((t) => t > burstEnd), shedWaitMs + 60_000);
+  const settledAfterBurst = await until(
+    () => agents.every((a, i) => a.refused !== null || lastAnswered[i]! > burstEnd),
+    shedWaitMs + 60_000,
+  );
   log(`${settledAfterBurst ? 'every' : 'NOT every'} agent answered again after the burst`);
 
   const stopAt = performance.now();
@@ -813,7 +830,7 @@ async function returningFleet(run: Run): Promise<Figures> {
 
   // Generous: every agent comes back within its poll interval, a shed one after Retry-After.
   const limitMs = shedWaitMs + Math.max(60_000, settings.pollSeconds * 10_000, (n / Math.max(capacity, 1)) * 10_000);
-  const recovered = await until(() => returned.at.every((t) => t > 0), limitMs);
+  const recovered = await until(() => agents.every((a, i) => a.refused !== null || returned.at[i]! > 0), limitMs);
   const doneAt = performance.now();
   let back = 0;
   for (let i = 0; i < n; i++) if (returned.at[i]! > 0) back++;
