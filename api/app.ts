@@ -37,6 +37,7 @@ import { organizationRoutes } from './organizations/routes.ts';
 import { Metrics, UNMATCHED_ROUTE } from './metrics/metrics.ts';
 import { metricsRoutes } from './metrics/routes.ts';
 import { referenceDataRoutes } from './reference_data/routes.ts';
+import { rolloutRoutes } from './rollouts/routes.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { portalRoutes } from './portal/routes.tsx';
 
@@ -87,6 +88,7 @@ export function createApp(appDeps: AppDeps) {
     orgUnitRoutes(recordEffectiveChange),
     groupRoutes(recordEffectiveChange),
     catalogRoutes(),
+    rolloutRoutes(),
     agentRoutes(deps.checkin),
     isoBuildRoutes(),
     apiKeyRoutes(),

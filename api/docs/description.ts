@@ -5,14 +5,14 @@
  */
 export const apiDescription = `Device provisioning and fleet management for Linux desktop fleets:
 organizations, activation, provisioning templates (Bereitstellungsvorlagen), the agent protocol, the order
-catalog (Auftragskatalog), org units (OE), groups and ISO builds.
+catalog (Auftragskatalog), org units (OE), groups, staged rollouts and ISO builds.
 
 Press **Authorize** and paste the operator token or your organization API key (\`fpk_…\`): this page keeps it in
 memory only, so a reload or a closed tab forgets it. Each operation names who may call it (\`x-callers\`) and
 the errors it can answer, with an example of each.
 
 <details>
-<summary>Conventions, authentication, errors, ISO builds and webhooks</summary>
+<summary>Conventions, authentication, errors, rollouts, ISO builds and webhooks</summary>
 
 ## Conventions
 
@@ -77,6 +77,35 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 500 | \`internal_error\` | anything unexpected; the message carries a request id, never internals |
 | 503 | \`service_unavailable\` | the database cannot answer in time, or the server sheds load; see \`Retry-After\` |
 
+## Rollouts
+
+A rollout makes one select, deselect or unset of a catalog Merkmal at an org unit or a group in rings, watches
+what the agents report, and stops by itself when too many fail (\`POST /organizations/{id}/rollouts\`).
+
+- **Rings.** At creation it takes the devices of the scope whose effective state (or \`optionen\`) the change
+  alters, not archived or deprovisioned, and puts each in a ring by a stable hash of rollout and device id:
+  \`rings\` are cumulative percentages (default \`[10, 50, 100]\`), so ring k holds about
+  \`rings[k] − rings[k−1]\` percent of them. Ring 0 opens at once. A device in an open ring gets the new state at
+  its next check-in (its ETag changes) with a \`selected\` / \`deselected\` event, \`payload.cause: "rollout"\`;
+  the others keep theirs. Devices that enter the scope later get the change when the rollout completes.
+- **Judging.** At least every 30 s while it runs, and soon after reports from the open ring, over the ring's
+  devices that are not stale (reported = converged + failed): it pauses at once with
+  \`paused_reason: "failure_ratio"\` when failed > 0 and failed / reported > \`max_failure_ratio\` (default 0.1)
+  with reported ≥ min(5, ring size); the next ring opens when \`soak_seconds\` (default 3600) have passed since
+  this one opened, reported / devices ≥ \`min_reported_ratio\` (default 0.9) and the failure ratio is within the
+  limit. After the last ring the change is written at the scope as a selection would write it, and the rollout is
+  \`completed\`.
+- **Pause, resume, abort.** \`pause\` (reason \`manual\`) stops further rings; \`resume\` goes on judging (after an
+  automatic pause, the failures so far are accepted); \`abort\` gives every device of an opened ring its previous
+  state back at its next check-in and writes nothing at the scope. A completed or aborted rollout answers 409
+  \`rollout_not_active\`.
+- While a rollout of a scope and Merkmal is \`running\` or \`paused\`, a second one, or a direct select, deselect
+  or unset of that Merkmal at that scope, is 409 \`rollout_in_progress\`.
+- \`GET /devices/{id}/catalog/{merkmal}/explain\` shows a step \`rollout\` (\`rollout_id, ring, ring_open, state\`)
+  for a device that a running or paused rollout holds back or has moved. Transitions are audited
+  (\`rollout.create\`, \`rollout.pause\`, \`rollout.resume\`, \`rollout.abort\`; what the service does by itself with
+  actor \`{ "type": "system" }\`) and sent as webhooks (below).
+
 ## ISO builds
 
 A build runs \`pending\` → \`running\` (\`progress\` 0–100) → \`completed\`, or \`failed\` with an
@@ -101,6 +130,10 @@ it to ignore a repeat.
 | \`device.stale\` | no check-in for three poll intervals since its last check-in or bootstrap (found within five minutes); once per stale period, again after a check-in | \`device_id, serial, hostname, oe_id, agent_last_checkin\` (null before the first) |
 | \`order.applied\`, \`order.apply_failed\`, \`order.removed\`, \`order.remove_failed\` | an agent reported it | \`device_id, serial, hostname, merkmal, device_event_id, payload\` |
 | \`iso_build.completed\`, \`iso_build.failed\` | a build ended | \`iso_build_id, status, template_id, enrollment_session_id, size_bytes, sha256, expires_at, error\` |
+| \`rollout.ring_opened\` | a rollout opened a ring (ring 0 at its creation) | \`rollout_id, scope, scope_id, merkmal, action, status, paused_reason, current_ring, ring\` |
+| \`rollout.paused\` | a rollout paused, by an admin or by the failure ratio | the same without \`ring\`; \`paused_reason\` says which |
+| \`rollout.completed\` | a rollout's last ring passed and the change was written at the scope | the same |
+| \`rollout.aborted\` | an admin aborted a rollout | the same |
 
 Deliveries are queued in the transaction of the change (a change that is rolled back sends nothing), answered
 within 10 s or failed, never redirected, and retried until a 2xx: 9 attempts, after pauses of 30 s, 2 min, 10 min,

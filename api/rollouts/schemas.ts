@@ -4,14 +4,14 @@ import { Optionen } from '../catalog/schemas.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 import { collectionOf, PageQuery } from '../http/pagination.ts';
 
-export const ROLLOUT_STATUSES = ['running', 'paused', 'completed', 'aborted'] as const;
+const ROLLOUT_STATUSES = ['running', 'paused', 'completed', 'aborted'] as const;
 export type RolloutStatus = (typeof ROLLOUT_STATUSES)[number];
 
 export const DEFAULT_RINGS = [10, 50, 100] as const;
 export const DEFAULT_MAX_FAILURE_RATIO = 0.1;
 export const DEFAULT_MIN_REPORTED_RATIO = 0.9;
 export const DEFAULT_SOAK_SECONDS = 3600;
-export const MAX_SOAK_SECONDS = 604_800;
+const MAX_SOAK_SECONDS = 604_800;
 
 const Scope = z.enum(['org_unit', 'group']).openapi({
   description: "`org_unit`: the unit's whole subtree; `group`: the group's members.",

@@ -6,7 +6,7 @@
  */
 import { actorOf, type AuditEntry, type Caller } from '../access/declaration.ts';
 import { organizationOf } from '../access/owners.ts';
-import { requireCatalogMerkmal } from '../catalog/repo.ts';
+import { requireCatalogMerkmal, requireNoRollout } from '../catalog/repo.ts';
 import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { invalidRequest } from '../http/openapi.ts';
@@ -90,13 +90,6 @@ async function requireScopeOf(
   }
 }
 
-function rolloutInProgress(id: string, merkmal: string): ApiError {
-  return new ApiError(
-    'rollout_in_progress',
-    `Rollout ${id} is changing "${merkmal}" here; pause and abort it, or wait until it completes`,
-  );
-}
-
 /**
  * How many devices the change alters now: the portal shows it before an admin confirms a
  * change "all at once" or "in rings". Reads only.
@@ -140,14 +133,14 @@ export async function createRollout(
       await requireOrganization(tx, organizationId);
       await requireScopeOf(tx, scope, scopeId, organizationId, caller);
       await requireCatalogMerkmal(tx, merkmal, null);
-      // Device rows before the organization's lock, as every change of a device's state
-      // takes them; then the devices again under the lock, which selections take too.
-      const seen = await devicesAltered(tx, organizationId, scope, scopeId, merkmal, change);
-      await tx`select 1 from devices where id = any(${seen}::uuid[]) order by id for no key update`;
-      await lockOrganization(tx, organizationId);
-      const held = await repo.activeRolloutOf(tx, scopeId, merkmal);
-      if (held !== null) throw rolloutInProgress(held, merkmal);
+      // Read before the locks, once (at a large scope it is the costliest step). A selection
+      // committed in between is harmless: a device it left unaltered gets no event when its
+      // ring opens, and one it made altered gets the change on completion, as a newcomer.
       const deviceIds = await devicesAltered(tx, organizationId, scope, scopeId, merkmal, change);
+      // Device rows before the organization's lock, as every change of a device's state takes them.
+      await tx`select 1 from devices where id = any(${deviceIds}::uuid[]) order by id for no key update`;
+      await lockOrganization(tx, organizationId);
+      await requireNoRollout(tx, scopeId, merkmal);
       const row = await repo.insertRollout(tx, {
         organizationId,
         scope,
@@ -188,7 +181,10 @@ export async function createRollout(
     // Another creation for the scope and Merkmal committed first (the partial unique index).
     if (isPgError(err, pgError.uniqueViolation)) {
       const held = await repo.activeRolloutOf(db, scopeId, merkmal).catch(() => null);
-      throw rolloutInProgress(held ?? 'another', merkmal);
+      throw new ApiError(
+        'rollout_in_progress',
+        `${held === null ? 'Another rollout' : `Rollout ${held}`} is changing "${merkmal}" here; pause and abort it, or wait until it completes`,
+      );
     }
     throw err;
   }
@@ -217,8 +213,6 @@ export async function listRollouts(
   return { items, next_cursor: page.next_cursor };
 }
 
-type Transition = 'pause' | 'resume' | 'abort';
-
 /**
  * A transition an admin makes, on the rollout's row locked for the rest of the
  * transaction, so it and the judge take turns. 404 for no such rollout, 409
@@ -227,16 +221,17 @@ type Transition = 'pause' | 'resume' | 'abort';
 async function transition(
   db: Db,
   id: string,
-  caller: Caller,
   pollIntervalSeconds: number,
-  verb: Transition,
   move: (tx: Db, row: repo.RolloutRow) => Promise<boolean>,
 ): Promise<{ rollout: RolloutType; audit: AuditEntry }> {
   return transaction(db, async (tx) => {
     const row = await repo.getRollout(tx, id, true);
     if (row === null) throw notFound('rollout', id);
     if (row.status === 'completed' || row.status === 'aborted') {
-      throw new ApiError('rollout_not_active', `rollout ${id} is ${row.status}; it cannot ${verb} any more`);
+      throw new ApiError(
+        'rollout_not_active',
+        `Rollout ${id} is ${row.status}; only a running or paused rollout can change`,
+      );
     }
     const changed = await move(tx, row);
     const now = changed ? (await repo.getRollout(tx, id))! : row;
@@ -246,15 +241,15 @@ async function transition(
         organizationId: row.organization_id,
         targetType: 'rollout',
         targetId: id,
-        details: { merkmal: row.merkmal, from: row.status, to: now.status, by: actorOf(caller).type },
+        details: { merkmal: row.merkmal, from: row.status, to: now.status },
       },
     };
   });
 }
 
 /** Pauses a running rollout (reason `manual`): no further ring opens. A paused one is answered as it is. */
-export function pauseRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
-  return transition(db, id, caller, pollIntervalSeconds, 'pause', async (tx, row) => {
+export function pauseRollout(db: Db, id: string, _caller: Caller, pollIntervalSeconds: number) {
+  return transition(db, id, pollIntervalSeconds, async (tx, row) => {
     if (row.status !== 'running') return false;
     await repo.setStatus(tx, id, 'paused', 'manual');
     await emitRolloutWebhook(tx, 'rollout.paused', id);
@@ -267,8 +262,8 @@ export function pauseRollout(db: Db, id: string, caller: Caller, pollIntervalSec
  * ring's failures so far are accepted (the admin looked at them), so only new ones count.
  * A running one is answered as it is.
  */
-export function resumeRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
-  return transition(db, id, caller, pollIntervalSeconds, 'resume', async (tx, row) => {
+export function resumeRollout(db: Db, id: string, _caller: Caller, pollIntervalSeconds: number) {
+  return transition(db, id, pollIntervalSeconds, async (tx, row) => {
     if (row.status !== 'paused') return false;
     if (row.paused_reason === 'failure_ratio') {
       const figures = await ringFigures(tx, id, pollIntervalSeconds);
@@ -286,7 +281,7 @@ export function resumeRollout(db: Db, id: string, caller: Caller, pollIntervalSe
  * state back at its next check-in (with its event), and nothing is written at the scope.
  */
 export function abortRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
-  return transition(db, id, caller, pollIntervalSeconds, 'abort', async (tx, row) => {
+  return transition(db, id, pollIntervalSeconds, async (tx, row) => {
     await releaseDevices(tx, { id, organizationId: row.organization_id, merkmal: row.merkmal }, actorOf(caller));
     await repo.setStatus(tx, id, 'aborted');
     await emitRolloutWebhook(tx, 'rollout.aborted', id);

@@ -15,6 +15,10 @@ export const WEBHOOK_EVENT_TYPES = [
   'order.remove_failed',
   'iso_build.completed',
   'iso_build.failed',
+  'rollout.ring_opened',
+  'rollout.paused',
+  'rollout.completed',
+  'rollout.aborted',
 ] as const;
 
 const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).openapi('WebhookEventType');

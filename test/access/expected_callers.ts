@@ -99,6 +99,12 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'DELETE /api/v1/webhooks/{id}': 'admin',
   'GET /api/v1/webhooks/{id}/deliveries': 'admin',
   'GET /api/v1/webhooks/{id}/deliveries/{delivery_id}/attempts': 'admin',
+  'POST /api/v1/organizations/{id}/rollouts': 'admin',
+  'GET /api/v1/organizations/{id}/rollouts': 'viewer',
+  'GET /api/v1/rollouts/{id}': 'viewer',
+  'POST /api/v1/rollouts/{id}/pause': 'admin',
+  'POST /api/v1/rollouts/{id}/resume': 'admin',
+  'POST /api/v1/rollouts/{id}/abort': 'admin',
 };
 
 /** The callers `x-callers` names for an entry of the table. */

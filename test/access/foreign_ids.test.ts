@@ -46,6 +46,7 @@ const ownedKinds = [
   'spareKeyId',
   'webhookId',
   'webhookDeliveryId',
+  'rolloutId',
 ] as const satisfies ReadonlyArray<keyof TenantFixture>;
 type OwnedKind = (typeof ownedKinds)[number];
 
@@ -61,6 +62,8 @@ const kindOfIdName: Record<string, IdKind> = {
   parent_id: 'orgUnitId',
   group_id: 'groupId',
   device_id: 'deviceId',
+  // A rollout's org unit or group; the documented sample body names an org unit.
+  scope_id: 'orgUnitId',
   enrollment_session_id: 'sessionId',
   template_id: 'template',
   // The audit log's filter: events about whatever the id names.
@@ -188,6 +191,7 @@ const operatorAnswers: Record<string, string> = {
   'PUT /api/v1/devices/{id}/org-unit body oe_id': '422 organization_mismatch',
   'POST /api/v1/organizations/{id}/org-units body parent_id': '422 organization_mismatch',
   'PATCH /api/v1/org-units/{id} body parent_id': '422 organization_mismatch',
+  'POST /api/v1/organizations/{id}/rollouts body scope_id': '422 organization_mismatch',
   'PUT /api/v1/groups/{id}/devices/{device_id} path id': '422 organization_mismatch',
   'PUT /api/v1/groups/{id}/devices/{device_id} path device_id': '422 organization_mismatch',
   'DELETE /api/v1/groups/{id}/devices/{device_id} path id': '422 organization_mismatch',

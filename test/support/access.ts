@@ -41,6 +41,8 @@ export interface TenantFixture {
   webhookId: string;
   /** A delivery of that webhook (an activation after its creation). */
   webhookDeliveryId: string;
+  /** A running rollout (of `qgis` at the org unit, which has no devices: it changes none). */
+  rolloutId: string;
   adminKey: string;
   viewerKey: string;
 }
@@ -81,6 +83,12 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
   await activateDevice(ctx, organizationId);
   const [delivery] = await ctx.sql<{ id: string }[]>`
     select id from webhook_deliveries where webhook_id = ${webhook.id}`;
+  const rollout = ok(
+    await ctx.request('POST', `/api/v1/organizations/${organizationId}/rollouts`, {
+      body: { scope: 'org_unit', scope_id: orgUnit.id, merkmal: 'qgis', action: 'select' },
+    }),
+    201,
+  );
   const spare = await createApiKey(ctx, organizationId, 'viewer', { name: 'spare' });
   const admin = await createApiKey(ctx, organizationId, 'admin');
   const viewer = await createApiKey(ctx, organizationId, 'viewer');
@@ -95,6 +103,7 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     spareKeyId: spare.id,
     webhookId: webhook.id,
     webhookDeliveryId: delivery!.id,
+    rolloutId: rollout.id,
     adminKey: admin.key,
     viewerKey: viewer.key,
   };
@@ -261,6 +270,7 @@ const kindOfSegment: Record<string, keyof TenantFixture | 'template' | 'merkmal'
   'api-keys': 'spareKeyId',
   webhooks: 'webhookId',
   deliveries: 'webhookDeliveryId',
+  rollouts: 'rolloutId',
   templates: 'template',
 };
 

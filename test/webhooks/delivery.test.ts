@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ATTEMPTS, RETRY_PAUSES_SECONDS, retryPauseSeconds } from '../../jobs/tasks/deliver_webhook.ts';
 import { sweepWebhookDeliveries } from '../../jobs/tasks/sweep_webhook_deliveries.ts';
 import { staleAfterSeconds, sweepStaleDevices } from '../../jobs/tasks/sweep_stale_devices.ts';
+import { emitRolloutWebhook } from '../../api/rollouts/notify.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../api/webhooks/schemas.ts';
 import type { ResolvedAddress } from '../../jobs/webhooks/post.ts';
 import type { WorkerDeps } from '../../jobs/worker_deps.ts';
@@ -127,6 +128,16 @@ describe('events', () => {
   it('each event type arrives once, with its data, signed with the secret', async () => {
     log = capturingLogger();
     const org = (await createOrganization(ctx)).id as string;
+    // A rollout created before the subscription: only its completion is sent.
+    const unit = (await ctx.sql<{ id: string }[]>`select id from org_units where organization_id = ${org}`)[0]!.id;
+    const rolloutOf = async (merkmal: string) => {
+      const res = await ctx.request('POST', `/api/v1/organizations/${org}/rollouts`, {
+        body: { scope: 'org_unit', scope_id: unit, merkmal, action: 'select' },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.id as string;
+    };
+    const done = await rolloutOf('onlyoffice');
     const hook = await subscribe(org, 'https://hooks.example.com/fleet', ALL_EVENTS);
     const { received } = receiver();
 
@@ -138,6 +149,15 @@ describe('events', () => {
       { merkmal: 'qgis', event: 'remove_failed' },
     ]);
     expect(reported.status, JSON.stringify(reported.body)).toBeLessThan(300);
+    // A rollout opened (ring 0 at its creation), paused and aborted; the other completed, which
+    // the judge does: its webhook queued here as the judge queues it.
+    const stopped = await rolloutOf('gastsitzung');
+    for (const verb of ['pause', 'abort']) {
+      const res = await ctx.request('POST', `/api/v1/rollouts/${stopped}/${verb}`);
+      expect(res.status, `${verb} ${JSON.stringify(res.body)}`).toBe(200);
+    }
+    await ctx.sql`update rollouts set status = 'completed', completed_at = now() where id = ${done}`;
+    await emitRolloutWebhook(ctx.sql, 'rollout.completed', done);
     // Silent for three poll intervals since its bootstrap: the stale sweep announces it.
     await ctx.sql`update devices set agent_secret_issued_at = now() - interval '1 hour' where id = ${agent.device_id}`;
     await ctx.sql`update device_heartbeats set at = null where device_id = ${agent.device_id}`;
@@ -183,6 +203,10 @@ describe('events', () => {
       sha256: 'a'.repeat(64),
     });
     expect(byType['iso_build.failed'].data).toMatchObject({ iso_build_id: failed!.id, error: 'xorriso failed' });
+    expect(byType['rollout.ring_opened'].data).toMatchObject({ rollout_id: stopped, ring: 0, status: 'running' });
+    expect(byType['rollout.paused'].data).toMatchObject({ rollout_id: stopped, paused_reason: 'manual' });
+    expect(byType['rollout.aborted'].data).toMatchObject({ rollout_id: stopped, status: 'aborted' });
+    expect(byType['rollout.completed'].data).toMatchObject({ rollout_id: done, merkmal: 'onlyoffice' });
 
     for (const { body, headers } of received) {
       expect(headers['content-type']).toBe('application/json');
