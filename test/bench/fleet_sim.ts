@@ -448,6 +448,14 @@ async function main(): Promise<void> {
   // tries again once an hour, as the shell agent does: not waited for, but counted.
   const enrolled = () => agents.every((a) => a.settled || a.refused !== null);
   const enrolling = performance.now();
+  const progress = setInterval(() => {
+    const settled = agents.filter((a) => a.settled).length;
+    log(
+      `enrolling: ${settled} of ${agents.length} agents checked in and reported; ${JSON.stringify(Object.fromEntries(tally.totals))}`,
+    );
+  }, 15_000);
+  progress.unref();
+  closers.push(() => clearInterval(progress));
   if (
     !(await until(enrolled, shedWaitMs * 2 + Math.max(60_000, settings.devices * 30 + settings.pollSeconds * 10_000)))
   ) {
@@ -456,6 +464,7 @@ async function main(): Promise<void> {
       `${missing} of ${agents.length} agents have not checked in and reported yet; answers: ${JSON.stringify(Object.fromEntries(tally.totals))}, errors: ${errorsText(tally)}`,
     );
   }
+  clearInterval(progress);
   log(
     `every agent bootstrapped, checked in and reported in ${((performance.now() - enrolling) / 1000).toFixed(1)} s ` +
       `(reports: ${tally.totals.get('report 200') ?? 0})`,
@@ -560,7 +569,7 @@ async function rolloutScenario(run: Run, name: 'rollout' | 'rollout-failing'): P
   if (failing) for (const agent of agents) agent.failing(merkmal, rolloutFailProbability);
 
   const postedAt = performance.now();
-  const posted = await operatorCall<Rollout>(run, 'POST', `/api/v1/organizations/${target.organizationId}/rollouts`, {
+  const body = {
     scope: 'group',
     scope_id: target.groupId,
     merkmal,
@@ -568,11 +577,38 @@ async function rolloutScenario(run: Run, name: 'rollout' | 'rollout-failing'): P
     rings,
     max_failure_ratio: settings.maxFailureRatio,
     soak_seconds: settings.soakSeconds,
-  });
+  };
+  let posted = await operatorCall<Rollout>(
+    run,
+    'POST',
+    `/api/v1/organizations/${target.organizationId}/rollouts`,
+    body,
+  );
+  for (let attempt = 1; posted.status !== 201 && attempt <= 3; attempt++) {
+    // A 503 at the request deadline may come after the creation committed: look before trying again.
+    log(`${name}: creating answered ${posted.status} ${JSON.stringify(posted.body)}`);
+    const list = await operatorCall<{ data: Rollout[] }>(
+      run,
+      'GET',
+      `/api/v1/organizations/${target.organizationId}/rollouts?status=running`,
+    );
+    const made =
+      list.status === 200
+        ? list.body.data.find((r) => (r as Rollout & { merkmal: string }).merkmal === merkmal)
+        : undefined;
+    if (made) {
+      log(`${name}: the rollout was created all the same`);
+      posted = { status: 201, body: made };
+      break;
+    }
+    await sleep(5000);
+    posted = await operatorCall<Rollout>(run, 'POST', `/api/v1/organizations/${target.organizationId}/rollouts`, body);
+  }
   if (posted.status !== 201) {
     console.log(`\n${name}: the rollout was not created: HTTP ${posted.status} ${JSON.stringify(posted.body)}\n`);
     return { created: false, status: posted.status, answer: posted.body };
   }
+  log(`${name}: creation took ${((performance.now() - postedAt) / 1000).toFixed(1)} s`);
   let rollout = posted.body;
   const createdAt = Date.parse(rollout.created_at);
   const since = (iso: string | null) => (iso === null ? null : round1((Date.parse(iso) - createdAt) / 1000));
