@@ -12,7 +12,7 @@
  *    overrides, so a select alters every device.
  * 2. Starts the service as `npm start` does, API and worker in one process (`--api-only`,
  *    as `npm run api`, when no scenario needs the worker), on a port kept across restarts.
- * 3. Starts every agent at a random moment of the first poll interval: each bootstraps,
+ * 3. Starts every agent at a random moment of `--start-seconds`: each bootstraps,
  *    checks in (200), reports every order, and polls from then on with its ETag (304s).
  * 4. Plays the scenarios in turn, prints their figures. It measures and prints; it never
  *    asserts. The last line is every scenario's figures as JSON (`fleet-sim figures: {…}`).
@@ -39,7 +39,8 @@
  * the rollout covers the whole fleet; else 8), `--retry-after-seconds=N` (the service's
  * CHECKIN_RETRY_AFTER_SECONDS: shed agents stay away that long and up to as much again;
  * unset, the service's 30), `--rings=10,50,100`, `--soak-seconds=N` (0),
- * `--max-failure-ratio=R` (0.1), `--scenario=rollout,rollout-failing,returning`. For CI, about
+ * `--max-failure-ratio=R` (0.1), `--start-seconds=N` (the window of the agents' first
+ * cycles: the poll interval, and at most 100 bootstraps a second), `--scenario=rollout,rollout-failing,returning`. For CI, about
  * a minute and a half: `--devices=300 --poll-seconds=2 --outage-seconds=5 --burst-seconds=2
  * --retry-after-seconds=2`. Loopback only, bounded in time (a watchdog ends it), and it
  * removes everything it created.
@@ -121,7 +122,19 @@ const settings = {
     'whole seconds, 0–604800',
   ),
   maxFailureRatio: numberFlag('max-failure-ratio', 0.1, (n) => n >= 0 && n <= 1, 'a ratio from 0 to 1'),
+  /**
+   * The agents' first cycles (their bootstraps) are spread over this many seconds: a fleet
+   * is installed over days, not at once. By default the poll interval, and at most a
+   * hundred bootstraps a second.
+   */
+  startSeconds: 0,
 };
+settings.startSeconds = numberFlag(
+  'start-seconds',
+  Math.max(settings.pollSeconds, Math.ceil(settings.devices / 100)),
+  positive,
+  'a positive integer',
+);
 
 /** What the failing rollout's Merkmal fails with: `--fail-probability` when given, else above the 0.1 threshold. */
 const rolloutFailProbability = flag('fail-probability') ? settings.failProbability : 0.2;
@@ -294,6 +307,7 @@ const budgetMs =
   shedWaitMs * 4 +
   240_000 +
   settings.devices * 40 +
+  settings.startSeconds * 1000 +
   (settings.pollSeconds * 20 + settings.outageSeconds + settings.burstSeconds) * 1000 +
   settings.scenarios.filter((name) => name.startsWith('rollout')).length *
     (rolloutLimitMs + settings.pollSeconds * 5000 + settings.devices * 5);
@@ -439,7 +453,7 @@ async function main(): Promise<void> {
       // Unreferenced: the run ends when the scenario does, not when the last agent's wait does.
       if (!stopping) setTimeout(loop, delayMs).unref();
     };
-    setTimeout(loop, Math.random() * settings.pollSeconds * 1000).unref();
+    setTimeout(loop, Math.random() * settings.startSeconds * 1000).unref();
     return agent;
   });
   const fleet: Fleet = { agents, lastAnswered, returned, tally, send: transport.send };
@@ -457,7 +471,12 @@ async function main(): Promise<void> {
   progress.unref();
   closers.push(() => clearInterval(progress));
   if (
-    !(await until(enrolled, shedWaitMs * 2 + Math.max(60_000, settings.devices * 30 + settings.pollSeconds * 10_000)))
+    !(await until(
+      enrolled,
+      shedWaitMs * 2 +
+        settings.startSeconds * 1000 +
+        Math.max(60_000, settings.devices * 30 + settings.pollSeconds * 10_000),
+    ))
   ) {
     const missing = agents.filter((a) => !a.settled && a.refused === null).length;
     throw new Error(
