@@ -1,10 +1,13 @@
 /**
  * One simulated device agent of the fleet simulator (fleet_sim.ts), speaking the agent
  * protocol as the shell agent does: bootstrap once with the one-time token, check in with
- * the last ETag as If-None-Match, report every order's outcome after a 200, wait out a
- * 503's Retry-After, and come back at the poll interval (with jitter) when the service does
- * not answer. It keeps no timer of its own: `cycle()` does one round and says how long to
- * wait, so the simulator schedules thousands of them and a test can step one by hand.
+ * the last ETag as If-None-Match, wait out a 503's Retry-After, and come back at the poll
+ * interval (with jitter) when the service does not answer. After a 200 it applies the new
+ * desired state and reports every order's outcome; after a 304 it applies again only when
+ * the last apply failed or a day has passed, and then reports the outcomes that are new
+ * since the last accepted report, and failures. It keeps no timer of its own: `cycle()`
+ * does one round and says how long to wait, so the simulator schedules thousands of them
+ * and a test can step one by hand.
  */
 
 export interface AgentAnswer {
@@ -25,6 +28,8 @@ export interface AgentOptions {
   failMerkmal?: string;
   failProbability?: number;
   random?: () => number;
+  /** The clock of the daily apply, in milliseconds (Date.now unless a test steps it). */
+  now?: () => number;
   /** Every request's outcome: its status, or `null` with the error when nothing answered. */
   observe?: (step: AgentStep, status: number | null, error?: string) => void;
 }
@@ -39,25 +44,63 @@ export interface CycleResult {
 interface Order {
   merkmal: string;
   state: 'present' | 'absent';
+  optionen?: Record<string, unknown>;
 }
+
+type ReportEvent = 'applied' | 'apply_failed' | 'removed' | 'remove_failed';
 
 interface ReportEntry {
   merkmal: string;
-  event: 'applied' | 'apply_failed' | 'removed' | 'remove_failed';
+  event: ReportEvent;
   detail: string;
+}
+
+/** One order as this agent ran it: the state and optionen it applied, what that came to, when. */
+export interface AgentRun {
+  state: 'present' | 'absent';
+  optionen: Record<string, unknown>;
+  event: ReportEvent;
+  at: number;
+}
+
+/** A report on its way, with the outcome of each entry to remember once it is accepted. */
+interface Report {
+  entries: ReportEntry[];
+  outcomes: Map<string, string>;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const CHECKIN_BODY = JSON.stringify({ agent_version: 'fleet-sim' });
+/** After 401, 403 or 409 the shell agent gives up and tries again once an hour. */
+const REFUSED_WAIT_SECONDS = 3600;
 /** The shell agent waits out at most this long, whatever Retry-After says. */
 const MAX_RETRY_AFTER_SECONDS = 300;
+/** After this long without a full apply, a 304 applies the kept state again (the shell agent's daily apply). */
+const DAY_MS = 86_400_000;
 
 export class SimAgent {
   secret: string | null = null;
   etag: string | null = null;
+  /** The status with which the service refused this agent for good (401, 403, 409), or null. */
+  refused: number | null = null;
+  /**
+   * Every order this agent has run, per Merkmal, oldest first: its own record of what it
+   * applied (the simulator counts from it which devices ran a change).
+   */
+  readonly runs = new Map<string, AgentRun[]>();
   /** A report that found no answer, sent again at the next cycle (the shell agent spools it). */
-  private pendingReport: ReportEntry[] | null = null;
+  private pendingReport: Report | null = null;
+  private reportInFlight = false;
+  /** The desired state last applied (the orders of the last 200), kept for a 304's apply. */
+  private desired: Order[] | null = null;
+  private lastApplyFailed = false;
+  private lastFullApplyAt = 0;
+  /** Per Merkmal, the outcome of the last accepted report (event and optionen). */
+  private readonly reported = new Map<string, string>();
+  private failMerkmal: string | undefined;
+  private failProbability: number;
   private readonly random: () => number;
+  private readonly now: () => number;
 
   constructor(
     readonly deviceId: string,
@@ -66,6 +109,28 @@ export class SimAgent {
     private readonly options: AgentOptions,
   ) {
     this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
+    this.failMerkmal = options.failMerkmal;
+    this.failProbability = options.failProbability ?? 0;
+  }
+
+  /** From now on, orders of `merkmal` fail with `probability` (none when `merkmal` is undefined). */
+  failing(merkmal: string | undefined, probability: number): void {
+    this.failMerkmal = merkmal;
+    this.failProbability = probability;
+  }
+
+  /** Checked in, and no report of its is waiting to be sent or on its way. */
+  get settled(): boolean {
+    return this.etag !== null && this.pendingReport === null && !this.reportInFlight;
+  }
+
+  /** Whether this agent has run `merkmal` in `state` (by default with any optionen). */
+  ran(merkmal: string, state: 'present' | 'absent', optionen?: Record<string, unknown>): boolean {
+    const wanted = optionen === undefined ? null : canonical(optionen);
+    return (this.runs.get(merkmal) ?? []).some(
+      (r) => r.state === state && (wanted === null || canonical(r.optionen) === wanted),
+    );
   }
 
   /** Up to a tenth more than `seconds`, as the shell agent's `jittered`, so a fleet told alike spreads out. */
@@ -84,8 +149,12 @@ export class SimAgent {
     }
   }
 
-  /** The wait an answer asks for: Retry-After on 429/503, otherwise the poll interval. */
+  /** The wait an answer asks for: Retry-After on 429/503, an hour after a refusal, otherwise the poll interval. */
   private waitAfter(answer: AgentAnswer | null): number {
+    if (answer && (answer.status === 401 || answer.status === 403 || answer.status === 409)) {
+      this.refused = answer.status;
+      return this.jittered(REFUSED_WAIT_SECONDS);
+    }
     if (answer && (answer.status === 503 || answer.status === 429)) {
       const seconds = /^\d{1,9}$/.test(answer.retryAfter?.trim() ?? '') ? Number(answer.retryAfter) : NaN;
       if (Number.isFinite(seconds)) return this.jittered(Math.min(seconds, MAX_RETRY_AFTER_SECONDS));
@@ -111,22 +180,54 @@ export class SimAgent {
     const headers: Record<string, string> = { ...auth, ...JSON_HEADERS };
     if (this.etag !== null) headers['if-none-match'] = this.etag;
     const answer = await this.request('checkin', '/api/v1/agent/checkin', headers, CHECKIN_BODY);
+    if (answer?.status === 200 || answer?.status === 304) this.refused = null;
     if (answer?.status === 200) {
       this.etag = answer.etag;
-      const { auftraege } = JSON.parse(answer.body) as { auftraege: Order[] };
-      if (auftraege.length > 0)
-        await this.sendReport(
-          auth,
-          auftraege.map((o) => this.outcome(o)),
-        );
+      this.desired = (JSON.parse(answer.body) as { auftraege: Order[] }).auftraege;
+      await this.apply(auth, 'every');
+    } else if (
+      answer?.status === 304 &&
+      this.desired !== null &&
+      (this.lastApplyFailed || this.now() - this.lastFullApplyAt >= DAY_MS)
+    ) {
+      // The same state again: a retry after a failure, or the daily apply.
+      await this.apply(auth, 'new');
     }
     return { checkin: answer?.status ?? null, delayMs: this.waitAfter(answer) };
+  }
+
+  /**
+   * Runs the kept desired state and reports: with `every` (a new desired state) each
+   * order's outcome, so a change that leaves an outcome as it was is still confirmed; with
+   * `new` (the same state again) only outcomes new since the last accepted report, and failures.
+   */
+  private async apply(auth: Record<string, string>, which: 'every' | 'new'): Promise<void> {
+    const report: Report = { entries: [], outcomes: new Map() };
+    let failed = false;
+    const at = this.now();
+    for (const order of this.desired!) {
+      const entry = this.outcome(order);
+      const optionen = order.optionen ?? {};
+      const runs = this.runs.get(order.merkmal) ?? [];
+      runs.push({ state: order.state, optionen, event: entry.event, at });
+      this.runs.set(order.merkmal, runs);
+      const ok = !entry.event.endsWith('_failed');
+      if (!ok) failed = true;
+      const outcome = `${entry.event}|${canonical(optionen)}`;
+      if (ok && which === 'new' && this.reported.get(order.merkmal) === outcome) continue;
+      report.entries.push(entry);
+      report.outcomes.set(order.merkmal, outcome);
+    }
+    this.lastApplyFailed = failed;
+    if (!failed) this.lastFullApplyAt = at;
+    // The report is spooled before it is sent: a lost one goes first in the next cycle.
+    if (report.entries.length > 0) await this.sendReport(auth, report);
   }
 
   /** What applying the order came to: the chosen Merkmal fails now and then, every other order succeeds. */
   private outcome(order: Order): ReportEntry {
     const present = order.state === 'present';
-    if (order.merkmal === this.options.failMerkmal && this.random() < (this.options.failProbability ?? 0)) {
+    if (order.merkmal === this.failMerkmal && this.random() < this.failProbability) {
       return {
         merkmal: order.merkmal,
         event: present ? 'apply_failed' : 'remove_failed',
@@ -141,16 +242,30 @@ export class SimAgent {
   }
 
   /** True once the report is delivered or refused for good; false keeps it for the next cycle. */
-  private async sendReport(auth: Record<string, string>, entries: ReportEntry[]): Promise<boolean> {
+  private async sendReport(auth: Record<string, string>, report: Report): Promise<boolean> {
+    this.reportInFlight = true;
     const answer = await this.request(
       'report',
       '/api/v1/agent/report',
       { ...auth, ...JSON_HEADERS },
-      JSON.stringify({ entries }),
-    );
+      JSON.stringify({ entries: report.entries.slice(0, 500) }),
+    ).finally(() => {
+      this.reportInFlight = false;
+    });
     // No answer, or the service busy or failing: the shell agent keeps the report and sends it again.
     const again = answer === null || answer.status === 429 || answer.status >= 500;
-    this.pendingReport = again ? entries : null;
+    this.pendingReport = again ? report : null;
+    if (answer?.status === 200) for (const [merkmal, outcome] of report.outcomes) this.reported.set(merkmal, outcome);
     return !again;
   }
+}
+
+/** JSON with the keys sorted, so equal optionen compare equal. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
 }

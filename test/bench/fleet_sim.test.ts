@@ -1,9 +1,13 @@
 /**
  * The fleet simulator's agent (fleet_agent.ts) speaks the agent protocol as the service
  * expects it: bootstrap once, a 200 and then 304s with the ETag, a report entry per order
- * after a 200, Retry-After waited out on a 503, the poll interval after no answer. Run
- * against an in-process app with a handful of devices; behaviour only, never timing.
+ * after a 200, a retry after a 304 when the last apply failed, Retry-After waited out on a
+ * 503, the poll interval after no answer. Run against an in-process app with a handful of
+ * devices; behaviour only, never timing. And the simulator itself (fleet_sim.ts), run small
+ * as `npm run bench:fleet` runs it: its rollouts complete, and pause in ring 0 when failing.
  */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { activateDevice, resolveDevice } from '../support/activation.ts';
 import { useTestApp } from '../support/app.ts';
@@ -132,6 +136,59 @@ describe('the fleet simulator agent', () => {
     expect(again[1]!.status).toBe(200);
   });
 
+  it('after a 304 applies again only when the last apply failed, and reports what is new and what failed', async () => {
+    const org = await createOrganization(ctx);
+    const { deviceId, token } = await newDevice(org.id);
+    const sent: Sent[] = [];
+    let now = 1_000_000;
+    const agent = new SimAgent(deviceId, token, recordingTransport(sent), { pollSeconds: 10, now: () => now });
+    await agent.cycle();
+    const orders = sent[2]!.body.entries as Array<{ merkmal: string; event: string }>;
+    expect(orders.length).toBeGreaterThan(1);
+    const failing = orders[0]!.merkmal;
+    const state = orders[0]!.event === 'applied' ? 'present' : 'absent';
+    expect(agent.ran(failing, state)).toBe(true);
+    expect(agent.runs.get(failing)).toHaveLength(1);
+
+    // The role breaks: a 304 with the last apply fine runs nothing.
+    agent.failing(failing, 1);
+    const plain = sent.length;
+    expect((await agent.cycle()).checkin).toBe(304);
+    expect(sent.slice(plain).map((s) => s.path)).toEqual(['/api/v1/agent/checkin']);
+
+    // The daily apply: every order runs again; only the failure is reported (the rest is not new).
+    now += 86_400_000;
+    const daily = sent.length;
+    expect((await agent.cycle()).checkin).toBe(304);
+    expect(sent.slice(daily).map((s) => s.path)).toEqual(['/api/v1/agent/checkin', '/api/v1/agent/report']);
+    expect(sent.at(-1)!.body.entries.map((e: { merkmal: string; event: string }) => [e.merkmal, e.event])).toEqual([
+      [failing, state === 'present' ? 'apply_failed' : 'remove_failed'],
+    ]);
+    expect(agent.runs.get(failing)).toHaveLength(2);
+
+    // It failed, so the next 304 retries; still failing, the failure is reported again.
+    const retry = sent.length;
+    await agent.cycle();
+    expect(sent.slice(retry).map((s) => s.path)).toEqual(['/api/v1/agent/checkin', '/api/v1/agent/report']);
+    expect(sent.at(-1)!.body.entries.map((e: { event: string }) => e.event)).toEqual([
+      state === 'present' ? 'apply_failed' : 'remove_failed',
+    ]);
+
+    // Mended: the retry succeeds and reports that outcome alone, new against the failure.
+    agent.failing(undefined, 0);
+    const mended = sent.length;
+    await agent.cycle();
+    expect(sent.at(-1)!.body.entries.map((e: { merkmal: string; event: string }) => [e.merkmal, e.event])).toEqual([
+      [failing, state === 'present' ? 'applied' : 'removed'],
+    ]);
+    expect(sent.slice(mended).map((s) => s.status)).toEqual([304, 200]);
+
+    // Nothing failed last: a 304 runs nothing again.
+    const quiet = sent.length;
+    await agent.cycle();
+    expect(sent.slice(quiet).map((s) => s.path)).toEqual(['/api/v1/agent/checkin']);
+  });
+
   it('waits out Retry-After on a 503, and the poll interval when nothing answers', async () => {
     const org = await createOrganization(ctx);
     const { deviceId, token } = await newDevice(org.id);
@@ -167,4 +224,104 @@ describe('the fleet simulator agent', () => {
     expect(sent.at(-1)!.headers['if-none-match']).toBe(etag);
     expect(sent.filter((s) => s.path === '/api/v1/agent/bootstrap')).toHaveLength(1);
   });
+
+  it('gives up for an hour when refused for good (a second bootstrap: 409)', async () => {
+    const org = await createOrganization(ctx);
+    const { deviceId, token } = await newDevice(org.id);
+    const first = new SimAgent(deviceId, token, recordingTransport([]), { pollSeconds: 10 });
+    expect((await first.cycle()).checkin).toBe(200);
+
+    // The same token again, as an agent that never saw the answer to its bootstrap would send it.
+    const sent: Sent[] = [];
+    const again = new SimAgent(deviceId, token, recordingTransport(sent), { pollSeconds: 10, random: maxJitter });
+    const refused = await again.cycle();
+    expect(sent.map((s) => [s.path, s.status])).toEqual([['/api/v1/agent/bootstrap', 409]]);
+    expect(again.refused).toBe(409);
+    expect(again.settled).toBe(false);
+    expect(refused).toEqual({ checkin: null, delayMs: Math.round(3_600_000 * (1 + maxJitter() * 0.1)) });
+    expect(first.refused).toBeNull();
+    expect(first.settled).toBe(true);
+  });
+});
+
+interface RolloutFigures {
+  created: boolean;
+  status: string;
+  paused_reason: string | null;
+  current_ring: number;
+  devices_altered: number;
+  rings: Array<{ ring: number; devices: number; opened_after_seconds: number | null; ran: number }>;
+  completed_after_seconds: number | null;
+  ran_outside_opened_rings: number;
+  ran_before_ring_opened: number;
+  ran_outside_rollout: number;
+}
+
+/** Runs the simulator in a process of its own; resolves with its exit code, output and closing figures. */
+function runSimulator(args: string[], timeoutMs: number) {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  return new Promise<{ code: number | null; output: string; figures: Record<string, any> | null }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/fleet_sim.ts', ...args], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    // SIGINT: the simulator stops its service and database on the way out.
+    const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      const line = output.split('\n').find((l) => l.startsWith('fleet-sim figures: '));
+      resolve({ code, output, figures: line ? JSON.parse(line.slice('fleet-sim figures: '.length)) : null });
+    });
+  });
+}
+
+describe('the fleet simulator, small', () => {
+  it('completes a rollout over the fleet in rings, and pauses a failing one in ring 0 before any later ring runs it', async () => {
+    // Rings of 20/60/100 % put about ten of 50 devices in ring 0, never none; every order
+    // of the failing rollout's Merkmal fails, so it pauses as soon as ring 0 has reported.
+    const run = await runSimulator(
+      [
+        '--devices=50',
+        '--poll-seconds=1',
+        '--scenario=rollout,rollout-failing',
+        '--rings=20,60,100',
+        '--soak-seconds=0',
+        '--fail-probability=1',
+        // A device shed under load comes back in seconds, not the service's 30–60.
+        '--retry-after-seconds=2',
+      ],
+      // About a minute on a quiet host; a busy one (other sessions' tests) takes up to three.
+      280_000,
+    );
+    expect(run.code, run.output).toBe(0);
+    expect(run.figures, run.output).not.toBeNull();
+    const done = run.figures!.rollout as RolloutFigures;
+    expect(done.created, run.output).toBe(true);
+    expect(done.status, run.output).toBe('completed');
+    expect(done.devices_altered).toBe(50);
+    expect(done.rings.map((r) => r.opened_after_seconds !== null)).toEqual([true, true, true]);
+    expect(done.rings.reduce((s, r) => s + r.ran, 0)).toBe(50);
+    expect(done.completed_after_seconds).not.toBeNull();
+    expect(done.ran_before_ring_opened).toBe(0);
+    expect(done.ran_outside_rollout).toBe(0);
+
+    const paused = run.figures!['rollout-failing'] as RolloutFigures;
+    expect(paused.created, run.output).toBe(true);
+    expect([paused.status, paused.paused_reason, paused.current_ring], run.output).toEqual([
+      'paused',
+      'failure_ratio',
+      0,
+    ]);
+    expect(paused.rings[0]!.devices).toBeGreaterThan(0);
+    expect(paused.rings[0]!.ran).toBe(paused.rings[0]!.devices);
+    expect(paused.rings.slice(1).map((r) => [r.opened_after_seconds, r.ran])).toEqual([
+      [null, 0],
+      [null, 0],
+    ]);
+    expect(paused.ran_outside_opened_rings).toBe(0);
+    expect(paused.ran_before_ring_opened).toBe(0);
+  }, 300_000);
 });

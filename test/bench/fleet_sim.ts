@@ -5,29 +5,45 @@
  *
  * 1. Starts a fresh embedded PostgreSQL, applies the migrations and seeds the check-in
  *    bench's fleet (seed_fleet.ts); then every device gets a one-time bootstrap token
- *    instead of its agent secret, as resolve leaves a device that has not booted yet.
- * 2. Starts the API as `npm run api` does (the worker too when the scenario needs it) on a
- *    port of its own, kept across restarts.
- * 3. Starts every agent at a random moment of the first poll interval: each bootstraps,
+ *    instead of its agent secret, as resolve leaves a device that has not booted yet. For
+ *    the rollout scenarios, the largest organization (all of them with the default single
+ *    one) gets a group "Ganze Flotte" of every device (org units have several tops: the
+ *    protected "Neue Geräte" is one), and the rollouts' Merkmale lose their seeded
+ *    overrides, so a select alters every device.
+ * 2. Starts the service as `npm start` does, API and worker in one process (`--api-only`,
+ *    as `npm run api`, when no scenario needs the worker), on a port kept across restarts.
+ * 3. Starts every agent at a random moment of `--start-seconds`: each bootstraps,
  *    checks in (200), reports every order, and polls from then on with its ETag (304s).
- * 4. Plays the scenario, prints its figures. It measures and prints; it never asserts.
+ * 4. Plays the scenarios in turn, prints their figures. It measures and prints; it never
+ *    asserts. The last line is every scenario's figures as JSON (`fleet-sim figures: {…}`).
  *
- * Scenarios (`--scenario=NAME`):
+ * Scenarios (`--scenario=A,B,…`, by default all three in this order):
+ * - `rollout`: a rollout of a select over the whole fleet (the group), in `--rings`, soak
+ *   `--soak-seconds`, created with the operator's token. Prints when each ring opened, the
+ *   time to completion, and the lower bound rings × max(soak, poll) + judge interval with
+ *   its target (+ 20 s).
+ * - `rollout-failing`: the same for another Merkmal whose orders fail with
+ *   `--fail-probability` (0.2 unless given) against `--max-failure-ratio` (0.1). Prints where
+ *   it paused and how many devices outside the opened rings ran the change (target 0),
+ *   counted from the agents' own records against the rollout's ring of each device.
  * - `returning`: once every agent has checked in, a closed-loop burst of check-ins measures
  *   the service's capacity; then the service stops for `--outage-seconds` while the agents
  *   keep polling (refused connections, retried at the poll interval with jitter) and starts
  *   again. Prints the time until every agent has checked in again against devices ÷
  *   capacity, the answers other than 200/304/503 (target 0) and the recovery per second.
- * Staged rollouts (`rollout-*`) are to join the list in `scenarios` below.
  *
  * Flags: `--devices=N` (10000), `--poll-seconds=N` (10), `--outage-seconds=N` (60),
- * `--fail-merkmal=KEY --fail-probability=P` (orders of that Merkmal fail with probability P:
- * `apply_failed`/`remove_failed` with a detail), `--sockets=N` (the connection pool, 256),
- * `--burst-seconds=N` (5), `--orgs=N` (8), `--retry-after-seconds=N` (the service's
+ * `--fail-merkmal=KEY --fail-probability=P` (orders of that Merkmal fail with probability P
+ * from the start: `apply_failed`/`remove_failed` with a detail), `--sockets=N` (the
+ * connection pool, 256), `--burst-seconds=N` (5), `--orgs=N` (1 with a rollout scenario, so
+ * the rollout covers the whole fleet; else 8), `--retry-after-seconds=N` (the service's
  * CHECKIN_RETRY_AFTER_SECONDS: shed agents stay away that long and up to as much again;
- * unset, the service's 30), `--scenario=returning`. For CI, about a minute: `--devices=300
- * --poll-seconds=2 --outage-seconds=5 --burst-seconds=2 --retry-after-seconds=2`.
- * Loopback only, bounded in time (a watchdog ends it), and it removes everything it created.
+ * unset, the service's 30), `--rings=10,50,100`, `--soak-seconds=N` (0),
+ * `--max-failure-ratio=R` (0.1), `--start-seconds=N` (the window of the agents' first
+ * cycles: the poll interval, and at most 100 bootstraps a second), `--scenario=rollout,rollout-failing,returning`. For CI, about
+ * a minute and a half: `--devices=300 --poll-seconds=2 --outage-seconds=5 --burst-seconds=2
+ * --retry-after-seconds=2`. Loopback only, bounded in time (a watchdog ends it), and it
+ * removes everything it created.
  */
 import { Buffer } from 'node:buffer';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -38,6 +54,7 @@ import { createSql } from '../../api/db/client.ts';
 import { migrate } from '../../api/db/migrate.ts';
 import { randomToken } from '../../api/http/crypto.ts';
 import { silentLogger } from '../../api/log.ts';
+import { JUDGE_INTERVAL_SECONDS } from '../../api/rollouts/schedule.ts';
 import { freePort, startEmbeddedPostgres, type RunningPostgres } from '../../api/runtime/embedded_postgres.ts';
 import { startService, type ServiceProcess } from '../support/service_process.ts';
 import { type AgentStep, type AgentTransport, SimAgent } from './fleet_agent.ts';
@@ -62,6 +79,29 @@ function numberFlag(name: string, fallback: number, check: (n: number) => boolea
 }
 
 const positive = (n: number) => Number.isInteger(n) && n > 0;
+
+const ALL_SCENARIOS = ['rollout', 'rollout-failing', 'returning'];
+const chosen = (flag('scenario') ?? ALL_SCENARIOS.join(','))
+  .split(',')
+  .map((name) => name.trim())
+  .filter((name) => name !== '');
+const withRollouts = chosen.some((name) => name.startsWith('rollout'));
+
+function ringsFlag(): number[] {
+  const raw = flag('rings') ?? '10,50,100';
+  const rings = raw.split(',').map(Number);
+  const valid =
+    rings.length >= 1 &&
+    rings.length <= 10 &&
+    rings.every((r, i) => Number.isInteger(r) && r >= 1 && r <= 100 && (i === 0 || r > rings[i - 1]!)) &&
+    rings.at(-1) === 100;
+  if (!valid) {
+    console.error(`--rings: 1–10 strictly ascending percentages ending in 100, got ${JSON.stringify(raw)}`);
+    process.exit(2);
+  }
+  return rings;
+}
+
 const settings = {
   devices: numberFlag('devices', 10_000, positive, 'a positive integer'),
   pollSeconds: numberFlag('poll-seconds', 10, positive, 'a positive integer'),
@@ -70,11 +110,43 @@ const settings = {
   failProbability: numberFlag('fail-probability', 0, (n) => n >= 0 && n <= 1, 'a probability from 0 to 1'),
   sockets: numberFlag('sockets', 256, positive, 'a positive integer'),
   burstSeconds: numberFlag('burst-seconds', 5, positive, 'a positive integer'),
-  orgs: numberFlag('orgs', 8, positive, 'a positive integer'),
+  orgs: numberFlag('orgs', withRollouts ? 1 : 8, positive, 'a positive integer'),
   /** The service's CHECKIN_RETRY_AFTER_SECONDS; unset, its own default (30, plus up to as much jitter). */
   retryAfterSeconds: numberFlag('retry-after-seconds', 0, (n) => Number.isInteger(n) && n >= 1, 'a positive integer'),
-  scenario: flag('scenario') ?? 'returning',
+  scenarios: chosen,
+  rings: ringsFlag(),
+  soakSeconds: numberFlag(
+    'soak-seconds',
+    0,
+    (n) => Number.isInteger(n) && n >= 0 && n <= 604_800,
+    'whole seconds, 0–604800',
+  ),
+  maxFailureRatio: numberFlag('max-failure-ratio', 0.1, (n) => n >= 0 && n <= 1, 'a ratio from 0 to 1'),
+  /**
+   * The agents' first cycles (their bootstraps) are spread over this many seconds: a fleet
+   * is installed over days, not at once. By default the poll interval, and at most a
+   * hundred bootstraps a second.
+   */
+  startSeconds: 0,
 };
+settings.startSeconds = numberFlag(
+  'start-seconds',
+  Math.max(settings.pollSeconds, Math.ceil(settings.devices / 100)),
+  positive,
+  'a positive integer',
+);
+
+/** What the failing rollout's Merkmal fails with: `--fail-probability` when given, else above the 0.1 threshold. */
+const rolloutFailProbability = flag('fail-probability') ? settings.failProbability : 0.2;
+
+/**
+ * The Merkmal each rollout scenario changes: catalog Merkmale with a blueprint on both
+ * backends and not in the standard workspace, so with their seeded overrides removed a
+ * select alters every device (absent → present). One each, so the failing rollout is not
+ * refused as a second rollout of the first one's Merkmal, and the agents' records of the
+ * two stay apart.
+ */
+const ROLLOUT_MERKMAL: Record<string, string> = { rollout: 'qgis', 'rollout-failing': 'gastsitzung' };
 
 // ---------------------------------------------------------------------------------------
 // What every request came to, per second of the run
@@ -166,23 +238,47 @@ interface Fleet {
   send: AgentTransport;
 }
 
+/** Where the rollout scenarios aim: the organization and its group of every device. */
+interface Target {
+  organizationId: string;
+  groupId: string;
+  /** Devices in the group (the whole fleet with a single organization). */
+  devices: number;
+}
+
 interface Run {
   fleet: Fleet;
   /** Where the service listens and its admin token, for a scenario's own operator calls (a rollout's). */
   service: { base: string; adminToken: string };
+  /** The simulator's own connection string, for reading what the service wrote (a rollout's rings). */
+  databaseUrl: string;
+  target: Target | null;
   /** Stops the service; `restart` starts it again on the same port. */
   stopService(): Promise<void>;
   startService(): Promise<void>;
 }
 
+/** A scenario's figures, for the closing JSON line (a test reads them). */
+type Figures = Record<string, unknown>;
+
 interface Scenario {
   description: string;
   /** Whether the service runs with its worker (jobs such as a rollout's judging). */
   needsWorker: boolean;
-  run(run: Run): Promise<void>;
+  run(run: Run): Promise<Figures>;
 }
 
 const scenarios: Record<string, Scenario> = {
+  rollout: {
+    description: "a select over the whole fleet in rings, judged by the agents' reports, to completion",
+    needsWorker: true,
+    run: (run) => rolloutScenario(run, 'rollout'),
+  },
+  'rollout-failing': {
+    description: 'the same with the Merkmal failing above the threshold: where it pauses, who ran it',
+    needsWorker: true,
+    run: (run) => rolloutScenario(run, 'rollout-failing'),
+  },
   returning: {
     description: 'the service stops for --outage-seconds while the fleet keeps polling, then starts again',
     needsWorker: false,
@@ -190,21 +286,31 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
-const scenario = scenarios[settings.scenario];
-if (!scenario) {
-  console.error(`--scenario: one of ${Object.keys(scenarios).join(', ')}; got ${JSON.stringify(settings.scenario)}`);
+const unknown = settings.scenarios.filter((name) => !(name in scenarios));
+if (unknown.length > 0 || settings.scenarios.length === 0) {
+  console.error(`--scenario: a list of ${Object.keys(scenarios).join(', ')}; got ${JSON.stringify(flag('scenario'))}`);
   process.exit(2);
 }
+const needsWorker = settings.scenarios.some((name) => scenarios[name]!.needsWorker);
 
 /** Longest a shed agent stays away: Retry-After with the service's jitter (up to as much again) and the agent's tenth. */
 const shedWaitMs = (settings.retryAfterSeconds || 30) * 2 * 1.1 * 1000 + 2000;
 
-// Seeding and bootstrap (generous per device), the scenario's phases, starts and stops.
+/** The longest a rollout scenario watches: its lower bound three times over, and a minute. */
+const rolloutLimitMs =
+  (settings.rings.length * (Math.max(settings.soakSeconds, settings.pollSeconds) * 1.1 + JUDGE_INTERVAL_SECONDS) * 3 +
+    60) *
+  1000;
+
+// Seeding and bootstrap (generous per device), the scenarios' phases, starts and stops.
 const budgetMs =
   shedWaitMs * 4 +
   240_000 +
-  settings.devices * 20 +
-  (settings.pollSeconds * 20 + settings.outageSeconds + settings.burstSeconds) * 1000;
+  settings.devices * 40 +
+  settings.startSeconds * 1000 +
+  (settings.pollSeconds * 20 + settings.outageSeconds + settings.burstSeconds) * 1000 +
+  settings.scenarios.filter((name) => name.startsWith('rollout')).length *
+    (rolloutLimitMs + settings.pollSeconds * 5000 + settings.devices * 5);
 
 let stateDir: string | null = null;
 let pg: RunningPostgres | null = null;
@@ -249,7 +355,9 @@ async function until(done: () => boolean, timeoutMs: number): Promise<boolean> {
 }
 
 /** Seeds the fleet, then trades each device's agent secret for a bootstrap token. */
-async function seed(url: string): Promise<Array<{ deviceId: string; token: string }>> {
+async function seed(
+  url: string,
+): Promise<{ devices: Array<{ deviceId: string; token: string }>; target: Target | null }> {
   const admin = createSql(url, { max: 1, applicationName: 'fleet-sim', timeoutSeconds: 3600 });
   try {
     const counts = await seedFleet(
@@ -260,27 +368,44 @@ async function seed(url: string): Promise<Array<{ deviceId: string; token: strin
     log(`seeded: ${JSON.stringify(counts)}`);
     const devices = await admin<Array<{ id: string }>>`select id from devices order by serial`;
     const tokens = devices.map(() => randomToken(32));
-    await admin.begin(async (tx) => {
+    const target = await admin.begin(async (tx) => {
       await tx`update devices set agent_secret_hash = null, agent_secret_issued_at = null`;
       await tx`
         insert into bootstrap_tokens (device_id, token_hash, expires_at)
         select d, sha256(convert_to(t, 'UTF8')), now() + interval '1 day'
         from unnest(${devices.map((d) => d.id)}::uuid[], ${tokens}::text[]) as x (d, t)`;
+      if (!withRollouts) return null;
+      // Before any agent runs, so no device has been told otherwise: no events are owed.
+      const merkmale = Object.values(ROLLOUT_MERKMAL);
+      await tx`delete from org_unit_merkmale where merkmal = any(${merkmale}::text[])`;
+      await tx`delete from group_merkmale where merkmal = any(${merkmale}::text[])`;
+      await tx`delete from device_merkmale where merkmal = any(${merkmale}::text[])`;
+      const [group] = await tx<Array<{ id: string; organization_id: string }>>`
+        insert into groups (organization_id, name)
+        select organization_id, 'Ganze Flotte' from devices
+        group by organization_id order by count(*) desc, organization_id limit 1
+        returning id, organization_id`;
+      const members = await tx`
+        insert into group_members (group_id, device_id, organization_id)
+        select ${group!.id}, id, organization_id from devices where organization_id = ${group!.organization_id}`;
+      return { organizationId: group!.organization_id, groupId: group!.id, devices: members.count };
     });
     await admin`vacuum analyze`;
-    return devices.map((d, i) => ({ deviceId: d.id, token: tokens[i]! }));
+    return { devices: devices.map((d, i) => ({ deviceId: d.id, token: tokens[i]! })), target };
   } finally {
     await admin.end();
   }
 }
 
 async function main(): Promise<void> {
-  log(`settings: ${JSON.stringify(settings)}; scenario ${settings.scenario}: ${scenario!.description}`);
+  log(`settings: ${JSON.stringify(settings)}`);
+  for (const name of settings.scenarios) log(`scenario ${name}: ${scenarios[name]!.description}`);
   stateDir = await mkdtemp(join(tmpdir(), 'fleet-sim-'));
   await chmod(stateDir, 0o711); // the postgres user must traverse into it when we run as root
   pg = await startEmbeddedPostgres({ stateDir, database: 'fleet_sim', log: silentLogger });
   await migrate(pg.url, silentLogger);
-  const devices = await seed(pg.url);
+  const { devices, target } = await seed(pg.url);
+  if (target) log(`rollouts aim at the group "Ganze Flotte" of ${target.devices} devices`);
 
   const port = await freePort();
   const env = {
@@ -296,11 +421,11 @@ async function main(): Promise<void> {
     AGENT_POLL_INTERVAL_SECONDS: String(Math.max(5, settings.pollSeconds)),
     ...(settings.retryAfterSeconds > 0 ? { CHECKIN_RETRY_AFTER_SECONDS: String(settings.retryAfterSeconds) } : {}),
   };
-  const args = scenario!.needsWorker ? [] : ['--api-only'];
+  const args = needsWorker ? [] : ['--api-only'];
   const start = async () => {
     server = await startService(env, args);
   };
-  log(`starting the API${scenario!.needsWorker ? ' and its worker' : ' (--api-only)'} on port ${port}`);
+  log(`starting the API${needsWorker ? ' and its worker (npm start)' : ' (--api-only)'} on port ${port}`);
   await start();
 
   const tally = new Tally();
@@ -328,37 +453,365 @@ async function main(): Promise<void> {
       // Unreferenced: the run ends when the scenario does, not when the last agent's wait does.
       if (!stopping) setTimeout(loop, delayMs).unref();
     };
-    setTimeout(loop, Math.random() * settings.pollSeconds * 1000).unref();
+    setTimeout(loop, Math.random() * settings.startSeconds * 1000).unref();
     return agent;
   });
   const fleet: Fleet = { agents, lastAnswered, returned, tally, send: transport.send };
 
-  const enrolled = () => agents.every((a) => a.etag !== null);
+  // An agent the service refused for good (a 409 to a bootstrap it had taken after all, say)
+  // tries again once an hour, as the shell agent does: not waited for, but counted.
+  const enrolled = () => agents.every((a) => a.settled || a.refused !== null);
   const enrolling = performance.now();
-  if (!(await until(enrolled, shedWaitMs + Math.max(60_000, settings.devices * 10 + settings.pollSeconds * 10_000)))) {
-    const missing = agents.filter((a) => a.etag === null).length;
+  const progress = setInterval(() => {
+    const settled = agents.filter((a) => a.settled).length;
+    log(
+      `enrolling: ${settled} of ${agents.length} agents checked in and reported; ${JSON.stringify(Object.fromEntries(tally.totals))}`,
+    );
+  }, 15_000);
+  progress.unref();
+  closers.push(() => clearInterval(progress));
+  if (
+    !(await until(
+      enrolled,
+      shedWaitMs * 2 +
+        settings.startSeconds * 1000 +
+        Math.max(60_000, settings.devices * 30 + settings.pollSeconds * 10_000),
+    ))
+  ) {
+    const missing = agents.filter((a) => !a.settled && a.refused === null).length;
     throw new Error(
-      `${missing} of ${agents.length} agents have not checked in yet; answers: ${JSON.stringify(Object.fromEntries(tally.totals))}, errors: ${errorsText(tally)}`,
+      `${missing} of ${agents.length} agents have not checked in and reported yet; answers: ${JSON.stringify(Object.fromEntries(tally.totals))}, errors: ${errorsText(tally)}`,
     );
   }
+  clearInterval(progress);
   log(
     `every agent bootstrapped, checked in and reported in ${((performance.now() - enrolling) / 1000).toFixed(1)} s ` +
       `(reports: ${tally.totals.get('report 200') ?? 0})`,
   );
+  const refused = agents.filter((a) => a.refused !== null);
+  if (refused.length > 0) {
+    log(
+      `${refused.length} agents refused for good (${JSON.stringify(Object.fromEntries(tally.totals))}): ` +
+        'they try again once an hour and are left out of the waits below',
+    );
+  }
 
-  await scenario!.run({
+  const run: Run = {
     fleet,
     service: { base: `http://127.0.0.1:${port}`, adminToken: env.ADMIN_TOKEN },
+    databaseUrl: pg.url,
+    target,
     async stopService() {
       await server?.stop();
       server = null;
     },
     startService: start,
-  });
+  };
+  const figures: Record<string, Figures> = {};
+  for (const name of settings.scenarios) {
+    log(`scenario ${name}`);
+    figures[name] = await scenarios[name]!.run(run);
+  }
+  console.log(`fleet-sim figures: ${JSON.stringify(figures)}`);
 }
 
 function errorsText(tally: Tally): string {
   return JSON.stringify(Object.fromEntries(tally.errors));
+}
+
+// ---------------------------------------------------------------------------------------
+// Scenarios: a staged rollout over the whole fleet, to completion or to its pause
+
+interface RingDetail {
+  ring: number;
+  percent: number;
+  devices: number;
+  opened_at: string | null;
+  converged: number;
+  pending: number;
+  failed: number;
+}
+
+interface Rollout {
+  id: string;
+  status: 'running' | 'paused' | 'completed' | 'aborted';
+  paused_reason: string | null;
+  current_ring: number;
+  created_at: string;
+  completed_at: string | null;
+  rings_detail: RingDetail[];
+}
+
+/** One operator call with the admin token; the body parsed when it is JSON. */
+async function operatorCall<T>(
+  run: Run,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${run.service.base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${run.service.adminToken}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) as T };
+  } catch {
+    return { status: res.status, body: text as T };
+  }
+}
+
+/** One poll interval with the agents' jitter and a second: every agent that is not shed has checked in since. */
+const pollRoundMs = () => settings.pollSeconds * 1100 + 1000;
+
+/** Check-in and report answers between two moments (performance.now()), by outcome. */
+function answersBetween(tally: Tally, from: number, to: number): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (let s = tally.second(from); s <= tally.second(to); s++) {
+    for (const [key, count] of tally.perSecond[s] ?? []) {
+      if (key.startsWith('checkin') || key.startsWith('report')) counts[key] = (counts[key] ?? 0) + count;
+    }
+  }
+  return counts;
+}
+
+async function rolloutScenario(run: Run, name: 'rollout' | 'rollout-failing'): Promise<Figures> {
+  const failing = name === 'rollout-failing';
+  const merkmal = ROLLOUT_MERKMAL[name]!;
+  const target = run.target!;
+  const { agents, lastAnswered, tally } = run.fleet;
+  const rings = settings.rings;
+  if (failing) for (const agent of agents) agent.failing(merkmal, rolloutFailProbability);
+
+  const postedAt = performance.now();
+  const body = {
+    scope: 'group',
+    scope_id: target.groupId,
+    merkmal,
+    action: 'select',
+    rings,
+    max_failure_ratio: settings.maxFailureRatio,
+    soak_seconds: settings.soakSeconds,
+  };
+  let posted = await operatorCall<Rollout>(
+    run,
+    'POST',
+    `/api/v1/organizations/${target.organizationId}/rollouts`,
+    body,
+  );
+  for (let attempt = 1; posted.status !== 201 && attempt <= 3; attempt++) {
+    // A 503 at the request deadline may come after the creation committed: look before trying again.
+    log(`${name}: creating answered ${posted.status} ${JSON.stringify(posted.body)}`);
+    const list = await operatorCall<{ data: Rollout[] }>(
+      run,
+      'GET',
+      `/api/v1/organizations/${target.organizationId}/rollouts?status=running`,
+    );
+    const made =
+      list.status === 200
+        ? list.body.data.find((r) => (r as Rollout & { merkmal: string }).merkmal === merkmal)
+        : undefined;
+    if (made) {
+      log(`${name}: the rollout was created all the same`);
+      posted = { status: 201, body: made };
+      break;
+    }
+    await sleep(5000);
+    posted = await operatorCall<Rollout>(run, 'POST', `/api/v1/organizations/${target.organizationId}/rollouts`, body);
+  }
+  if (posted.status !== 201) {
+    console.log(`\n${name}: the rollout was not created: HTTP ${posted.status} ${JSON.stringify(posted.body)}\n`);
+    return { created: false, status: posted.status, answer: posted.body };
+  }
+  log(`${name}: creation took ${((performance.now() - postedAt) / 1000).toFixed(1)} s`);
+  let rollout = posted.body;
+  const createdAt = Date.parse(rollout.created_at);
+  const since = (iso: string | null) => (iso === null ? null : round1((Date.parse(iso) - createdAt) / 1000));
+  const membership = await ringsOf(run.databaseUrl, rollout.id);
+  log(
+    `${name}: rollout ${rollout.id} created (select ${merkmal} on "Ganze Flotte"), ` +
+      `${rollout.rings_detail.map((r) => r.devices).join(' + ')} devices in ${rings.length} rings`,
+  );
+
+  // Watch it: every transition logged as seen, until it is over or holds still (paused).
+  const watchStart = performance.now();
+  let seenRing = -1;
+  let pausedAfter: number | null = null;
+  let failedReads = 0;
+  while (performance.now() - watchStart < rolloutLimitMs && !stopping) {
+    const read = await operatorCall<Rollout>(run, 'GET', `/api/v1/rollouts/${rollout.id}`);
+    if (read.status !== 200) {
+      if (failedReads++ === 0)
+        log(`${name}: GET /rollouts/${rollout.id} answered ${read.status} ${JSON.stringify(read.body)}`);
+    } else {
+      rollout = read.body;
+      for (const ring of rollout.rings_detail) {
+        if (ring.opened_at !== null && ring.ring > seenRing) {
+          seenRing = ring.ring;
+          log(
+            `${name}: ring ${ring.ring} (${ring.percent} %, ${ring.devices} devices) opened +${since(ring.opened_at)} s`,
+          );
+        }
+      }
+      if (rollout.status === 'paused') {
+        pausedAfter = round1((Date.now() - createdAt) / 1000);
+        log(`${name}: paused (${rollout.paused_reason}) in ring ${rollout.current_ring}, seen +${pausedAfter} s`);
+        break;
+      }
+      if (rollout.status !== 'running') {
+        log(`${name}: ${rollout.status} +${since(rollout.completed_at)} s`);
+        break;
+      }
+    }
+    await sleep(500);
+  }
+  const ended = rollout.status !== 'running';
+  const endFigures = rollout;
+  const endedAt = performance.now();
+  const answers = answersBetween(tally, postedAt, endedAt);
+
+  // Every agent checks in once more: a device that was to get the change has it now, and
+  // one outside the opened rings would have been given it by then if it ever were.
+  // A device shed on the way (503) comes back after its Retry-After: waited for too.
+  await sleep(pollRoundMs());
+  const settled = await until(
+    () => agents.every((a, i) => a.refused !== null || lastAnswered[i]! > endedAt),
+    shedWaitMs,
+  );
+  if (!settled) log(`${name}: not every agent has checked in since the end`);
+  const last = await operatorCall<Rollout>(run, 'GET', `/api/v1/rollouts/${rollout.id}`);
+  if (last.status === 200) rollout = last.body;
+
+  // The agents' own records against each device's ring.
+  const opened = new Map(
+    rollout.rings_detail.map((r) => [r.ring, r.opened_at === null ? null : Date.parse(r.opened_at)]),
+  );
+  const ran = new Array<number>(rings.length).fill(0);
+  let ranOutside = 0;
+  let ranBeforeOpening = 0;
+  let ranOutsideRollout = 0;
+  for (const agent of agents) {
+    const first = (agent.runs.get(merkmal) ?? []).find((r) => r.state === 'present');
+    if (!first) continue;
+    const ring = membership.get(agent.deviceId);
+    if (ring === undefined) {
+      ranOutsideRollout++;
+      continue;
+    }
+    ran[ring]!++;
+    const openedAt = opened.get(ring) ?? null;
+    // Once completed, the change is the scope's own and every device has it, opened ring or not.
+    if (openedAt === null) {
+      if (rollout.status !== 'completed') ranOutside++;
+    } else if (first.at < openedAt) ranBeforeOpening++;
+  }
+  if (failing) for (const agent of agents) agent.failing(settings.failMerkmal, settings.failProbability);
+
+  const perRing = Math.max(settings.soakSeconds, settings.pollSeconds);
+  const lowerBound = rings.length * perRing + JUDGE_INTERVAL_SECONDS;
+  // scheduleJudge queues the judge a second after an open ring's reports: its interval there.
+  const promptLowerBound = rings.length * perRing + 1;
+  const completedAfter = since(endFigures.completed_at);
+  const altered = rollout.rings_detail.reduce((s, r) => s + r.devices, 0);
+
+  console.log('');
+  console.log(
+    `${failing ? 'rollout with failures' : 'rollout'} over the whole fleet: select ${merkmal} on the group of all ${target.devices} devices, ` +
+      `${altered} altered; rings [${rings.join(', ')}], soak ${settings.soakSeconds} s, max failure ratio ${settings.maxFailureRatio}` +
+      `${failing ? `, its orders failing with probability ${rolloutFailProbability}` : ''}; poll ${settings.pollSeconds} s (+ up to 10 % jitter)`,
+  );
+  for (const ring of endFigures.rings_detail) {
+    const reported = ring.converged + ring.failed;
+    console.log(
+      `  ring ${ring.ring} (${String(ring.percent).padStart(3)} %): ${String(ring.devices).padStart(6)} devices, ` +
+        `${ring.opened_at === null ? 'not opened       ' : `opened +${String(since(ring.opened_at)).padStart(6)} s`}; ` +
+        `at the ${endFigures.status === 'paused' ? 'pause' : 'end'} converged ${ring.converged}, pending ${ring.pending}, failed ${ring.failed}` +
+        `${ring.failed > 0 && reported > 0 ? ` (${(ring.failed / reported).toFixed(3)} of reported)` : ''}; ` +
+        `ran the change once every agent checked in again: ${ran[ring.ring]}`,
+    );
+  }
+  if (!ended) {
+    console.log(
+      `  NOT over after ${Math.round(rolloutLimitMs / 1000)} s: status ${rollout.status}, ring ${rollout.current_ring}`,
+    );
+  } else if (endFigures.status === 'paused') {
+    console.log(
+      `  paused in ring ${endFigures.current_ring} (${endFigures.paused_reason}), seen ${pausedAfter} s after creation`,
+    );
+  } else {
+    console.log(`  ${endFigures.status} after:                     ${completedAfter} s`);
+  }
+  console.log(
+    `  lower bound, ${rings.length} rings × max(soak ${settings.soakSeconds} s, poll ${settings.pollSeconds} s) + judge interval ` +
+      `${JUDGE_INTERVAL_SECONDS} s: ${lowerBound} s; target (+ 20 s) ${lowerBound + 20} s` +
+      (completedAfter === null
+        ? ''
+        : `; completion ${completedAfter - (lowerBound + 20) <= 0 ? 'within it by' : 'over it by'} ${round1(Math.abs(completedAfter - (lowerBound + 20)))} s`),
+  );
+  console.log(
+    `  the judge runs within a second of an open ring's reports, so with 1 s for it: ${promptLowerBound} s; target ${promptLowerBound + 20} s` +
+      (completedAfter === null
+        ? ''
+        : `; completion ${completedAfter - (promptLowerBound + 20) <= 0 ? 'within it by' : 'over it by'} ${round1(Math.abs(completedAfter - (promptLowerBound + 20)))} s`),
+  );
+  if (endFigures.status !== 'completed') {
+    console.log(`  devices outside the opened rings that ran the change (agents' records; target 0): ${ranOutside}`);
+  }
+  console.log(`  devices that ran it before their ring opened (target 0):                    ${ranBeforeOpening}`);
+  if (ranOutsideRollout > 0)
+    console.log(`  devices not in the rollout that ran it:                                     ${ranOutsideRollout}`);
+  console.log(
+    `  answers from creation to the ${endFigures.status === 'paused' ? 'pause' : 'end'}: ` +
+      ['checkin 200', 'checkin 304', 'checkin 503', 'checkin no answer', 'report 200']
+        .map((key) => `${key.replace('checkin ', 'check-in ')} ${answers[key] ?? 0}`)
+        .join(', ') +
+      ` (a shed agent stays away for its Retry-After; one that is stale is not counted in the ring's figures)`,
+  );
+  console.log('');
+
+  return {
+    created: true,
+    merkmal,
+    devices_altered: altered,
+    status: endFigures.status,
+    paused_reason: endFigures.paused_reason,
+    current_ring: endFigures.current_ring,
+    rings: endFigures.rings_detail.map((r) => ({
+      ring: r.ring,
+      percent: r.percent,
+      devices: r.devices,
+      opened_after_seconds: since(r.opened_at),
+      converged: r.converged,
+      pending: r.pending,
+      failed: r.failed,
+      ran: ran[r.ring],
+    })),
+    completed_after_seconds: completedAfter,
+    paused_seen_after_seconds: pausedAfter,
+    lower_bound_seconds: lowerBound,
+    prompt_lower_bound_seconds: promptLowerBound,
+    target_seconds: lowerBound + 20,
+    ran_outside_opened_rings: ranOutside,
+    ran_before_ring_opened: ranBeforeOpening,
+    ran_outside_rollout: ranOutsideRollout,
+    answers,
+  };
+}
+
+/** Each device's ring in the rollout, as the service fixed it at creation. */
+async function ringsOf(url: string, rolloutId: string): Promise<Map<string, number>> {
+  const db = createSql(url, { max: 1, applicationName: 'fleet-sim', timeoutSeconds: 60 });
+  try {
+    const rows = await db<Array<{ device_id: string; ring: number }>>`
+      select device_id, ring from rollout_devices where rollout_id = ${rolloutId}`;
+    return new Map(rows.map((r) => [r.device_id, r.ring]));
+  } finally {
+    await db.end();
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -399,7 +852,7 @@ async function measureCapacity(fleet: Fleet): Promise<number> {
   return last > first ? answered / (last - first) : 0;
 }
 
-async function returningFleet(run: Run): Promise<void> {
+async function returningFleet(run: Run): Promise<Figures> {
   const { fleet } = run;
   const { agents, tally, lastAnswered, returned } = fleet;
   const n = agents.length;
@@ -411,7 +864,10 @@ async function returningFleet(run: Run): Promise<void> {
   // The burst overloads the service on purpose: agents it shed come back after Retry-After.
   // The outage starts once every agent has been answered since, so none is still away.
   const burstEnd = performance.now();
-  const settledAfterBurst = await until(() => lastAnswered.every((t) => t > burstEnd), shedWaitMs + 60_000);
+  const settledAfterBurst = await until(
+    () => agents.every((a, i) => a.refused !== null || lastAnswered[i]! > burstEnd),
+    shedWaitMs + 60_000,
+  );
   log(`${settledAfterBurst ? 'every' : 'NOT every'} agent answered again after the burst`);
 
   const stopAt = performance.now();
@@ -429,7 +885,7 @@ async function returningFleet(run: Run): Promise<void> {
 
   // Generous: every agent comes back within its poll interval, a shed one after Retry-After.
   const limitMs = shedWaitMs + Math.max(60_000, settings.pollSeconds * 10_000, (n / Math.max(capacity, 1)) * 10_000);
-  const recovered = await until(() => returned.at.every((t) => t > 0), limitMs);
+  const recovered = await until(() => agents.every((a, i) => a.refused !== null || returned.at[i]! > 0), limitMs);
   const doneAt = performance.now();
   let back = 0;
   for (let i = 0; i < n; i++) if (returned.at[i]! > 0) back++;
@@ -497,7 +953,19 @@ async function returningFleet(run: Run): Promise<void> {
         `${String(bucket?.get('checkin no answer') ?? 0).padStart(9)} | ${String(at >= 0 ? cumulative : 0).padStart(6)} ${bar}`,
     );
   }
+  return {
+    devices: n,
+    capacity_per_second: Math.round(capacity),
+    outage_seconds: round1((readyAt - stopAt) / 1000),
+    recovered,
+    recovery_seconds: round1(recoverySeconds),
+    devices_over_capacity_seconds: round1(capacityBound),
+    poll_floor_seconds: round1(pollBound),
+    unexpected_answers: odd.reduce((s, [, c]) => s + c, 0),
+  };
 }
+
+const round1 = (n: number) => Math.round(n * 10) / 10;
 
 main()
   .catch((err) => {
