@@ -82,7 +82,7 @@ describe('bulk actions on the device list', () => {
     const moved = await f.ids('BK-A-');
     const others = await ctx.sql`select * from devices where id <> all(${moved}::uuid[]) order by id`;
     const movedBefore = await ctx.sql`select * from devices where id = any(${moved}::uuid[]) order by id`;
-    const before = await databaseFingerprint(ctx.sql, { tables: ['devices', 'audit_events'] });
+    const before = await databaseFingerprint(ctx.sql, { tables: ['devices', 'device_fleet', 'audit_events'] });
     const auditBefore = await ctx.sql`select count(*)::int as n from audit_events`;
 
     const result = await f.admin.request('POST', action, fields);
@@ -98,7 +98,10 @@ describe('bulk actions on the device list', () => {
     expect(audit.map((r) => r.target_id)).toEqual([...moved].sort());
     expect(audit.every((r) => r.target_type === 'device' && r.details.oe_id === f.b)).toBe(true);
     expect(await ctx.sql`select count(*)::int as n from audit_events`).toEqual([{ n: auditBefore[0]!.n + 30 }]);
-    expect(await databaseFingerprint(ctx.sql, { tables: ['devices', 'audit_events'] })).toBe(before);
+    expect(await databaseFingerprint(ctx.sql, { tables: ['devices', 'device_fleet', 'audit_events'] })).toBe(before);
+    // The fleet rows (kept by triggers for the fleet reads) follow the move.
+    const fleetRows = await ctx.sql`select oe_id from device_fleet where device_id = any(${moved}::uuid[])`;
+    expect(fleetRows.map((r) => r.oe_id)).toEqual(moved.map(() => f.b));
   });
 
   it('selects a Merkmal on every device of a filter: each device overridden and audited once, no other device', async () => {
@@ -116,6 +119,7 @@ describe('bulk actions on the device list', () => {
         'override_versions',
         'device_merkmal_events',
         'device_merkmal_outcomes',
+        'device_fleet',
         'audit_events',
       ],
     };

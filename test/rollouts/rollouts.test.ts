@@ -191,6 +191,7 @@ describe('a rollout at the check-in', () => {
   });
 
   it('refuses a second rollout and a direct select, deselect or unset at the scope: 409 rollout_in_progress', async () => {
+    await writeHeartbeats(ctx); // a timer's batch must not land between the two fingerprints
     const before = await databaseFingerprint(ctx.sql);
     for (const action of ['select', 'deselect', 'unset']) {
       const res = await create(f.organizationId, {
@@ -212,6 +213,7 @@ describe('a rollout at the check-in', () => {
       expect(res.status, `${method} ${path}`).toBe(409);
       expect(res.body.error).toBe('rollout_in_progress');
     }
+    await writeHeartbeats(ctx); // a timer's batch must not land between the two fingerprints
     expect(await databaseFingerprint(ctx.sql)).toBe(before);
   });
 
@@ -296,12 +298,14 @@ describe('pause, resume and abort', () => {
     expect(aborted).toMatchObject({ status: 'aborted', paused_reason: null });
     expect(aborted.completed_at).toMatch(/Z$/);
     expect(ok(await ctx.request('GET', `/api/v1/rollouts/${rollout.id}`)).body).toEqual(aborted);
+    await writeHeartbeats(ctx); // a timer's batch must not land between the two fingerprints
     const before = await databaseFingerprint(ctx.sql);
     for (const verb of ['pause', 'resume', 'abort']) {
       const res = await post(verb);
       expect(res.status, verb).toBe(409);
       expect(res.body.error).toBe('rollout_not_active');
     }
+    await writeHeartbeats(ctx); // a timer's batch must not land between the two fingerprints
     expect(await databaseFingerprint(ctx.sql)).toBe(before);
 
     const sent = await ctx.sql<{ event: string; data: any }[]>`
@@ -449,6 +453,7 @@ describe('errors, roles and tenants', () => {
       await ctx.request('GET', `/api/v1/organizations/${f.organizationId}/rollouts`, { token: keys.viewer }),
     );
     expect(list.body.items.map((r: { id: string }) => r.id)).toContain(rolloutId);
+    await writeHeartbeats(ctx); // a timer's batch must not land between the two fingerprints
     const before = await databaseFingerprint(ctx.sql, { columns: { api_keys: ['last_used_at'] } });
     const refused = [
       await create(
@@ -463,6 +468,7 @@ describe('errors, roles and tenants', () => {
       )),
     ];
     for (const res of refused) expect([res.status, res.body.error]).toEqual([403, 'forbidden']);
+    await writeHeartbeats(ctx); // a timer's batch must not land between the two fingerprints
     expect(await databaseFingerprint(ctx.sql, { columns: { api_keys: ['last_used_at'] } })).toBe(before);
   });
 
@@ -523,6 +529,7 @@ describe('errors, roles and tenants', () => {
       { ...base, status: 'completed' },
       { ...base, id: crypto.randomUUID() },
     ];
+    await writeHeartbeats(ctx); // a timer's batch must not land between the two fingerprints
     const before = await databaseFingerprint(ctx.sql);
     for (const body of bodies) {
       const res = await create(f.organizationId, body);
@@ -530,6 +537,7 @@ describe('errors, roles and tenants', () => {
     }
     const withBody = await ctx.request('POST', `/api/v1/rollouts/${rolloutId}/pause`, { body: { reason: 'x' } });
     expect([withBody.status, withBody.body.error]).toEqual([400, 'invalid_request']);
+    await writeHeartbeats(ctx); // a timer's batch must not land between the two fingerprints
     expect(await databaseFingerprint(ctx.sql)).toBe(before);
     // The limits themselves are taken.
     const edge = await create(f.organizationId, {
