@@ -16,6 +16,7 @@ import { migrate } from '../../api/db/migrate.ts';
 import { silentLogger } from '../../api/log.ts';
 import { startEmbeddedPostgres } from '../../api/runtime/embedded_postgres.ts';
 import { testApp, testConfig } from '../support/app.ts';
+import { seedOrganization } from './seed_organization.ts';
 
 const DEVICES = Number(process.argv.find((a) => a.startsWith('--devices='))?.slice('--devices='.length) ?? 100_000);
 const CALLS = 50;
@@ -28,58 +29,7 @@ try {
   await migrate(pg.url, silentLogger);
   const sql = createSql(pg.url, { max: 4, timeoutSeconds: 600 });
   const t0 = performance.now();
-  const [org] = await sql<{ id: string }[]>`
-    insert into organizations (name, kontakt_name, kontakt_email)
-    values ('Bench-Organisation', 'Kontakt', 'it@example.org') returning id`;
-  const orgId = org!.id;
-  // 50 units: 5 at the top, 9 below each.
-  await sql`insert into org_units (organization_id, name, protected) values (${orgId}, 'Neue Geräte', true)`;
-  await sql`
-    with top as (
-      insert into org_units (organization_id, name)
-      select ${orgId}, format('Schule %s', i) from generate_series(1, 5) i returning id
-    )
-    insert into org_units (organization_id, parent_id, name)
-    select ${orgId}, top.id, format('Klasse %s', i) from top, generate_series(1, 9) i`;
-  await sql`insert into groups (organization_id, name) select ${orgId}, format('Gruppe %s', i) from generate_series(1, 20) i`;
-  // 95 % bootstrapped; of those a tenth stale (no check-in for an hour), the rest within minutes.
-  await sql`
-    with units as (select array_agg(id order by id) as ids from org_units where organization_id = ${orgId} and not protected)
-    insert into devices (organization_id, serial, hostname, oe_id, agent_secret_hash, agent_secret_issued_at, created_at)
-    select ${orgId}, format('BENCH-%s', lpad(n::text, 7, '0')), format('pc-%s', n),
-           units.ids[1 + n % cardinality(units.ids)],
-           case when n % 20 <> 0 then sha256(convert_to(n::text, 'UTF8')) end,
-           case when n % 20 <> 0 then now() - interval '30 days' end,
-           now_ms() - make_interval(secs => ${DEVICES} - n)
-    from units, generate_series(1, ${DEVICES}) n`;
-  await sql`
-    insert into group_members (group_id, device_id, organization_id)
-    select g.ids[1 + abs(hashtext(d.id::text)) % 20], d.id, d.organization_id
-    from devices d, (select array_agg(id order by id) as ids from groups where organization_id = ${orgId}) g`;
-  await sql`
-    insert into device_heartbeats (device_id, at)
-    select id, case when random() < 0.1 then now() - interval '1 hour' else now() - random() * interval '10 minutes' end
-    from devices where agent_secret_issued_at is not null`;
-  // Changes for a third of the devices (one Merkmal each), then reports for 90 % (every
-  // Merkmal of the catalog: applied or removed by the state, 3 % failed).
-  await sql`
-    insert into device_merkmal_events (device_id, merkmal, type, payload, created_at)
-    select d.id, m.key, case when random() < 0.5 then 'selected' else 'deselected' end,
-           '{"cause": "device"}', now() - interval '2 days'
-    from devices d
-    cross join lateral (select key from merkmale where im_auftragskatalog order by key offset abs(hashtext(d.id::text)) % 5 limit 1) m
-    where abs(hashtext(d.serial)) % 3 = 0`;
-  await sql`
-    insert into device_merkmal_events (device_id, merkmal, type, payload, created_at)
-    select d.id, c.merkmal,
-           case when random() < 0.03 then (case c.state when 'present' then 'apply_failed' else 'remove_failed' end)
-                else (case c.state when 'present' then 'applied' else 'removed' end) end,
-           '{}', now() - interval '1 day'
-    from devices d
-    join templates t on t.id = effective_template_id(d.template_id)
-    cross join lateral device_catalog_outcomes(d.id, t.backend, t.workspace, d.agent_secret_issued_at) c
-    where d.agent_secret_issued_at is not null and abs(hashtext(d.id::text || 'r')) % 10 <> 0`;
-  await sql`vacuum analyze`;
+  const orgId = await seedOrganization(sql, DEVICES);
   const [counts] = await sql<{ devices: number; outcomes: number; events: number }[]>`
     select (select count(*)::int from devices) as devices, (select count(*)::int from device_merkmal_outcomes) as outcomes,
            (select count(*)::int from device_merkmal_events) as events`;
