@@ -16,7 +16,8 @@ import { type Db, transaction } from '../db/client.ts';
 import { ApiError } from '../http/errors.ts';
 import { type RingFigures, ringFigures } from './figures.ts';
 import { auditBySystem, emitRolloutWebhook } from './notify.ts';
-import { changeOf, openRing, releaseDevices, type RolloutScope } from './rings.ts';
+import { changeOf, openRing, releaseDevices } from './rings.ts';
+import type * as repo from './repo.ts';
 import { JUDGE_INTERVAL_SECONDS, scheduleJudge } from './schedule.ts';
 
 export type JudgeOutcome = 'paused' | 'ring_opened' | 'completed' | 'aborted' | 'waiting' | 'not_running';
@@ -26,20 +27,8 @@ const MIN_REPORTS_TO_PAUSE = 5;
 
 const system: Actor = { type: 'system' };
 
-interface RolloutRow {
-  id: string;
-  organization_id: string;
-  scope: RolloutScope;
-  scope_id: string;
-  merkmal: string;
-  action: 'select' | 'deselect' | 'unset';
-  optionen: Record<string, unknown>;
-  rings: number[];
-  max_failure_ratio: number;
-  min_reported_ratio: number;
-  soak_seconds: number;
-  status: 'running' | 'paused' | 'completed' | 'aborted';
-  current_ring: number;
+/** The rollout's row as the judge reads it: with the seconds since its current ring opened. */
+interface RolloutRow extends Omit<repo.RolloutRow, 'paused_reason' | 'created_by' | 'created_at' | 'completed_at'> {
   /** Seconds since the current ring opened, by the transaction's clock. */
   soaked: number | null;
 }
