@@ -636,7 +636,8 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
         await ok('POST', `/api/v1/devices/${deviceId}/deprovision`);
         await until(again, 'the refusal', 3 * 60_000, async () => {
           journal = await agentJournal(again);
-          return text().includes('deprovisioned') ? true : undefined;
+          // Wait for the agent's own explanation: it follows the refusal line in a separate write.
+          return text().includes('the device is deprovisioned or archived') ? true : undefined;
         });
         expect(text()).toMatch(/check-in refused by the service \(HTTP 403\): device_deprovisioned/);
         expect(text()).toContain('the device is deprovisioned or archived');
