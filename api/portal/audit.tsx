@@ -9,7 +9,8 @@ import * as auditOps from '../audit/operations.ts';
 import { type AuditEventRow, auditTargetNames, listAuditEvents, recordedTargetNames } from '../audit/repo.ts';
 import { isUuid } from '../http/uuid.ts';
 import { type PortalEnv, portalRead } from './access.ts';
-import { formatTime, render, takeFlash } from './http.tsx';
+import { render, takeFlash } from './http.tsx';
+import { formatTime } from './i18n/index.ts';
 import { Layout } from './layout.tsx';
 
 const PAGE_SIZE = 50;

@@ -7,7 +7,7 @@ export function ConvergenceBadge(props: { convergence: Convergence | null }) {
   if (convergence === null) return <span class="muted">–</span>;
   return (
     <span class={`badge ${convergence}`} data-convergence={convergence}>
-      {convergenceLabel[convergence]}
+      {convergenceLabel(convergence)}
     </span>
   );
 }
@@ -15,7 +15,7 @@ export function ConvergenceBadge(props: { convergence: Convergence | null }) {
 export function StatusBadge(props: { status: DeviceStatus }) {
   return (
     <span class={`badge status-${props.status}`} data-status={props.status}>
-      {statusLabel[props.status]}
+      {statusLabel(props.status)}
     </span>
   );
 }

@@ -12,7 +12,8 @@ import { ApiKeyCreate } from '../api_keys/schemas.ts';
 import { createKey, revokeKey } from '../api_keys/service.ts';
 import { ApiError } from '../http/errors.ts';
 import { type PortalEnv, portalRead, postWrite } from './access.ts';
-import { formatTime, formFields, invalidInput, redirectWith, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { formFields, invalidInput, redirectWith, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { formatTime } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 
 /** Runs a create whose result page shows a secret; a refusal goes back to the form as a message. */

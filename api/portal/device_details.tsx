@@ -5,8 +5,8 @@
  */
 import type { Actor } from '../access/declaration.ts';
 import type { EventRow } from '../devices/lifecycle_repo.ts';
-import { formatTime } from './http.tsx';
-import { reportLabel, reportMessage } from './labels.ts';
+import { formatTime } from './i18n/index.ts';
+import { isReportedEvent, reportLabel, reportMessage } from './labels.ts';
 
 /** The strings of this module, in one place. */
 const text = {
@@ -39,11 +39,10 @@ const text = {
   system: 'System',
 } as const;
 
-const eventLabel: Record<string, string> = {
-  selected: 'ausgewählt',
-  deselected: 'abgewählt',
-  ...reportLabel,
-};
+const eventLabel = (type: string): string | undefined =>
+  isReportedEvent(type)
+    ? reportLabel(type)
+    : ({ selected: 'ausgewählt', deselected: 'abgewählt' } as Record<string, string>)[type];
 
 /** Why a selection event was written (`payload.cause`); a report's cause is the agent. */
 const causeLabel: Record<string, string> = {
@@ -188,7 +187,7 @@ function eventParts(
   sourceName: (cause: string, id: string) => string | undefined,
 ) {
   const p = isObject(event.payload) ? event.payload : {};
-  if (event.type in reportLabel) {
+  if (isReportedEvent(event.type)) {
     return { cause: causeLabel.report!, actor: text.agent, message: reportMessage(p.detail) };
   }
   const cause = typeof p.cause === 'string' ? p.cause : null;
@@ -225,7 +224,7 @@ export function EventTable(props: {
             <tr data-event-type={ev.type}>
               <td>{formatTime(ev.created_at)}</td>
               <td>{ev.merkmal}</td>
-              <td>{eventLabel[ev.type] ?? ev.type}</td>
+              <td>{eventLabel(ev.type) ?? ev.type}</td>
               <td data-field="cause">{parts.cause ?? '–'}</td>
               <td data-field="actor">{parts.actor ?? '–'}</td>
               <td data-field="message" class="report-message">

@@ -32,7 +32,8 @@ import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { EventTable, HardwareTable } from './device_details.tsx';
-import { formatTime, formFields, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
+import { formFields, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
+import { formatTime } from './i18n/index.ts';
 import { ConvergenceBadge, StatusBadge } from './badges.tsx';
 import { convergenceLabel, reportLabel, reportMessage, stateLabel, statusLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
@@ -156,7 +157,7 @@ function Reported(props: { outcome: MerkmalOutcome | undefined }) {
   const message = reportMessage(reported.detail);
   return (
     <span>
-      <span data-event={reported.event}>{reportLabel[reported.event]}</span>{' '}
+      <span data-event={reported.event}>{reportLabel(reported.event)}</span>{' '}
       <span class="muted">{formatTime(reported.at)}</span>
       {message === null ? null : (
         <span class="report-message" data-field="message">
@@ -344,7 +345,7 @@ export function deviceRoutes() {
               <option value="">alle</option>
               {listedStatuses.map((s) => (
                 <option value={s} selected={s === filter.status}>
-                  {statusLabel[s]}
+                  {statusLabel(s)}
                 </option>
               ))}
             </select>
@@ -355,7 +356,7 @@ export function deviceRoutes() {
               <option value="">alle</option>
               {convergences.map((v) => (
                 <option value={v} selected={v === filter.convergence}>
-                  {convergenceLabel[v]}
+                  {convergenceLabel(v)}
                 </option>
               ))}
             </select>
@@ -381,7 +382,7 @@ export function deviceRoutes() {
         </form>
         {filter.merkmal ? (
           <p data-filter="merkmal">
-            Geräte, deren Merkmal <strong>{filter.merkmal}</strong> {convergenceLabel[filter.convergence!]} ist.{' '}
+            Geräte, deren Merkmal <strong>{filter.merkmal}</strong> {convergenceLabel(filter.convergence!)} ist.{' '}
             <a href={`/portal/devices?${withoutMerkmal(sorted)}`}>Nur nach Umsetzung des Geräts filtern</a>
           </p>
         ) : null}

@@ -15,7 +15,8 @@ import { serveIsoDownload, triggerIsoBuild } from '../iso_builds/service.ts';
 import { listIsoBuilds } from '../iso_builds/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { auditPortalRead, canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
-import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { formatTime } from './i18n/index.ts';
 import { IsoBuildTable } from './iso_build_table.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 

@@ -4,6 +4,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { JSX } from 'hono/jsx/jsx-runtime';
 import { ApiError } from '../http/errors.ts';
+import { t } from './i18n/index.ts';
 import type { Flash } from './layout.tsx';
 
 const FLASH_COOKIE = 'fleet_flash';
@@ -63,14 +64,9 @@ export async function writeAndRedirect(c: Ctx, back: string, success: string, wr
 
 /** A zod failure as the portal shows it: the fields and what is wrong with them. */
 export function invalidInput(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): ApiError {
-  const text = error.issues.map((i) => `${i.path.join('.') || 'Eingabe'}: ${i.message}`).join('; ');
-  return new ApiError('invalid_request', `Ungültige Eingabe – ${text}`);
-}
-
-export function formatTime(value: Date | string | null | undefined): string {
-  if (value === null || value === undefined) return '–';
-  const d = value instanceof Date ? value : new Date(value);
-  return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const { errors } = t().common;
+  const text = error.issues.map((i) => `${i.path.join('.') || errors.inputField}: ${i.message}`).join('; ');
+  return new ApiError('invalid_request', errors.invalidInput(text));
 }
 
 /** The portal page the form came from (a path under /portal/ of this site only), else the fallback. */

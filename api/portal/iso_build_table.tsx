@@ -4,7 +4,7 @@
  * the image was built from the development base image and does not boot.
  */
 import type { IsoBuildRow } from '../iso_builds/repo.ts';
-import { formatTime } from './http.tsx';
+import { formatTime } from './i18n/index.ts';
 
 /** The strings of this module, in one place. */
 const text = {

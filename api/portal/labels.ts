@@ -1,34 +1,22 @@
-/** Labels the portal's pages share, so a state reads the same on every page. */
+/** Labels the portal's pages share, so a state reads the same on every page (in the request's language). */
 import type { ReportedEvent } from '../catalog/outcomes.ts';
 import type { Convergence, DeviceStatus } from '../devices/repo.ts';
+import { t } from './i18n/index.ts';
 
 /** A Merkmal's state: `present`, `absent`, or none (no override at that step). */
 export const stateLabel = (s: string | null) =>
-  s === 'present' ? 'vorhanden' : s === 'absent' ? 'nicht vorhanden' : '–';
+  s === 'present' ? t().common.state.present : s === 'absent' ? t().common.state.absent : t().common.state.none;
 
-/** A device's status, in the order the list's filter offers them. */
-export const statusLabel: Record<DeviceStatus, string> = {
-  active: 'aktiv',
-  stale: 'veraltet',
-  enrolled: 'registriert',
-  deprovisioned: 'deprovisioniert',
-  archived: 'archiviert',
-};
+/** A device's status. */
+export const statusLabel = (s: DeviceStatus) => t().common.status[s];
 
-/** A Merkmal's or a device's convergence, worst last. */
-export const convergenceLabel: Record<Convergence, string> = {
-  converged: 'umgesetzt',
-  pending: 'ausstehend',
-  failed: 'fehlgeschlagen',
-};
+/** A Merkmal's or a device's convergence. */
+export const convergenceLabel = (c: Convergence) => t().common.convergence[c];
 
 /** The agent's report of a Merkmal. */
-export const reportLabel: Record<ReportedEvent, string> = {
-  applied: 'angewendet',
-  apply_failed: 'Anwenden fehlgeschlagen',
-  removed: 'entfernt',
-  remove_failed: 'Entfernen fehlgeschlagen',
-};
+export const reportLabel = (e: ReportedEvent) => t().common.report[e];
+
+export const isReportedEvent = (type: string): type is ReportedEvent => Object.hasOwn(t().common.report, type);
 
 /**
  * The agent's message in a report's `detail`: the text itself, or the `message` of an

@@ -1,6 +1,8 @@
 /** The portal's one layout: header with navigation and sign-out, flash message, content. */
 import type { Child } from 'hono/jsx';
 import { canWrite } from './access.ts';
+import { currentLanguage, currentPath, t } from './i18n/index.ts';
+import { LANGUAGES } from './i18n/language.ts';
 import type { PortalSession } from './session.ts';
 
 export interface Flash {
@@ -23,13 +25,16 @@ export function Layout(props: {
 }) {
   const s = props.session;
   const admin = s ? canWrite(s) : false;
+  const { layout } = t().common;
   return (
-    <html lang="de">
+    <html lang={currentLanguage()}>
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         {props.refreshSeconds ? <meta http-equiv="refresh" content={String(props.refreshSeconds)} /> : null}
-        <title>{props.title} – Fleet-Portal</title>
+        <title>
+          {props.title} – {layout.portal}
+        </title>
         <link rel="stylesheet" href="/portal/style.css" />
         {(props.scripts ?? []).map((src) => (
           <script src={src} defer />
@@ -37,19 +42,19 @@ export function Layout(props: {
       </head>
       <body>
         <header>
-          <strong>Fleet-Portal</strong>
+          <strong>{layout.portal}</strong>
           {s?.organizationId ? (
-            <nav aria-label="Hauptnavigation">
-              <a href="/portal">Übersicht</a>
-              <a href="/portal/devices">Geräte</a>
-              <a href="/portal/org-units">Organisationseinheiten</a>
-              <a href="/portal/groups">Gruppen</a>
-              <a href="/portal/rollouts">Rollouts</a>
-              {admin ? <a href="/portal/enrollment-sessions">Enrollment-Sessions</a> : null}
-              <a href="/portal/iso-builds">ISO-Builds</a>
-              {admin ? <a href="/portal/api-keys">API-Schlüssel</a> : null}
-              {admin ? <a href="/portal/audit">Audit-Log</a> : null}
-              {admin ? <a href="/portal/webhooks">Webhooks</a> : null}
+            <nav aria-label={layout.mainNavigation}>
+              <a href="/portal">{layout.nav.overview}</a>
+              <a href="/portal/devices">{layout.nav.devices}</a>
+              <a href="/portal/org-units">{layout.nav.orgUnits}</a>
+              <a href="/portal/groups">{layout.nav.groups}</a>
+              <a href="/portal/rollouts">{layout.nav.rollouts}</a>
+              {admin ? <a href="/portal/enrollment-sessions">{layout.nav.enrollmentSessions}</a> : null}
+              <a href="/portal/iso-builds">{layout.nav.isoBuilds}</a>
+              {admin ? <a href="/portal/api-keys">{layout.nav.apiKeys}</a> : null}
+              {admin ? <a href="/portal/audit">{layout.nav.audit}</a> : null}
+              {admin ? <a href="/portal/webhooks">{layout.nav.webhooks}</a> : null}
             </nav>
           ) : null}
           {s ? (
@@ -57,20 +62,21 @@ export function Layout(props: {
               <CsrfField session={s} />
               <span>
                 {s.caller.type === 'operator'
-                  ? 'Betreiber'
-                  : `${s.caller.name} (${s.caller.role === 'admin' ? 'Admin' : 'Leser'})`}
+                  ? layout.operator
+                  : `${s.caller.name} (${s.caller.role === 'admin' ? layout.roles.admin : layout.roles.viewer})`}
               </span>{' '}
               {s.organizationName ? (
                 <span data-field="organization">
-                  · Organisation: <strong>{s.organizationName}</strong>
+                  · {layout.organization}: <strong>{s.organizationName}</strong>
                 </span>
               ) : null}{' '}
-              {s.caller.type === 'operator' ? <a href="/portal/organization">Organisation wechseln</a> : null}{' '}
+              {s.caller.type === 'operator' ? <a href="/portal/organization">{layout.switchOrganization}</a> : null}{' '}
               <button type="submit" class="secondary">
-                Abmelden
+                {layout.signOut}
               </button>
             </form>
           ) : null}
+          <LanguageSwitch />
         </header>
         <main>
           <h1>{props.title}</h1>
@@ -83,5 +89,26 @@ export function Layout(props: {
         </main>
       </body>
     </html>
+  );
+}
+
+/** Each language by its own name; the other one a link that keeps the choice in a cookie and comes back here. */
+function LanguageSwitch() {
+  const { language } = t().common;
+  const back = encodeURIComponent(currentPath());
+  return (
+    <nav class="languages" aria-label={language.label}>
+      {LANGUAGES.map((lang) =>
+        lang === currentLanguage() ? (
+          <strong lang={lang} aria-current="true">
+            {language.names[lang]}
+          </strong>
+        ) : (
+          <a href={`/portal/language/${lang}?back=${back}`} lang={lang} hreflang={lang} data-language={lang}>
+            {language.names[lang]}
+          </a>
+        ),
+      )}
+    </nav>
   );
 }

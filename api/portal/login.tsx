@@ -15,6 +15,7 @@ import { isUuid } from '../http/uuid.ts';
 import { getOrganization, listOrganizations } from '../organizations/repo.ts';
 import type { PortalEnv } from './access.ts';
 import { formFields, render, redirectWith } from './http.tsx';
+import { t } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import { chooseOrganization, cookieOptions, endSession, openSession } from './session.ts';
 
@@ -22,23 +23,25 @@ import { chooseOrganization, cookieOptions, endSession, openSession } from './se
 const LOGIN_CSRF_COOKIE = 'fleet_login_csrf';
 
 function LoginPage(props: { csrf: string; error?: string }) {
+  const { login } = t();
   return (
-    <Layout title="Anmelden">
+    <Layout title={login.title}>
       {props.error ? (
         <p class="flash error" role="alert">
           {props.error}
         </p>
       ) : null}
       <p>
-        Melden Sie sich mit dem API-Schlüssel Ihrer Organisation an (<code>fpk_…</code>; Ihr Administrator erstellt ihn
-        unter „API-Schlüssel“). Betreiber melden sich mit dem Betreiber-Token an und wählen danach eine Organisation.
+        {login.intro.before}
+        <code>fpk_…</code>
+        {login.intro.after}
       </p>
       <form method="post" action="/portal/login">
         <input type="hidden" name="_csrf" value={props.csrf} />
-        <label for="key">API-Schlüssel</label>
+        <label for="key">{login.keyLabel}</label>
         <input id="key" name="key" type="password" autocomplete="off" required size={60} />
         <p>
-          <button type="submit">Anmelden</button>
+          <button type="submit">{login.submit}</button>
         </p>
       </form>
     </Layout>
@@ -61,8 +64,8 @@ export function loginRoutes() {
     if (cookie === undefined || fields._csrf === undefined || !secretsEqual(cookie, fields._csrf)) {
       return render(
         c,
-        <Layout title="Anfrage abgelehnt">
-          Das Formular ist abgelaufen. <a href="/portal/login">Erneut anmelden</a>
+        <Layout title={t().login.expiredTitle}>
+          {t().login.expired} <a href="/portal/login">{t().login.again}</a>
         </Layout>,
         403,
       );
@@ -86,13 +89,13 @@ export function loginRoutes() {
         if (!(error instanceof ApiError && error.code === 'too_many_requests')) throw error;
         const retryAfter = error.headers?.['Retry-After'] ?? '1';
         c.header('Retry-After', retryAfter);
-        const text = `Zu viele fehlgeschlagene Anmeldungen. Bitte in ${retryAfter} Sekunden erneut versuchen.`;
+        const text = t().login.tooMany(retryAfter);
         return render(c, <LoginPage csrf={cookie} error={text} />, 429);
       }
-      return render(c, <LoginPage csrf={cookie} error="Der Schlüssel ist falsch, widerrufen oder abgelaufen." />, 401);
+      return render(c, <LoginPage csrf={cookie} error={t().login.wrongKey} />, 401);
     }
     await openSession(c, sql, { apiKeyId: found.id, organizationId: found.organization_id });
-    return redirectWith(c, '/portal/devices', { kind: 'ok', text: `Angemeldet als ${found.name}.` });
+    return redirectWith(c, '/portal/devices', { kind: 'ok', text: t().login.signedInAs(found.name) });
   });
   return app;
 }
@@ -110,15 +113,16 @@ export function sessionRoutes() {
     const session = c.get('session');
     if (session.caller.type !== 'operator') return c.redirect('/portal/devices', 303);
     const orgs = await listOrganizations(c.get('deps').sql, null, 500);
+    const { login } = t();
     return render(
       c,
-      <Layout title="Organisation wählen" session={session}>
+      <Layout title={login.chooseTitle} session={session}>
         {orgs.length === 0 ? (
-          <p class="empty">Noch keine Organisationen: legen Sie eine über die API an (POST /api/v1/organizations).</p>
+          <p class="empty">{login.noOrganizations}</p>
         ) : (
           <form method="post" action="/portal/organization">
             <CsrfField session={session} />
-            <label for="organization_id">Organisation</label>
+            <label for="organization_id">{login.organization}</label>
             <select id="organization_id" name="organization_id">
               {orgs.slice(0, 500).map((o) => (
                 <option value={o.id} selected={o.id === session.organizationId}>
@@ -126,7 +130,7 @@ export function sessionRoutes() {
                 </option>
               ))}
             </select>{' '}
-            <button type="submit">Wählen</button>
+            <button type="submit">{login.choose}</button>
           </form>
         )}
       </Layout>,
@@ -139,7 +143,7 @@ export function sessionRoutes() {
     const { organization_id: id = '' } = await formFields(c);
     const sql = c.get('deps').sql;
     if (!isUuid(id) || !(await getOrganization(sql, id))) {
-      return redirectWith(c, '/portal/organization', { kind: 'error', text: 'Unbekannte Organisation.' });
+      return redirectWith(c, '/portal/organization', { kind: 'error', text: t().login.unknownOrganization });
     }
     await chooseOrganization(sql, session, id);
     return redirectWith(c, '/portal/devices');

@@ -60,9 +60,9 @@ export function overviewRoutes() {
           {countedStatuses.map((s) => (
             <li data-figure={s}>
               <span class="figure">
-                <Figure n={devices[s]} href={devicesWhere({ status: s })} label={`${devices[s]} ${statusLabel[s]}`} />
+                <Figure n={devices[s]} href={devicesWhere({ status: s })} label={`${devices[s]} ${statusLabel(s)}`} />
               </span>
-              {statusLabel[s]}
+              {statusLabel(s)}
             </li>
           ))}
         </ul>
@@ -86,7 +86,7 @@ export function overviewRoutes() {
                 </th>
                 {convergences.map((v) => (
                   <th scope="col" class="number">
-                    {convergenceLabel[v]}
+                    {convergenceLabel(v)}
                   </th>
                 ))}
               </tr>
@@ -109,7 +109,7 @@ export function overviewRoutes() {
                         n={m[v]}
                         // The list filters a Merkmal's failed and pending devices, not its converged ones.
                         href={v === 'converged' ? null : devicesWhere({ merkmal: m.merkmal, convergence: v })}
-                        label={`${m.name}: ${m[v]} ${convergenceLabel[v]}`}
+                        label={`${m.name}: ${m[v]} ${convergenceLabel(v)}`}
                       />
                     </td>
                   ))}

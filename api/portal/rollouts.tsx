@@ -30,16 +30,8 @@ import {
   resumeRollout,
 } from '../rollouts/service.ts';
 import { canWrite, type PortalEnv, portalRead, type PortalWriter, postWrite } from './access.ts';
-import {
-  formatTime,
-  formFields,
-  invalidInput,
-  redirectWith,
-  render,
-  safeBack,
-  takeFlash,
-  writeAndRedirect,
-} from './http.tsx';
+import { formFields, invalidInput, redirectWith, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
+import { formatTime } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import type { PortalSession } from './session.ts';
 

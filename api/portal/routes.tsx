@@ -4,7 +4,7 @@
  * carries the session's CSRF token (403 and nothing changed otherwise).
  */
 import { Hono, type MiddlewareHandler } from 'hono';
-import { deleteCookie } from 'hono/cookie';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { AppEnv } from '../access/app_env.ts';
 import { limitBodySize } from '../http/body.ts';
 import { ApiError } from '../http/errors.ts';
@@ -13,6 +13,8 @@ import { auditRoutes } from './audit.tsx';
 import { deviceRoutes } from './devices.tsx';
 import { deviceBulkRoutes } from './device_bulk.tsx';
 import { formFields, render } from './http.tsx';
+import { t } from './i18n/index.ts';
+import { isLanguage, LANGUAGE_COOKIE, pickLanguage, withLanguage } from './i18n/language.ts';
 import { Layout } from './layout.tsx';
 import { loginRoutes, sessionRoutes } from './login.tsx';
 import { organizationRoutes } from './organization.tsx';
@@ -27,12 +29,6 @@ import { rolloutRefreshJs } from './script.ts';
 import { portalCss } from './style.ts';
 
 const MAX_FORM_BYTES = 64 * 1024;
-
-const errorTitle: Record<number, string> = {
-  403: 'Keine Berechtigung',
-  404: 'Nicht gefunden',
-  429: 'Zu viele Anfragen',
-};
 
 /**
  * The portal needs no frame, no font or image from elsewhere, no inline script or style:
@@ -65,6 +61,29 @@ export function portalRoutes() {
   const portal = new Hono<PortalEnv>();
 
   portal.use('*', securityHeaders);
+  // Every page renders in one language, the switch's cookie first, then Accept-Language.
+  portal.use('*', (c, next) => {
+    const language = pickLanguage(getCookie(c, LANGUAGE_COOKIE), c.req.header('Accept-Language'));
+    const url = new URL(c.req.url);
+    return withLanguage({ language, path: `${url.pathname}${url.search}` }, async () => {
+      await next();
+      c.res.headers.set('Content-Language', language);
+      c.res.headers.append('Vary', 'Accept-Language, Cookie');
+    });
+  });
+  // The header's switch: keeps the choice a year and goes back to the page it came from.
+  portal.get('/language/:lang', (c) => {
+    const lang = c.req.param('lang');
+    if (!isLanguage(lang)) return c.notFound();
+    setCookie(c, LANGUAGE_COOKIE, lang, {
+      path: '/portal',
+      httpOnly: true,
+      sameSite: 'Lax',
+      secure: new URL(c.req.url).protocol === 'https:',
+      maxAge: 365 * 24 * 3600,
+    });
+    return c.redirect(backToPortal(c.req.query('back')), 303);
+  });
   portal.get('/style.css', (c) =>
     c.body(portalCss, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': STATIC_CACHE }),
   );
@@ -73,7 +92,7 @@ export function portalRoutes() {
   );
 
   const limit = limitBodySize(MAX_FORM_BYTES, () => {
-    throw new ApiError('payload_too_large', 'the form is too large');
+    throw new ApiError('payload_too_large', t().common.errors.formTooLarge);
   });
   portal.use('*', (c, next) => (c.req.method === 'POST' ? limit(c, next) : next()));
   portal.route('/', loginRoutes() as unknown as Hono<PortalEnv>);
@@ -86,8 +105,8 @@ export function portalRoutes() {
       if (c.req.method === 'GET') return c.redirect('/portal/login', 303);
       return render(
         c,
-        <Layout title="Nicht angemeldet">
-          Ihre Sitzung ist abgelaufen oder beendet. <a href="/portal/login">Anmelden</a>
+        <Layout title={t().common.errors.signedOutTitle}>
+          {t().common.errors.signedOut} <a href="/portal/login">{t().common.errors.signIn}</a>
         </Layout>,
         401,
       );
@@ -95,9 +114,8 @@ export function portalRoutes() {
     if (c.req.method === 'POST' && !csrfMatches(session, (await formFields(c))._csrf)) {
       return render(
         c,
-        <Layout title="Anfrage abgelehnt" session={session}>
-          Das Formular ist ungültig oder abgelaufen (CSRF-Token fehlt oder ist falsch). Nichts wurde geändert.{' '}
-          <a href="/portal/devices">Zurück</a>
+        <Layout title={t().common.errors.refused} session={session}>
+          {t().common.errors.csrf} <a href="/portal/devices">{t().common.errors.back}</a>
         </Layout>,
         403,
       );
@@ -125,40 +143,36 @@ export function portalRoutes() {
   portal.all('*', (c) =>
     render(
       c,
-      <Layout title="Nicht gefunden">
-        Diese Seite gibt es nicht. <a href="/portal/devices">Zu den Geräten</a>
+      <Layout title={t().common.errors.titles[404] ?? ''}>
+        {t().common.errors.noPage} <a href="/portal/devices">{t().common.errors.toDevices}</a>
       </Layout>,
       404,
     ),
   );
   portal.onError(async (err, c) => {
     const session = c.var.session ?? null;
+    const { errors } = t().common;
     if (err instanceof ApiError && err.status === 401) return c.redirect('/portal/login', 303);
     if (err instanceof ApiError && err.status < 500) {
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
       return render(
         c,
-        <Layout title={errorTitle[err.status] ?? 'Anfrage abgelehnt'} session={session}>
+        <Layout title={errors.titles[err.status] ?? errors.refused} session={session}>
+          <p>{err.status === 403 ? errors.forbidden : err.status === 404 ? errors.notFound : err.message}</p>
           <p>
-            {err.status === 403
-              ? 'Ihre Rolle erlaubt diese Aktion nicht. Nichts wurde geändert.'
-              : err.status === 404
-                ? 'Das gesuchte Objekt gibt es nicht (oder nicht in Ihrer Organisation).'
-                : err.message}
-          </p>
-          <p>
-            <a href="/portal/devices">Zu den Geräten</a>
+            <a href="/portal/devices">{errors.toDevices}</a>
           </p>
         </Layout>,
         err.status,
       );
     }
     c.get('deps').log.error('portal error', { request_id: c.get('requestId'), error: err.name, detail: err.message });
-    return render(
-      c,
-      <Layout title="Fehler">Ein unerwarteter Fehler ist aufgetreten (Anfrage {c.get('requestId')}).</Layout>,
-      500,
-    );
+    return render(c, <Layout title={errors.unexpectedTitle}>{errors.unexpected(c.get('requestId'))}</Layout>, 500);
   });
   return portal as unknown as Hono<AppEnv>;
+}
+
+/** A path of this portal (with its query) to go back to, else the overview: never another host. */
+function backToPortal(back: string | undefined): string {
+  return back !== undefined && /^\/portal(\/[A-Za-z0-9_-]+)*\/?(\?[^#\s\\]*)?$/.test(back) ? back : '/portal';
 }

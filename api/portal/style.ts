@@ -7,6 +7,8 @@ header { background: var(--accent); color: #fff; padding: .5rem 1rem; display: f
 header a { color: #fff; }
 header nav { display: flex; flex-wrap: wrap; gap: .75rem; }
 header form { margin-left: auto; }
+header .languages { gap: .5rem; }
+header > strong + .languages { margin-left: auto; }
 main { padding: 1rem; max-width: 80rem; }
 a { color: var(--accent); }
 a:focus, button:focus, input:focus, select:focus, summary:focus { outline: 3px solid #f2a900; outline-offset: 2px; }

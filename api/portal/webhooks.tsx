@@ -12,7 +12,8 @@ import { WEBHOOK_EVENT_TYPES, WebhookCreate } from '../webhooks/schemas.ts';
 import { sendTestEvent, subscribe, unsubscribe } from '../webhooks/service.ts';
 import { type PortalEnv, portalRead, postWrite } from './access.ts';
 import { createOrBack } from './credentials.tsx';
-import { formatTime, formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { formatTime } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 
 /** Deliveries shown per webhook. */

@@ -94,7 +94,11 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     });
     fleet.deviceId = device.id;
     fleet.serial = device.serial;
-    context = await chromium.launchPersistentContext(profileDir, { ...CHROMIUM_OPTIONS, acceptDownloads: true });
+    context = await chromium.launchPersistentContext(profileDir, {
+      ...CHROMIUM_OPTIONS,
+      locale: 'de-DE',
+      acceptDownloads: true,
+    });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) cspReports.push(message.text());
@@ -330,7 +334,7 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
       .locator('time')
       .first();
     expect(await checkin.textContent()).toBe('vor 3 Minuten');
-    expect(await checkin.getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    expect(await checkin.getAttribute('title')).toMatch(/^\d\d\.\d\d\.\d{4}, \d\d:\d\d:\d\d UTC$/);
     await page.getByLabel('PFBULK01 auswählen').check();
     await page.getByLabel('PFBULK02 auswählen').check();
     await page.getByLabel('Aktion', { exact: true }).selectOption({ label: 'Zu Gruppe hinzufügen' });

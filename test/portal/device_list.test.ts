@@ -197,7 +197,7 @@ describe('the device list: total, sorting and paging', () => {
     const page = await f.admin.get('/portal/devices?q=PL-0037');
     const row = page.text.slice(page.text.indexOf(`data-device="${device!.id}"`));
     expect(row).toMatch(
-      /data-field="last_checkin"><time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">vor 3 Minuten<\/time>/,
+      /data-field="last_checkin"><time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z" title="\d\d\.\d\d\.\d{4}, \d\d:\d\d:\d\d UTC">vor 3 Minuten<\/time>/,
     );
   });
 

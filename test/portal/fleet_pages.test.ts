@@ -68,7 +68,7 @@ describe('the device page: last report and convergence per Merkmal', () => {
       const firefox = 'data-merkmal="firefox"';
       expect(textOf(page.text, firefox, 'convergence')).toBe('fehlgeschlagen');
       expect(textOf(page.text, firefox, 'reported')).toMatch(
-        /^Anwenden fehlgeschlagen \d{4}-\d\d-\d\d \d\d:\d\d UTC firefox: Paketquelle nicht erreichbar$/,
+        /^Anwenden fehlgeschlagen \d\d\.\d\d\.\d{4}, \d\d:\d\d UTC firefox: Paketquelle nicht erreichbar$/,
       );
       const libreoffice = 'data-merkmal="libreoffice"';
       expect(textOf(page.text, libreoffice, 'convergence')).toBe('umgesetzt'); // absent by default, removed

@@ -110,7 +110,8 @@ describe.skipIf(missingTools('chromium'))('a staged rollout in the portal, in Ch
     }
     // Bootstrapped, checked in, and every order of the state before reported.
     await cycle(agents);
-    context = await chromium.launchPersistentContext(profileDir, CHROMIUM_OPTIONS);
+    // The pages' German texts are what this test reads: the browser asks for German.
+    context = await chromium.launchPersistentContext(profileDir, { ...CHROMIUM_OPTIONS, locale: 'de-DE' });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) cspReports.push(message.text());

@@ -13,10 +13,13 @@ export class PortalClient {
   constructor(
     private readonly app: App,
     readonly address: string,
+    /** Sent as `Accept-Language` with every request when set. */
+    readonly acceptLanguage?: string,
   ) {}
 
   async request(method: string, path: string, form?: Record<string, string>) {
     const headers: Record<string, string> = { 'x-forwarded-for': this.address };
+    if (this.acceptLanguage !== undefined) headers['accept-language'] = this.acceptLanguage;
     if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     let body: string | undefined;
     if (form) {
