@@ -409,4 +409,39 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     console.log(`screenshot: ${shot}`);
     expect(cspReports).toEqual([]);
   }, 60_000);
+  it("the header's switch turns every page English and back, kept across pages; the overview, the device list and a device page in both languages", async () => {
+    await signIn(fleet.adminKey);
+    const shots: string[] = [];
+    for (const language of ['de', 'en'] as const) {
+      if (language === 'en') {
+        // From the German device page: the switch comes back to it, in English.
+        await page.getByRole('link', { name: 'English' }).click();
+        await page.waitForURL(`**/portal/devices/${fleet.deviceId}`);
+        expect(await page.locator('html').getAttribute('lang')).toBe('en');
+      }
+      for (const [name, path] of [
+        ['overview', '/portal'],
+        ['device-list', '/portal/devices'],
+        ['device-page', `/portal/devices/${fleet.deviceId}`],
+      ] as const) {
+        await page.goto(`${service.base}${path}`);
+        expect(await page.locator('html').getAttribute('lang')).toBe(language);
+        const nav = page.getByRole('navigation', { name: language === 'en' ? 'Main navigation' : 'Hauptnavigation' });
+        expect(await nav.getByRole('link', { name: language === 'en' ? 'Devices' : 'Geräte' }).count()).toBe(1);
+        const shot = join(outputDir, `${name}-${language}.png`);
+        await page.screenshot({ path: shot, fullPage: true });
+        shots.push(shot);
+      }
+    }
+    // The choice outlives the page: a new tab of the same profile opens in English.
+    const tab = await context.newPage();
+    await tab.goto(`${service.base}/portal/devices`);
+    expect(await tab.locator('html').getAttribute('lang')).toBe('en');
+    await tab.close();
+    await page.getByRole('link', { name: 'Deutsch' }).click();
+    await page.waitForURL(`**/portal/devices/${fleet.deviceId}`);
+    expect(await page.locator('html').getAttribute('lang')).toBe('de');
+    for (const shot of shots) console.log(`screenshot: ${shot}`);
+    expect(cspReports).toEqual([]);
+  }, 120_000);
 });
