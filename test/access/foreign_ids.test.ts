@@ -382,6 +382,7 @@ const portalRoutesWithoutSession = [
   'GET /portal',
   'GET /portal/style.css',
   'GET /portal/rollouts.js',
+  'GET /portal/language/:lang',
   'GET /portal/login',
   'POST /portal/login',
   'POST /portal/logout',

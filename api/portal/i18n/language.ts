@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 export const LANGUAGES = ['de', 'en'] as const;
 export type Language = (typeof LANGUAGES)[number];
-export const DEFAULT_LANGUAGE: Language = 'de';
+const DEFAULT_LANGUAGE: Language = 'de';
 
 /** The cookie the header's switch writes (path /portal, a year). */
 export const LANGUAGE_COOKIE = 'fleet_lang';

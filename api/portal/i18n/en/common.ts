@@ -1,7 +1,7 @@
 /** English: what every page shares (header, labels of states, times, error pages). */
-import type { Catalog } from '../catalog.ts';
+import type { common as german } from '../de/common.ts';
 
-export const common: Catalog['common'] = {
+export const common: typeof german = {
   language: {
     names: { de: 'Deutsch', en: 'English' },
     label: 'Language',

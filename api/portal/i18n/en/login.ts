@@ -1,7 +1,7 @@
 /** English: sign-in, sign-out and the operator's choice of organization. */
-import type { Catalog } from '../catalog.ts';
+import type { login as german } from '../de/login.ts';
 
-export const login: Catalog['login'] = {
+export const login: typeof german = {
   title: 'Sign in',
   intro: {
     before: "Sign in with your organization's API key (",
