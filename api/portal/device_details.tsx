@@ -5,56 +5,8 @@
  */
 import type { Actor } from '../access/declaration.ts';
 import type { EventRow } from '../devices/lifecycle_repo.ts';
-import { formatTime } from './i18n/index.ts';
+import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { isReportedEvent, reportLabel, reportMessage } from './labels.ts';
-
-/** The strings of this module, in one place. */
-const text = {
-  vendorModel: 'Hersteller und Modell',
-  dmiSerial: 'Seriennummer (Firmware)',
-  board: 'Mainboard',
-  bios: 'BIOS-Version',
-  cpu: 'Prozessor',
-  cores: (n: number) => `${n} ${n === 1 ? 'Kern' : 'Kerne'}`,
-  memory: 'Arbeitsspeicher',
-  disks: 'Datenträger',
-  os: 'Betriebssystem',
-  kernel: 'Kernel',
-  hostname: 'Hostname (vom Gerät gemeldet)',
-  agentVersion: 'Agent-Version (letzter Check-in)',
-  reportedAt: 'Gemeldet am',
-  raw: 'Rohdaten (JSON)',
-  noHardware: 'Noch keine Hardware gemeldet: der Agent meldet sie beim Bootstrap und Check-in.',
-  unknown: 'unbekannt',
-  time: 'Zeit',
-  merkmal: 'Merkmal',
-  event: 'Ereignis',
-  cause: 'Ursache',
-  actor: 'Wer',
-  message: 'Meldung des Agenten',
-  noEvents: 'Noch keine Ereignisse.',
-  unset: 'Vorgabe zurückgesetzt',
-  agent: 'Agent des Geräts',
-  operator: 'Betreiber',
-  system: 'System',
-} as const;
-
-const eventLabel = (type: string): string | undefined =>
-  isReportedEvent(type)
-    ? reportLabel(type)
-    : ({ selected: 'ausgewählt', deselected: 'abgewählt' } as Record<string, string>)[type];
-
-/** Why a selection event was written (`payload.cause`); a report's cause is the agent. */
-const causeLabel: Record<string, string> = {
-  device: 'Vorgabe am Gerät',
-  oe: 'Vorgabe der Organisationseinheit',
-  gruppe: 'Vorgabe einer Gruppe',
-  move: 'Gerät oder Einheit verschoben',
-  delete: 'Einheit oder Gruppe gelöscht',
-  membership: 'Gruppenmitgliedschaft geändert',
-  rollout: 'Gestaffelter Rollout',
-  report: 'Bericht des Agenten',
-};
 
 type Json = unknown;
 const isObject = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -65,21 +17,22 @@ const joined = (...parts: Array<string | null>) => parts.filter((p) => p !== nul
 /** A value the table does not know how to read, shown as compact JSON. */
 const asText = (v: Json): string => (typeof v === 'string' ? v : JSON.stringify(v));
 
-const gb = (n: number) => `${n.toLocaleString('de-DE', { maximumFractionDigits: 1 })} GB`;
+/** A size the agent gives in whole units (GB of a disk, GiB of memory), one decimal at most. */
+const inUnit = (n: number, unit: string) => `${formatNumber(n, { maximumFractionDigits: 1 })} ${unit}`;
 
 function cpuText(cpu: Json): string | null {
   if (!isObject(cpu)) return str(cpu) ?? (cpu === undefined ? null : asText(cpu));
   const cores = num(cpu.cores);
   const model = str(cpu.model);
-  const rest = cores === null ? null : text.cores(cores);
+  const rest = cores === null ? null : t().deviceDetails.hardware.cores(cores);
   return joined(model, model && rest ? `(${rest})` : rest);
 }
 
 function memoryText(hw: Record<string, Json>): string | null {
   const mb = num(hw.memory_mb);
-  if (mb !== null) return `${(mb / 1024).toLocaleString('de-DE', { maximumFractionDigits: 1 })} GiB`;
+  if (mb !== null) return inUnit(mb / 1024, 'GiB');
   const bytes = num(hw.memory_bytes) ?? num(hw.memory);
-  if (bytes !== null) return `${(bytes / 1024 ** 3).toLocaleString('de-DE', { maximumFractionDigits: 1 })} GiB`;
+  if (bytes !== null) return inUnit(bytes / 1024 ** 3, 'GiB');
   const given = hw.memory_mb ?? hw.memory_bytes ?? hw.memory;
   return given === undefined ? null : asText(given);
 }
@@ -90,7 +43,7 @@ function diskTexts(disks: Json): string[] | null {
   return disks.slice(0, 64).map((d) => {
     if (!isObject(d)) return asText(d);
     const size = num(d.size_gb);
-    const parts = [str(d.name), size === null ? null : gb(size), str(d.model)].filter((p) => p !== null);
+    const parts = [str(d.name), size === null ? null : inUnit(size, 'GB'), str(d.model)].filter((p) => p !== null);
     return parts.length > 0 ? parts.join(' · ') : asText(d);
   });
 }
@@ -101,6 +54,7 @@ const readKeys = new Set(['dmi', 'cpu', 'memory_mb', 'memory_bytes', 'memory', '
 /** The hardware object as rows of the table: label and text (a list for the disks). */
 export function hardwareRows(hardware: Json): Array<{ key: string; label: string; value: string | string[] }> {
   if (!isObject(hardware)) return [];
+  const text = t().deviceDetails.hardware;
   const dmi = isObject(hardware.dmi) ? hardware.dmi : {};
   const rows: Array<{ key: string; label: string; value: string | string[] | null }> = [
     {
@@ -126,6 +80,7 @@ export function hardwareRows(hardware: Json): Array<{ key: string; label: string
 
 export function HardwareTable(props: { hardware: Json; reportedAt: Date | null; agentVersion: string | null }) {
   const rows = hardwareRows(props.hardware);
+  const text = t().deviceDetails.hardware;
   return (
     <>
       <table class="hardware">
@@ -168,14 +123,19 @@ export function HardwareTable(props: { hardware: Json; reportedAt: Date | null; 
           <pre>{JSON.stringify(props.hardware, null, 2)}</pre>
         </details>
       ) : (
-        <p class="empty">{text.noHardware}</p>
+        <p class="empty">{text.none}</p>
       )}
     </>
   );
 }
 
+/** An event's type as the page names it: a report as the agent's report, a selection as chosen; else its key. */
+const eventLabel = (type: string): string =>
+  isReportedEvent(type) ? reportLabel(type) : (t().deviceDetails.events.types[type] ?? type);
+
 function actorText(actor: Json): string | null {
   if (!isObject(actor)) return null;
+  const text = t().deviceDetails.events;
   const a = actor as Actor;
   if (a.type === 'api_key') return typeof a.name === 'string' ? a.name : null;
   return a.type === 'operator' ? text.operator : a.type === 'system' ? text.system : null;
@@ -186,15 +146,16 @@ function eventParts(
   event: Pick<EventRow, 'type' | 'payload'>,
   sourceName: (cause: string, id: string) => string | undefined,
 ) {
+  const text = t().deviceDetails.events;
   const p = isObject(event.payload) ? event.payload : {};
   if (isReportedEvent(event.type)) {
-    return { cause: causeLabel.report!, actor: text.agent, message: reportMessage(p.detail) };
+    return { cause: text.reportCause, actor: text.agent, message: reportMessage(p.detail) };
   }
   const cause = typeof p.cause === 'string' ? p.cause : null;
   const source = cause && typeof p.source_id === 'string' ? sourceName(cause, p.source_id) : undefined;
-  const label = cause === null ? null : (causeLabel[cause] ?? cause);
+  const label = cause === null ? null : (text.causes[cause] ?? cause);
   return {
-    cause: joined(label, source ? `„${source}“` : null, p.unset === true ? `(${text.unset})` : null),
+    cause: joined(label, source ? text.source(source) : null, p.unset === true ? text.unset : null),
     actor: actorText(p.actor),
     message: null,
   };
@@ -204,7 +165,8 @@ export function EventTable(props: {
   events: EventRow[];
   sourceName: (cause: string, id: string) => string | undefined;
 }) {
-  if (props.events.length === 0) return <p class="empty">{text.noEvents}</p>;
+  const text = t().deviceDetails.events;
+  if (props.events.length === 0) return <p class="empty">{text.none}</p>;
   return (
     <table class="events">
       <thead>
@@ -224,7 +186,7 @@ export function EventTable(props: {
             <tr data-event-type={ev.type}>
               <td>{formatTime(ev.created_at)}</td>
               <td>{ev.merkmal}</td>
-              <td>{eventLabel(ev.type) ?? ev.type}</td>
+              <td>{eventLabel(ev.type)}</td>
               <td data-field="cause">{parts.cause ?? '–'}</td>
               <td data-field="actor">{parts.actor ?? '–'}</td>
               <td data-field="message" class="report-message">

@@ -33,7 +33,7 @@ import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { EventTable, HardwareTable } from './device_details.tsx';
 import { formFields, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
-import { formatTime } from './i18n/index.ts';
+import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { ConvergenceBadge, StatusBadge } from './badges.tsx';
 import { convergenceLabel, reportLabel, reportMessage, stateLabel, statusLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
@@ -45,14 +45,6 @@ import type { PortalSession } from './session.ts';
 
 const PAGE_SIZE = 50;
 
-const sortLabel: Record<DeviceSort, string> = {
-  created_at: 'älteste zuerst',
-  '-created_at': 'neueste zuerst',
-  serial: 'Seriennummer',
-  '-last_checkin': 'letzter Check-in, jüngster zuerst',
-  last_checkin: 'letzter Check-in, ältester zuerst',
-};
-
 /** The list's query without its Merkmal: the convergence then filters the devices' own. */
 function withoutMerkmal(params: URLSearchParams): URLSearchParams {
   const rest = new URLSearchParams(params);
@@ -60,9 +52,9 @@ function withoutMerkmal(params: URLSearchParams): URLSearchParams {
   return rest;
 }
 
-/** "1 Gerät", "10.000 Geräte": a count of devices, grouped as German writes numbers. */
+/** "1 Gerät", "10.000 Geräte" / "10,000 devices": a count of devices, grouped as the language writes numbers. */
 function deviceCount(n: number): string {
-  return `${n.toLocaleString('de-DE')} ${n === 1 ? 'Gerät' : 'Geräte'}`;
+  return t().devices.count(n, formatNumber(n));
 }
 
 /**
@@ -95,29 +87,23 @@ function SortHeader(props: {
 /** First, previous and next page, each a link when there is such a page. */
 function Paging(props: { first: string | null; previous: string | null; next: string | null }) {
   if (props.first === null && props.next === null) return null;
+  const text = t().devices.list.paging;
   return (
-    <nav class="paging" aria-label="Seiten">
-      {props.first ? <a href={props.first}>« Erste Seite</a> : null}
+    <nav class="paging" aria-label={text.label}>
+      {props.first ? <a href={props.first}>{text.first}</a> : null}
       {props.previous ? (
         <a href={props.previous} rel="prev">
-          ← Vorherige Seite
+          {text.previous}
         </a>
       ) : null}
       {props.next ? (
         <a href={props.next} rel="next">
-          Nächste Seite →
+          {text.next}
         </a>
       ) : null}
     </nav>
   );
 }
-
-const originLabel: Record<string, string> = {
-  workspace: 'Workspace-Vorgabe',
-  oe: 'Organisationseinheit',
-  gruppe: 'Gruppen',
-  geraet: 'Gerät',
-};
 
 /** Names of the organization's org units, groups and templates, for the tables and filters. */
 async function namesOf(db: Db, organizationId: string) {
@@ -137,15 +123,16 @@ async function namesOf(db: Db, organizationId: string) {
 
 function Lifecycle(props: { device: DeviceRow }) {
   const d = props.device;
-  if (d.archived_at) return <p>Archiviert am {formatTime(d.archived_at)}.</p>;
+  const text = t().devices.lifecycle;
+  if (d.archived_at) return <p>{text.archivedAt(formatTime(d.archived_at))}</p>;
   return (
     <p>
       {d.deprovisioned_at ? (
-        <a href={`/portal/devices/${d.id}/confirm/reprovision`}>Neu provisionieren …</a>
+        <a href={`/portal/devices/${d.id}/confirm/reprovision`}>{text.reprovision}</a>
       ) : (
-        <a href={`/portal/devices/${d.id}/confirm/deprovision`}>Deprovisionieren …</a>
+        <a href={`/portal/devices/${d.id}/confirm/deprovision`}>{text.deprovision}</a>
       )}{' '}
-      · <a href={`/portal/devices/${d.id}/confirm/archive`}>Archivieren …</a>
+      · <a href={`/portal/devices/${d.id}/confirm/archive`}>{text.archive}</a>
     </p>
   );
 }
@@ -153,7 +140,7 @@ function Lifecycle(props: { device: DeviceRow }) {
 /** The agent's last report of a Merkmal: what, when, and its message. */
 function Reported(props: { outcome: MerkmalOutcome | undefined }) {
   const reported = props.outcome?.reported ?? null;
-  if (reported === null) return <span class="muted">noch keiner</span>;
+  if (reported === null) return <span class="muted">{t().devices.device.noReport}</span>;
   const message = reportMessage(reported.detail);
   return (
     <span>
@@ -170,6 +157,7 @@ function Reported(props: { outcome: MerkmalOutcome | undefined }) {
 
 function Steps(props: { e: Explanation }) {
   const { e } = props;
+  const text = t().devices.steps;
   return (
     <ol class="steps">
       {e.steps.map((s) => {
@@ -179,25 +167,21 @@ function Steps(props: { e: Explanation }) {
           (s.step === 'workspace' && e.origin === 'workspace');
         switch (s.step) {
           case 'workspace':
-            return <li class={decisive ? 'decisive' : ''}>Workspace-Vorgabe: {stateLabel(s.state)}</li>;
+            return <li class={decisive ? 'decisive' : ''}>{text.workspace(stateLabel(s.state))}</li>;
           case 'oe':
-            return (
-              <li>
-                OE „{s.name}“: {s.state === null ? 'keine Vorgabe' : stateLabel(s.state)}
-              </li>
-            );
+            return <li>{text.unit(s.name, s.state === null ? text.noOverride : stateLabel(s.state))}</li>;
           case 'gruppe':
             return (
               <li class={decisive ? 'decisive' : ''}>
-                Gruppen: {s.present} dafür, {s.absent} dagegen
+                {text.groups(s.present, s.absent)}
                 {s.groups.length > 0 ? ` (${s.groups.map((g) => `${g.name}: ${stateLabel(g.state)}`).join(', ')})` : ''}
-                {s.present === s.absent ? ' – kein Mehrheitsentscheid' : ''}
+                {s.present === s.absent ? text.tie : ''}
               </li>
             );
           case 'geraet':
             return (
               <li class={decisive ? 'decisive' : ''}>
-                Gerät: {s.state === null ? 'keine eigene Vorgabe' : stateLabel(s.state)}
+                {text.device(s.state === null ? text.noOwnOverride : stateLabel(s.state))}
               </li>
             );
           default:
@@ -210,40 +194,21 @@ function Steps(props: { e: Explanation }) {
 
 function SelectionButtons(props: { session: PortalSession; action: string; label: string; back: string }) {
   const { session, action } = props;
+  const text = t().devices;
   return (
     <span>
       {(['select', 'deselect', 'unset'] as const).map((verb) => (
         <form class="inline" method="post" action={`${action}/${verb}`}>
           <CsrfField session={session} />
           <input type="hidden" name="back" value={props.back} />
-          <button type="submit" class="secondary" aria-label={`${props.label}: ${verbLabel[verb]}`}>
-            {verbLabel[verb]}
+          <button type="submit" class="secondary" aria-label={text.verbLabel(props.label, text.verbs[verb])}>
+            {text.verbs[verb]}
           </button>{' '}
         </form>
       ))}
     </span>
   );
 }
-const verbLabel = { select: 'auswählen', deselect: 'abwählen', unset: 'zurücksetzen' } as const;
-
-const transitionText: Record<Transition, { title: string; warning: string; done: string }> = {
-  deprovision: {
-    title: 'Gerät deprovisionieren',
-    warning: 'Der Agent des Geräts wird danach abgewiesen (Check-in und Berichte).',
-    done: 'Gerät deprovisioniert.',
-  },
-  reprovision: {
-    title: 'Gerät neu provisionieren',
-    warning: 'Das Geräte-Geheimnis wird gelöscht; das Gerät muss erneut installiert bzw. gebootstrappt werden.',
-    done: 'Gerät zur Neuprovisionierung freigegeben.',
-  },
-  archive: {
-    title: 'Gerät archivieren',
-    warning: 'Archivieren ist endgültig: das Gerät verschwindet aus der Liste und sein Agent wird abgewiesen.',
-    done: 'Gerät archiviert.',
-  },
-};
-const transitions = Object.keys(transitionText) as Transition[];
 
 /** Each lifecycle transition is its API operation. */
 const transitionOperation = {
@@ -251,6 +216,7 @@ const transitionOperation = {
   reprovision: deviceOps.reprovisionDevice,
   archive: deviceOps.archiveDevice,
 } as const satisfies Record<Transition, unknown>;
+const transitions = Object.keys(transitionOperation) as Transition[];
 
 export function deviceRoutes() {
   const app = new Hono<PortalEnv>();
@@ -309,18 +275,20 @@ export function deviceRoutes() {
     };
     const write = canWrite(session);
     const now = new Date();
+    const { devices: all } = t();
+    const text = all.list;
     return render(
       c,
-      <Layout title="Geräte" session={session} flash={takeFlash(c)}>
-        <form method="get" action="/portal/devices" class="filters" aria-label="Geräte filtern">
+      <Layout title={all.title} session={session} flash={takeFlash(c)}>
+        <form method="get" action="/portal/devices" class="filters" aria-label={text.filtersLabel}>
           <div>
-            <label for="q">Suche (Seriennummer oder Hostname)</label>
+            <label for="q">{text.search}</label>
             <input id="q" name="q" type="search" value={filter.q ?? ''} maxlength={100} />
           </div>
           <div>
-            <label for="oe_id">Organisationseinheit</label>
+            <label for="oe_id">{text.orgUnit}</label>
             <select id="oe_id" name="oe_id">
-              <option value="">alle</option>
+              <option value="">{text.any}</option>
               {names.units.map((u) => (
                 <option value={u.id} selected={u.id === filter.oe_id}>
                   {u.name}
@@ -329,9 +297,9 @@ export function deviceRoutes() {
             </select>
           </div>
           <div>
-            <label for="group_id">Gruppe</label>
+            <label for="group_id">{text.group}</label>
             <select id="group_id" name="group_id">
-              <option value="">alle</option>
+              <option value="">{text.any}</option>
               {names.groups.map((g) => (
                 <option value={g.id} selected={g.id === filter.group_id}>
                   {g.name}
@@ -340,9 +308,9 @@ export function deviceRoutes() {
             </select>
           </div>
           <div>
-            <label for="status">Status</label>
+            <label for="status">{text.status}</label>
             <select id="status" name="status">
-              <option value="">alle</option>
+              <option value="">{text.any}</option>
               {listedStatuses.map((s) => (
                 <option value={s} selected={s === filter.status}>
                   {statusLabel(s)}
@@ -351,9 +319,9 @@ export function deviceRoutes() {
             </select>
           </div>
           <div>
-            <label for="convergence">{filter.merkmal ? `Umsetzung von ${filter.merkmal}` : 'Umsetzung'}</label>
+            <label for="convergence">{filter.merkmal ? text.convergenceOf(filter.merkmal) : text.convergence}</label>
             <select id="convergence" name="convergence">
-              <option value="">alle</option>
+              <option value="">{text.any}</option>
               {convergences.map((v) => (
                 <option value={v} selected={v === filter.convergence}>
                   {convergenceLabel(v)}
@@ -363,51 +331,47 @@ export function deviceRoutes() {
             {filter.merkmal ? <input type="hidden" name="merkmal" value={filter.merkmal} /> : null}
           </div>
           <div>
-            <label for="sort">Sortierung</label>
+            <label for="sort">{text.sort}</label>
             <select id="sort" name="sort">
               {DEVICE_SORTS.map((s) => (
                 <option value={s} selected={s === sort}>
-                  {sortLabel[s]}
+                  {text.sorts[s]}
                 </option>
               ))}
             </select>
           </div>
           <div>
-            <label for="stale">Nur veraltete</label>
+            <label for="stale">{text.staleOnly}</label>
             <input id="stale" name="stale" type="checkbox" value="true" checked={filter.stale === true} />
           </div>
           <div>
-            <button type="submit">Filtern</button>
+            <button type="submit">{text.filter}</button>
           </div>
         </form>
         {filter.merkmal ? (
           <p data-filter="merkmal">
-            Geräte, deren Merkmal <strong>{filter.merkmal}</strong> {convergenceLabel(filter.convergence!)} ist.{' '}
-            <a href={`/portal/devices?${withoutMerkmal(sorted)}`}>Nur nach Umsetzung des Geräts filtern</a>
+            {text.merkmalFilter.before} <strong>{filter.merkmal}</strong>{' '}
+            {text.merkmalFilter.after(convergenceLabel(filter.convergence!))}{' '}
+            <a href={`/portal/devices?${withoutMerkmal(sorted)}`}>{text.withoutMerkmal}</a>
           </p>
         ) : null}
-        <p class="muted">
-          Veraltet: kein Check-in seit drei Abfrageintervallen ({(3 * poll) / 60} Minuten), gezählt ab dem Bootstrap des
-          Agenten.
-        </p>
+        <p class="muted">{text.staleNote(formatNumber((3 * poll) / 60, { maximumFractionDigits: 2 }))}</p>
         <p data-field="total">
           <strong>{deviceCount(total)}</strong>
-          {filtered ? ' passen zu den Filtern' : ''}
-          {page.length > 0 && page.length < total ? ` · ${page.length} auf dieser Seite` : ''}
+          {filtered ? text.matchFilters(total) : ''}
+          {page.length > 0 && page.length < total ? text.onThisPage(formatNumber(page.length)) : ''}
         </p>
         {page.length === 0 ? (
           <p class="empty">
-            {filtered
-              ? 'Keine Geräte passen zu diesen Filtern.'
-              : 'Noch keine Geräte: erstellen Sie eine Enrollment-Session und ein ISO.'}{' '}
+            {filtered ? text.noneMatch : text.noneYet}{' '}
             {filtered ? (
-              <a href="/portal/devices">Filter zurücksetzen</a>
+              <a href="/portal/devices">{text.resetFilters}</a>
             ) : write ? (
-              <a href="/portal/enrollment-sessions">Zu den Enrollment-Sessions</a>
+              <a href="/portal/enrollment-sessions">{text.toEnrollmentSessions}</a>
             ) : null}
           </p>
         ) : (
-          <form method="get" action="/portal/devices/bulk" id="bulk" aria-label="Sammelaktion">
+          <form method="get" action="/portal/devices/bulk" id="bulk" aria-label={text.bulkLabel}>
             {[...params].map(([name, value]) => (
               <input type="hidden" name={name} value={value} />
             ))}
@@ -417,25 +381,31 @@ export function deviceRoutes() {
                   <tr>
                     {write ? (
                       <th scope="col">
-                        <span class="visually-hidden">Auswahl</span>
+                        <span class="visually-hidden">{text.selection}</span>
                       </th>
                     ) : null}
-                    <SortHeader label="Seriennummer" sort={sort} asc="serial" href={sortLink} />
-                    <th scope="col">Hostname</th>
-                    <th scope="col">OE</th>
-                    <th scope="col">Gruppen</th>
-                    <th scope="col">Template</th>
+                    <SortHeader label={text.columns.serial} sort={sort} asc="serial" href={sortLink} />
+                    <th scope="col">{text.columns.hostname}</th>
+                    <th scope="col">{text.columns.orgUnit}</th>
+                    <th scope="col">{text.columns.groups}</th>
+                    <th scope="col">{text.columns.template}</th>
                     <SortHeader
-                      label="Letzter Check-in"
+                      label={text.columns.lastCheckin}
                       sort={sort}
                       asc="last_checkin"
                       desc="-last_checkin"
                       first="-last_checkin"
                       href={sortLink}
                     />
-                    <th scope="col">Status</th>
-                    <th scope="col">Umsetzung</th>
-                    <SortHeader label="Angelegt" sort={sort} asc="created_at" desc="-created_at" href={sortLink} />
+                    <th scope="col">{text.columns.status}</th>
+                    <th scope="col">{text.columns.convergence}</th>
+                    <SortHeader
+                      label={text.columns.created}
+                      sort={sort}
+                      asc="created_at"
+                      desc="-created_at"
+                      href={sortLink}
+                    />
                   </tr>
                 </thead>
                 <tbody>
@@ -443,7 +413,7 @@ export function deviceRoutes() {
                     <tr data-device={d.id}>
                       {write ? (
                         <td>
-                          <input type="checkbox" name="device" value={d.id} aria-label={`${d.serial} auswählen`} />
+                          <input type="checkbox" name="device" value={d.id} aria-label={text.selectDevice(d.serial)} />
                         </td>
                       ) : null}
                       <td>
@@ -455,7 +425,7 @@ export function deviceRoutes() {
                       <td>{names.template.get(d.template_id) ?? d.template_id}</td>
                       <td class={d.status === 'stale' ? 'stale' : ''} data-field="last_checkin">
                         <RelativeTime at={d.agent_last_checkin} now={now} />
-                        {d.status === 'stale' ? ' (veraltet)' : ''}
+                        {d.status === 'stale' ? text.staleMark : ''}
                       </td>
                       <td data-field="status">
                         <StatusBadge status={d.status} />
@@ -505,72 +475,73 @@ export function deviceRoutes() {
     // An archived device changes no more: its own selections are not offered (its unit's still are).
     const writeDevice = write && !device.archived_at;
     const unitName = names.unit.get(device.oe_id) ?? device.oe_id;
+    const text = t().devices.device;
     return render(
       c,
-      <Layout title={`Gerät ${device.serial}`} session={session} flash={takeFlash(c)}>
+      <Layout title={text.title(device.serial)} session={session} flash={takeFlash(c)}>
         <p>
-          <a href="/portal/devices">← Alle Geräte</a>
+          <a href="/portal/devices">{text.allDevices}</a>
         </p>
-        <h2>Details</h2>
+        <h2>{text.details}</h2>
         <table>
           <tbody>
             <tr>
-              <th scope="row">Seriennummer</th>
+              <th scope="row">{text.rows.serial}</th>
               <td>{device.serial}</td>
             </tr>
             <tr>
-              <th scope="row">Hostname</th>
+              <th scope="row">{text.rows.hostname}</th>
               <td>{device.hostname ?? '–'}</td>
             </tr>
             <tr>
-              <th scope="row">Organisationseinheit</th>
+              <th scope="row">{text.rows.orgUnit}</th>
               <td>{unitName}</td>
             </tr>
             <tr>
-              <th scope="row">Gruppen</th>
+              <th scope="row">{text.rows.groups}</th>
               <td>{device.group_ids.map((g) => names.group.get(g) ?? g).join(', ') || '–'}</td>
             </tr>
             <tr>
-              <th scope="row">Template</th>
+              <th scope="row">{text.rows.template}</th>
               <td>
                 {names.template.get(device.template_id) ?? device.template_id} ({device.backend})
               </td>
             </tr>
             <tr>
-              <th scope="row">Letzter Check-in</th>
+              <th scope="row">{text.rows.lastCheckin}</th>
               <td>{formatTime(device.agent_last_checkin)}</td>
             </tr>
             <tr>
-              <th scope="row">Status</th>
+              <th scope="row">{text.rows.status}</th>
               <td data-field="status">
                 <StatusBadge status={device.status} />
               </td>
             </tr>
             <tr>
-              <th scope="row">Umsetzung</th>
+              <th scope="row">{text.rows.convergence}</th>
               <td data-field="convergence">
                 <ConvergenceBadge convergence={device.convergence} />
               </td>
             </tr>
             <tr>
-              <th scope="row">Angelegt</th>
+              <th scope="row">{text.rows.created}</th>
               <td>{formatTime(device.created_at)}</td>
             </tr>
           </tbody>
         </table>
         {write ? <Lifecycle device={device} /> : null}
-        <h2>Auftragskatalog</h2>
+        <h2>{text.catalog}</h2>
         <table>
           <thead>
             <tr>
-              <th scope="col">Merkmal</th>
-              <th scope="col">Zustand</th>
-              <th scope="col">Herkunft</th>
-              <th scope="col">Erklärung</th>
-              <th scope="col">Letzter Bericht</th>
-              <th scope="col">Umsetzung</th>
-              {writeDevice ? <th scope="col">Am Gerät</th> : null}
-              {write ? <th scope="col">An der OE „{unitName}“</th> : null}
+              <th scope="col">{text.columns.merkmal}</th>
+              <th scope="col">{text.columns.state}</th>
+              <th scope="col">{text.columns.origin}</th>
+              <th scope="col">{text.columns.explanation}</th>
+              <th scope="col">{text.columns.lastReport}</th>
+              <th scope="col">{text.columns.convergence}</th>
+              {writeDevice ? <th scope="col">{text.columns.atDevice}</th> : null}
+              {write ? <th scope="col">{text.columns.atUnit(unitName)}</th> : null}
             </tr>
           </thead>
           <tbody>
@@ -583,11 +554,11 @@ export function deviceRoutes() {
                   </td>
                   <td data-field="state">{stateLabel(item.state)}</td>
                   <td data-field="origin" data-origin={item.origin}>
-                    {originLabel[item.origin]} <span class="muted">({item.origin})</span>
+                    {text.origins[item.origin] ?? item.origin} <span class="muted">({item.origin})</span>
                   </td>
                   <td>
                     <details>
-                      <summary>Warum?</summary>
+                      <summary>{text.why}</summary>
                       {e ? <Steps e={e} /> : null}
                     </details>
                   </td>
@@ -603,7 +574,7 @@ export function deviceRoutes() {
                       <SelectionButtons
                         session={session}
                         action={`/portal/devices/${id}/catalog/${item.merkmal}`}
-                        label={`${item.name} am Gerät`}
+                        label={text.atDeviceLabel(item.name)}
                         back={`/portal/devices/${id}`}
                       />
                     </td>
@@ -615,7 +586,7 @@ export function deviceRoutes() {
                         scope="org-units"
                         id={device.oe_id}
                         merkmal={item.merkmal}
-                        label={`${item.name} an der OE ${unitName}`}
+                        label={text.atUnitLabel(item.name, unitName)}
                         back={`/portal/devices/${id}`}
                       />
                     </td>
@@ -625,13 +596,13 @@ export function deviceRoutes() {
             })}
           </tbody>
         </table>
-        <h2>Hardware</h2>
+        <h2>{text.hardware}</h2>
         <HardwareTable
           hardware={hardware?.hardware ?? null}
           reportedAt={hardware?.reported_at ?? null}
           agentVersion={device.agent_version}
         />
-        <h2>Ereignisse</h2>
+        <h2>{text.events}</h2>
         <EventTable
           events={events.slice(0, 20)}
           sourceName={(_cause, sourceId) => names.unit.get(sourceId) ?? names.group.get(sourceId)}
@@ -647,19 +618,20 @@ export function deviceRoutes() {
     const db = await portalRead(c, transitionOperation[transition as Transition], { param: { id } });
     const device = await getDevice(db, id, c.get('deps').config.agentPollIntervalSeconds);
     if (!device) throw notFound('device', id);
-    const text = transitionText[transition as Transition];
+    const { confirm, transitions: texts } = t().devices;
+    const text = texts[transition as Transition];
     return render(
       c,
       <Layout title={text.title} session={session}>
         <p>
-          Gerät <strong>{device.serial}</strong> ({device.hostname ?? 'ohne Hostname'}): {text.warning}
+          {confirm.device} <strong>{device.serial}</strong> ({device.hostname ?? confirm.noHostname}): {text.warning}
         </p>
         <form method="post" action={`/portal/devices/${id}/${transition}`}>
           <CsrfField session={session} />
           <button type="submit" class="danger">
             {text.title}
           </button>{' '}
-          <a href={`/portal/devices/${id}`}>Abbrechen</a>
+          <a href={`/portal/devices/${id}`}>{confirm.cancel}</a>
         </form>
       </Layout>,
     );
@@ -668,7 +640,7 @@ export function deviceRoutes() {
   for (const transition of transitions) {
     postWrite(app, `/devices/:id/${transition}`, transitionOperation[transition], async (c, write) => {
       const id = c.req.param('id');
-      return writeAndRedirect(c, `/portal/devices/${id}`, transitionText[transition].done, () =>
+      return writeAndRedirect(c, `/portal/devices/${id}`, t().devices.transitions[transition].done, () =>
         write({ param: { id } }, async (tx) => {
           const { audit } = await transitionDevice(tx, transition, id, c.get('deps').config.agentPollIntervalSeconds);
           return { audit, result: null };
@@ -686,7 +658,7 @@ export function deviceRoutes() {
         verb === 'unset'
           ? ({ kind: 'unset' } as const)
           : ({ kind: 'set', state: verb === 'select' ? 'present' : 'absent', optionen: {} } as const);
-      return writeAndRedirect(c, back, `${merkmal}: ${verbLabel[verb]} gespeichert.`, () =>
+      return writeAndRedirect(c, back, t().devices.saved[verb](merkmal), () =>
         write({ param: { id, merkmal } }, async (tx, caller) => {
           const { audit } = await changeSelection(tx, 'devices', id, merkmal, change, caller);
           return { audit, result: null };

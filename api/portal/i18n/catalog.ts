@@ -5,13 +5,19 @@
  */
 import { common as deCommon } from './de/common.ts';
 import { login as deLogin } from './de/login.ts';
+import { devices as deDevices } from './de/devices.ts';
+import { deviceDetails as deDeviceDetails } from './de/device_details.ts';
 import { common as enCommon } from './en/common.ts';
 import { login as enLogin } from './en/login.ts';
+import { devices as enDevices } from './en/devices.ts';
+import { deviceDetails as enDeviceDetails } from './en/device_details.ts';
 import type { Language } from './language.ts';
 
 const de = {
   common: deCommon,
   login: deLogin,
+  devices: deDevices,
+  deviceDetails: deDeviceDetails,
 };
 
 export type Catalog = typeof de;
@@ -19,6 +25,8 @@ export type Catalog = typeof de;
 const en: Catalog = {
   common: enCommon,
   login: enLogin,
+  devices: enDevices,
+  deviceDetails: enDeviceDetails,
 };
 
 export const catalogs: Record<Language, Catalog> = { de, en };
