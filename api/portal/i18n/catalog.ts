@@ -5,13 +5,16 @@
  */
 import { common as deCommon } from './de/common.ts';
 import { login as deLogin } from './de/login.ts';
+import { bulk as deBulk } from './de/bulk.ts';
 import { common as enCommon } from './en/common.ts';
 import { login as enLogin } from './en/login.ts';
+import { bulk as enBulk } from './en/bulk.ts';
 import type { Language } from './language.ts';
 
 const de = {
   common: deCommon,
   login: deLogin,
+  bulk: deBulk,
 };
 
 export type Catalog = typeof de;
@@ -19,6 +22,7 @@ export type Catalog = typeof de;
 const en: Catalog = {
   common: enCommon,
   login: enLogin,
+  bulk: enBulk,
 };
 
 export const catalogs: Record<Language, Catalog> = { de, en };
