@@ -6,15 +6,18 @@
 import { common as deCommon } from './de/common.ts';
 import { login as deLogin } from './de/login.ts';
 import { bulk as deBulk } from './de/bulk.ts';
+import { overview as deOverview } from './de/overview.ts';
 import { common as enCommon } from './en/common.ts';
 import { login as enLogin } from './en/login.ts';
 import { bulk as enBulk } from './en/bulk.ts';
+import { overview as enOverview } from './en/overview.ts';
 import type { Language } from './language.ts';
 
 const de = {
   common: deCommon,
   login: deLogin,
   bulk: deBulk,
+  overview: deOverview,
 };
 
 export type Catalog = typeof de;
@@ -23,6 +26,7 @@ const en: Catalog = {
   common: enCommon,
   login: enLogin,
   bulk: enBulk,
+  overview: enOverview,
 };
 
 export const catalogs: Record<Language, Catalog> = { de, en };
