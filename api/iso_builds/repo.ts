@@ -160,6 +160,25 @@ export async function listIsoBuilds(
     limit ${limit + 1}`;
 }
 
+/**
+ * The organization's builds still in progress (pending or running), oldest first, at most
+ * `limit`; each row carries how many are in progress in all, so a short list can say so.
+ */
+export async function listIsoBuildsInProgress(
+  db: Db,
+  organizationId: string,
+  limit: number,
+): Promise<Array<IsoBuildRow & { in_progress: number }>> {
+  return db<Array<IsoBuildRow & { in_progress: number }>>`
+    select id, organization_id, status, progress, created_at, started_at, finished_at,
+           expires_at, size_bytes, sha256, error, file_name, template_id, enrollment_session_id, development_base,
+           count(*) over ()::int as in_progress
+    from iso_builds
+    where organization_id = ${organizationId} and status in ('pending', 'running')
+    order by created_at, id
+    limit ${limit}`;
+}
+
 export interface BuildTemplate {
   id: string;
   backend: string;

@@ -39,6 +39,7 @@ import {
 } from './access.ts';
 import { filterParams, listFilterOf, oneOf } from './device_filter.ts';
 import { formFields, redirectWith, render } from './http.tsx';
+import { formatNumber, t } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import type { PortalSession } from './session.ts';
 
@@ -60,60 +61,8 @@ const targetField: Record<Target, string> = { oe: 'target_oe', group: 'target_gr
 /** At most this many devices ticked by hand (the list shows 50 a page): more is a forged form. */
 const MAX_SELECTED = 1_000;
 
-const text = {
-  legend: 'Sammelaktion',
-  action: 'Aktion',
-  chooseAction: 'bitte wählen',
-  actions: {
-    move: 'In Organisationseinheit verschieben',
-    'group-add': 'Zu Gruppe hinzufügen',
-    'group-remove': 'Aus Gruppe entfernen',
-    select: 'Merkmal auswählen',
-    deselect: 'Merkmal abwählen',
-    unset: 'Merkmal zurücksetzen (Vorgabe am Gerät entfernen)',
-  } satisfies Record<BulkAction, string>,
-  targets: {
-    oe: 'Ziel-Organisationseinheit',
-    group: 'Ziel-Gruppe',
-    merkmal: 'Ziel-Merkmal',
-  } satisfies Record<Target, string>,
-  none: '–',
-  applySelected: 'Auf ausgewählte Geräte anwenden …',
-  applyFiltered: (count: string) => `Auf alle ${count} anwenden, die zu den Filtern passen …`,
-  noAction: 'Bitte eine Aktion wählen.',
-  noTarget: (target: Target) =>
-    `Bitte ${{ oe: 'eine Organisationseinheit', group: 'eine Gruppe', merkmal: 'ein Merkmal' }[target]} wählen.`,
-  noDevices: 'Keine Geräte ausgewählt.',
-  tooMany: `Höchstens ${MAX_SELECTED} Geräte auf einmal auswählen; für mehr die Filter verwenden.`,
-  confirmTitle: 'Sammelaktion bestätigen',
-  summary: (action: BulkAction, target: string) =>
-    ({
-      move: `In die Organisationseinheit „${target}“ verschieben`,
-      'group-add': `Zur Gruppe „${target}“ hinzufügen`,
-      'group-remove': `Aus der Gruppe „${target}“ entfernen`,
-      select: `Merkmal „${target}“ am Gerät auswählen`,
-      deselect: `Merkmal „${target}“ am Gerät abwählen`,
-      unset: `Die Vorgabe des Geräts für das Merkmal „${target}“ entfernen`,
-    })[action],
-  changes: 'Diese Aktion ändert',
-  selectedDevices: 'die ausgewählten Geräte',
-  filteredDevices: 'alle Geräte, die zu den Filtern der Liste passen',
-  nothingToChange: 'Keine Geräte passen: es gibt nichts zu ändern.',
-  eachAudited: 'Jedes Gerät wird einzeln geändert und protokolliert (ein Eintrag im Audit-Log je Gerät).',
-  confirm: (count: string) => `${count} ändern`,
-  cancel: 'Abbrechen',
-  resultTitle: 'Sammelaktion ausgeführt',
-  changed: 'geändert',
-  notChanged: 'nicht geändert:',
-  serial: 'Seriennummer',
-  reason: 'Grund',
-  reasons: {
-    device_archived: 'Das Gerät ist archiviert.',
-    rollout_in_progress: 'Ein laufender Rollout hält dieses Merkmal.',
-  } as Record<string, string>,
-  backToList: '← Zurück zur Geräteliste',
-  device: (n: number) => `${n.toLocaleString('de-DE')} ${n === 1 ? 'Gerät' : 'Geräte'}`,
-};
+/** `n` devices, the number as the request's language writes it. */
+const devices = (n: number) => t().bulk.devices(n, formatNumber(n));
 
 /** The declaration each action's form makes for each device: its API twin's. */
 function operationOf(action: BulkAction): Operation {
@@ -166,6 +115,7 @@ export function BulkControls(props: {
   merkmale: { key: string; name: string }[];
   total: string;
 }) {
+  const { bulk: text } = t();
   const options: Record<Target, { value: string; label: string }[]> = {
     oe: props.names.units.map((u) => ({ value: u.id, label: u.name })),
     group: props.names.groups.map((g) => ({ value: g.id, label: g.name })),
@@ -253,13 +203,14 @@ async function checked(c: Context<PortalEnv>, r: BulkRequest): Promise<Response 
     query: { oe_id: r.filter.oe_id, group_id: r.filter.group_id },
   });
   const back = listOf(r.filter);
+  const { bulk: text } = t();
   const refusal =
     r.target === undefined
-      ? text.noTarget(targetOf[r.action])
+      ? text.noTarget[targetOf[r.action]]
       : r.scope === 'selected' && r.selected.length === 0
         ? text.noDevices
         : r.selected.length > MAX_SELECTED
-          ? text.tooMany
+          ? text.tooMany(formatNumber(MAX_SELECTED))
           : null;
   if (refusal !== null) return redirectWith(c, back, { kind: 'error', text: refusal });
   return db;
@@ -286,13 +237,14 @@ function Confirmation(props: {
   serials: string[];
 }) {
   const { r, count } = props;
+  const { bulk: text } = t();
   return (
     <Layout title={text.confirmTitle} session={props.session}>
       <p>
-        <strong>{text.summary(r.action, props.name)}</strong>
+        <strong>{text.summary[r.action](props.name)}</strong>
       </p>
       <p>
-        {text.changes} <strong data-field="count">{text.device(count)}</strong>:{' '}
+        {text.changes} <strong data-field="count">{devices(count)}</strong>:{' '}
         {r.scope === 'filter' ? text.filteredDevices : text.selectedDevices}.
       </p>
       {props.serials.length > 0 ? <p class="serials">{props.serials.join(', ')}</p> : null}
@@ -311,7 +263,7 @@ function Confirmation(props: {
           )}
           <p class="muted">{text.eachAudited}</p>
           <button type="submit" class="danger">
-            {text.confirm(text.device(count))}
+            {text.confirm(devices(count))}
           </button>{' '}
           <a href={listOf(r.filter)}>{text.cancel}</a>
         </form>
@@ -327,15 +279,16 @@ function Result(props: {
   serials: Map<string, string>;
 }) {
   const { outcome } = props;
+  const { bulk: text } = t();
   return (
     <Layout title={text.resultTitle} session={props.session}>
       <p>
-        <strong data-field="changed">{text.device(outcome.changed.length)}</strong> {text.changed}.
+        <strong data-field="changed">{devices(outcome.changed.length)}</strong> {text.changed}.
       </p>
       {outcome.failed.length > 0 ? (
         <>
           <p>
-            <strong data-field="failed">{text.device(outcome.failed.length)}</strong> {text.notChanged}
+            <strong data-field="failed">{devices(outcome.failed.length)}</strong> {text.notChanged}
           </p>
           <table>
             <thead>
@@ -407,7 +360,7 @@ export function deviceBulkRoutes() {
     const q = c.req.query();
     const action = oneOf(bulkActions, q.action);
     const filter = listFilterOf(q);
-    if (action === undefined) return redirectWith(c, listOf(filter), { kind: 'error', text: text.noAction });
+    if (action === undefined) return redirectWith(c, listOf(filter), { kind: 'error', text: t().bulk.noAction });
     const r = bulkRequestOf(action, q, c.req.queries('device') ?? []);
     const db = await checked(c, r);
     if (db instanceof Response) return db;

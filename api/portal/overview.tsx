@@ -1,14 +1,18 @@
 /**
  * The fleet overview at /portal: the organization's fleet status as the API's
  * fleet-status reads it (the same service function), each figure a link to the device
- * list filtered to the devices it counts; and the rollouts under way.
+ * list filtered to the devices it counts; the rollouts under way; and the ISO builds in
+ * progress.
  */
 import { Hono } from 'hono';
 import { readFleetStatus } from '../devices/fleet_status.ts';
 import * as deviceOps from '../devices/operations.ts';
 import type { Convergence, DeviceStatus } from '../devices/repo.ts';
+import * as isoOps from '../iso_builds/operations.ts';
+import { type IsoBuildRow, listIsoBuildsInProgress } from '../iso_builds/repo.ts';
 import { type PortalEnv, portalRead } from './access.ts';
 import { render, takeFlash } from './http.tsx';
+import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { convergenceLabel, statusLabel } from './labels.ts';
 import { Layout } from './layout.tsx';
 import { RolloutsUnderWay, rolloutsUnderWay } from './rollouts.tsx';
@@ -26,11 +30,68 @@ const convergences = ['converged', 'pending', 'failed'] as const satisfies reado
 /** A figure: a link to the devices it counts, plain when it counts none or the list cannot filter them. */
 function Figure(props: { n: number; href: string | null; label: string }) {
   return props.n === 0 || props.href === null ? (
-    <span>{props.n}</span>
+    <span>{formatNumber(props.n)}</span>
   ) : (
     <a href={props.href} aria-label={props.label}>
-      {props.n}
+      {formatNumber(props.n)}
     </a>
+  );
+}
+
+/** How many builds in progress the overview lists; the ISO builds page has them all. */
+const ISO_BUILDS_SHOWN = 5;
+
+/** The builds queued or running, oldest first, and where to start one when there is none. */
+function IsoBuildsInProgress(props: { builds: Array<IsoBuildRow & { in_progress: number }> }) {
+  const { overview: text } = t();
+  const { builds } = props;
+  const total = builds[0]?.in_progress ?? 0;
+  const percent = (p: number) => formatNumber(p / 100, { style: 'percent' });
+  return (
+    <section data-section="iso-builds">
+      <h2>{text.isoBuilds.heading}</h2>
+      {builds.length === 0 ? (
+        <p class="empty">
+          {text.isoBuilds.none} <a href="/portal/iso-builds">{text.isoBuilds.all}</a>.
+        </p>
+      ) : (
+        <>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{text.isoBuilds.created}</th>
+                <th scope="col">{text.isoBuilds.status}</th>
+                <th scope="col">{text.isoBuilds.progress}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {builds.map((b) => (
+                <tr data-build={b.id}>
+                  <td>{formatTime(b.created_at)}</td>
+                  <td data-field="status" data-status={b.status}>
+                    {b.status === 'running' ? text.isoBuilds.statuses.running : text.isoBuilds.statuses.pending}
+                  </td>
+                  <td data-field="progress">
+                    <progress
+                      max={100}
+                      value={b.progress}
+                      aria-label={text.isoBuilds.progressLabel(percent(b.progress))}
+                    >
+                      {percent(b.progress)}
+                    </progress>{' '}
+                    {percent(b.progress)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p>
+            {total > builds.length ? `${text.isoBuilds.more(formatNumber(builds.length), formatNumber(total))} ` : null}
+            <a href="/portal/iso-builds">{text.isoBuilds.allBuilds}</a>
+          </p>
+        </>
+      )}
+    </section>
   );
 }
 
@@ -41,48 +102,52 @@ export function overviewRoutes() {
     const session = c.get('session');
     const org = session.organizationId!;
     const db = await portalRead(c, deviceOps.getFleetStatus, { param: { id: org } });
-    const [status, underWay] = await Promise.all([
+    const isoDb = await portalRead(c, isoOps.listIsoBuilds, { param: { id: org } });
+    const [status, underWay, builds] = await Promise.all([
       readFleetStatus(db, org, {}, c.get('deps').config.agentPollIntervalSeconds),
       rolloutsUnderWay(c),
+      listIsoBuildsInProgress(isoDb, org, ISO_BUILDS_SHOWN),
     ]);
     const { devices } = status;
+    const { overview: text } = t();
     return render(
       c,
-      <Layout title="Übersicht" session={session} flash={takeFlash(c)}>
-        <h2>Geräte</h2>
-        <ul class="figures" aria-label="Geräte nach Status">
+      <Layout title={text.title} session={session} flash={takeFlash(c)}>
+        <h2>{text.devicesHeading}</h2>
+        <ul class="figures" aria-label={text.byStatus}>
           <li data-figure="total">
             <a class="figure" href="/portal/devices">
-              {devices.total}
+              {formatNumber(devices.total)}
             </a>
-            Geräte (ohne archivierte)
+            {text.total}
           </li>
           {countedStatuses.map((s) => (
             <li data-figure={s}>
               <span class="figure">
-                <Figure n={devices[s]} href={devicesWhere({ status: s })} label={`${devices[s]} ${statusLabel(s)}`} />
+                <Figure
+                  n={devices[s]}
+                  href={devicesWhere({ status: s })}
+                  label={text.figureLabel(formatNumber(devices[s]), statusLabel(s))}
+                />
               </span>
               {statusLabel(s)}
             </li>
           ))}
         </ul>
-        <h2>Auftragskatalog</h2>
-        <p class="muted">
-          Über die aktiven und veralteten Geräte: wie viele ein Merkmal haben sollen (vorhanden) oder nicht, und wie
-          weit das umgesetzt ist – seit der letzten Änderung ihres Zustands.
-        </p>
+        <h2>{text.catalogHeading}</h2>
+        <p class="muted">{text.catalogIntro}</p>
         {status.merkmale.length === 0 ? (
-          <p class="empty">Der Auftragskatalog ist leer.</p>
+          <p class="empty">{text.catalogEmpty}</p>
         ) : (
           <table>
             <thead>
               <tr>
-                <th scope="col">Merkmal</th>
+                <th scope="col">{text.merkmal}</th>
                 <th scope="col" class="number">
-                  vorhanden
+                  {text.present}
                 </th>
                 <th scope="col" class="number">
-                  nicht vorhanden
+                  {text.absent}
                 </th>
                 {convergences.map((v) => (
                   <th scope="col" class="number">
@@ -98,10 +163,10 @@ export function overviewRoutes() {
                     {m.name} <span class="muted">({m.merkmal})</span>
                   </td>
                   <td class="number" data-field="present">
-                    {m.present}
+                    {formatNumber(m.present)}
                   </td>
                   <td class="number" data-field="absent">
-                    {m.absent}
+                    {formatNumber(m.absent)}
                   </td>
                   {convergences.map((v) => (
                     <td class="number" data-field={v}>
@@ -109,7 +174,7 @@ export function overviewRoutes() {
                         n={m[v]}
                         // The list filters a Merkmal's failed and pending devices, not its converged ones.
                         href={v === 'converged' ? null : devicesWhere({ merkmal: m.merkmal, convergence: v })}
-                        label={`${m.name}: ${m[v]} ${convergenceLabel(v)}`}
+                        label={text.merkmalFigureLabel(m.name, formatNumber(m[v]), convergenceLabel(v))}
                       />
                     </td>
                   ))}
@@ -119,6 +184,7 @@ export function overviewRoutes() {
           </table>
         )}
         <RolloutsUnderWay rollouts={underWay.rollouts} names={underWay.names} session={session} />
+        <IsoBuildsInProgress builds={builds} />
       </Layout>,
     );
   });

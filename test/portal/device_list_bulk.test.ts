@@ -176,6 +176,72 @@ describe('bulk actions on the device list', () => {
     expect(audit.map((r) => r.details.device_id).sort()).toEqual([one, two].sort());
   });
 
+  it('in English: the controls, the confirmation naming the count, the result with the refused device, the flash', async () => {
+    const f = await fleet();
+    const english = new PortalClient(ctx.app, '10.43.2.1', 'en');
+    expect((await english.signIn((await createApiKey(ctx, f.org.id, 'admin')).key)).status).toBe(303);
+    const list = await english.get('/portal/devices');
+    expect(list.text).toContain('<legend>Bulk action</legend>');
+    expect(list.text).toContain('<option value="group-add">Add to group</option>');
+    expect(list.text).toContain('Apply to the ticked devices …');
+
+    const [one, two, three] = await f.ids('BK-B-');
+    const path = `/portal/devices/bulk?action=group-add&target_group=${f.group}&scope=selected&device=${one}&device=${two}&device=${three}`;
+    const confirm = await english.get(path);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('<title>Confirm bulk action');
+    expect(confirm.text).toContain('Add to the group “Laptopwagen”');
+    expect(confirm.text).toContain(
+      'This action changes <strong data-field="count">3 devices</strong>: the ticked devices.',
+    );
+    expect(confirm.text).toContain('Each device is changed and logged on its own (one audit log entry per device).');
+    expect(confirm.text).toMatch(/<button type="submit" class="danger">\s*Change 3 devices\s*<\/button>/);
+    expect(confirm.text).toContain('>Cancel</a>');
+    // The German page is as it was.
+    const german = await f.admin.get(path);
+    expect(german.text).toContain('<title>Sammelaktion bestätigen');
+    expect(german.text).toContain(
+      'Diese Aktion ändert <strong data-field="count">3 Geräte</strong>: die ausgewählten Geräte.',
+    );
+    expect(german.text).toMatch(/<button type="submit" class="danger">\s*3 Geräte ändern\s*<\/button>/);
+
+    const { action, fields } = confirmForm(confirm.text);
+    expect((await ctx.request('POST', `/api/v1/devices/${three}/archive`)).status).toBe(200);
+    const result = await english.request('POST', action, fields);
+    expect(result.status).toBe(200);
+    expect(result.text).toContain('<title>Bulk action done');
+    expect(result.text).toContain('<strong data-field="changed">2 devices</strong> changed.');
+    expect(result.text).toContain('<strong data-field="failed">1 device</strong> not changed:');
+    expect(result.text).toContain('<th scope="col">Serial number</th>');
+    expect(result.text).toMatch(
+      new RegExp(`data-failed="${three}">[\\s\\S]*?data-code="device_archived">The device is archived.</td>`),
+    );
+    expect(result.text).toContain('← Back to the device list');
+
+    // Over a filter: the Merkmal's action by its key, the count of the devices the filter matches.
+    const filtered = await english.get(
+      `/portal/devices/bulk?oe_id=${f.a}&action=select&target_merkmal=qgis&scope=filter`,
+    );
+    expect(filtered.text).toContain('Select the catalog item “qgis” on the device');
+    expect(filtered.text).toContain('<strong data-field="count">30 devices</strong>: every device matching');
+    const none = await english.get(
+      `/portal/devices/bulk?oe_id=${f.a}&status=deprovisioned&action=unset&target_merkmal=qgis&scope=filter`,
+    );
+    expect(none.text).toContain('<strong data-field="count">0 devices</strong>');
+    expect(none.text).toContain('No device matches: there is nothing to change.');
+    expect(none.text).not.toContain('class="danger"');
+
+    for (const [query, message] of [
+      ['scope=selected', 'Please choose an action.'],
+      ['action=move&scope=selected', 'Please choose an org unit.'],
+      [`action=group-add&target_group=${f.group}&scope=selected`, 'No devices ticked.'],
+    ] as const) {
+      const res = await english.get(`/portal/devices/bulk?${query}`);
+      expect(res.status, query).toBe(303);
+      expect(decodeURIComponent(english.lastSetCookies.join(';')), query).toContain(message);
+    }
+  });
+
   it('offers a viewer no bulk control; a forged post is 403, and nothing changes', async () => {
     const f = await fleet();
     const list = await f.viewer.get('/portal/devices');

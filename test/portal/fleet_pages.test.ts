@@ -2,10 +2,12 @@
  * What each device has, in the portal over HTTP in-process: the device page's last report
  * and convergence per Merkmal after a real agent report, the device list's status and
  * convergence columns, and the fleet overview at /portal with the fleet-status figures,
- * each a link to the devices it counts. A viewer reads the same pages; another
- * organization's ids are 404 and its devices are in no figure.
+ * each a link to the devices it counts, and the ISO builds in progress; the overview in
+ * English. A viewer reads the same pages; another organization's ids are 404 and its
+ * devices and builds are on no page.
  */
 import { describe, expect, it } from 'vitest';
+import { catalogs } from '../../api/portal/i18n/catalog.ts';
 import { createApiKey } from '../support/access.ts';
 import { enrollAgent, report } from '../support/agent.ts';
 import { useTestApp } from '../support/app.ts';
@@ -15,10 +17,17 @@ import { PortalClient } from '../support/portal_client.ts';
 
 const ctx = useTestApp();
 
-async function signedIn(key: string) {
-  const b = new PortalClient(ctx.app, `10.2.0.${Math.floor(Math.random() * 250) + 1}`);
+async function signedIn(key: string, acceptLanguage?: string) {
+  const b = new PortalClient(ctx.app, `10.2.0.${Math.floor(Math.random() * 250) + 1}`, acceptLanguage);
   expect((await b.signIn(key)).status).toBe(303);
   return b;
+}
+
+/** Every string of a catalog section by its path (its functions left out). */
+function flatStrings(value: unknown, path = ''): Record<string, string> {
+  if (typeof value === 'string') return { [path]: value };
+  if (value === null || typeof value !== 'object') return {};
+  return Object.assign({}, ...Object.entries(value).map(([k, v]) => flatStrings(v, `${path}.${k}`)));
 }
 
 /** The text of the page's element with this attribute, its tags removed. */
@@ -191,6 +200,95 @@ describe('the fleet overview at /portal', () => {
     const unknown = await f.admin.get('/portal/devices?merkmal=nichts&convergence=failed');
     expect(unknown.status).toBe(422);
     expect(unknown.text).toContain('does not exist');
+  });
+
+  it('in English: the figures, the catalog table and the ISO builds, none of its German left', async () => {
+    const f = await fleet();
+    const english = await signedIn((await createApiKey(ctx, f.org.id, 'viewer')).key, 'en');
+    const page = await english.get('/portal');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<html lang="en">');
+    expect(page.text).toContain('<title>Overview');
+    expect(page.text).toContain('<ul class="figures" aria-label="Devices by status">');
+    expect(page.text).toMatch(
+      /data-figure="total"><a class="figure" href="\/portal\/devices">3<\/a>devices \(archived ones excluded\)/,
+    );
+    expect(page.text).toMatch(/data-figure="stale">.*?aria-label="1 stale">1<\/a><\/span>stale</);
+    expect(page.text).toContain('<h2>Catalog</h2>');
+    expect(page.text).toContain('<th scope="col">Catalog item</th>');
+    expect(page.text).toContain('aria-label="Firefox: 1 failed"');
+    expect(page.text).toContain('<h2>ISO builds in progress</h2>');
+    expect(page.text).toContain(
+      'No ISO build in progress. Build an installation ISO under <a href="/portal/iso-builds">ISO builds</a>.',
+    );
+    // None of the overview's German strings is on the English page (the functions' are checked above).
+    for (const [key, german] of Object.entries(flatStrings(catalogs.de.overview))) {
+      if (german !== flatStrings(catalogs.en.overview)[key]) expect(page.text, key).not.toContain(`>${german}<`);
+    }
+    const deutsch = await f.viewer.get('/portal');
+    expect(deutsch.text).toContain('<ul class="figures" aria-label="Geräte nach Status">');
+    expect(deutsch.text).toContain('<h2>ISO-Builds in Arbeit</h2>');
+    expect(deutsch.text).toContain(
+      'Kein ISO-Build in Arbeit. Ein Installations-ISO erzeugen Sie unter <a href="/portal/iso-builds">ISO-Builds</a>.',
+    );
+  });
+
+  it('lists the ISO builds queued or running, oldest first, at most five, in both languages', async () => {
+    const f = await fleet();
+    const other = await fleet();
+    const build = async (org: string, status: string, hoursAgo: number, progress = 0) => {
+      const [row] = await ctx.sql<{ id: string }[]>`
+        insert into iso_builds (organization_id, status, progress, created_at, started_at, finished_at, expires_at,
+                                size_bytes, sha256, file_name)
+        select ${org}, ${status}, ${progress}, now() - make_interval(hours => ${hoursAgo}),
+               case when ${status} <> 'pending' then now() end,
+               case when ${status} in ('completed', 'failed') then now() end,
+               case when ${status} = 'completed' then now() + interval '7 days' end,
+               case when ${status} = 'completed' then 1000 end,
+               case when ${status} = 'completed' then repeat('a', 64) end,
+               case when ${status} = 'completed' then 'x.iso' end
+        returning id`;
+      return row!.id;
+    };
+    const running = await build(f.org.id, 'running', 3, 40);
+    const queued = await build(f.org.id, 'pending', 2);
+    const done = await build(f.org.id, 'completed', 4, 100);
+    const failed = await build(f.org.id, 'failed', 5, 10);
+    const theirs = await build(other.org.id, 'running', 6, 70);
+    const english = await signedIn((await createApiKey(ctx, f.org.id, 'viewer')).key, 'en');
+    const pages = { de: await f.viewer.get('/portal'), en: await english.get('/portal') };
+    for (const [language, page] of Object.entries(pages)) {
+      const section = page.text.slice(page.text.indexOf('data-section="iso-builds"'));
+      expect(
+        [...section.matchAll(/data-build="([0-9a-f-]+)"/g)].map((m) => m[1]),
+        language,
+      ).toEqual([running, queued]);
+      for (const id of [done, failed, theirs]) expect(page.text).not.toContain(id);
+      expect(section).toContain('href="/portal/iso-builds"');
+    }
+    expect(textOf(pages.de.text, `data-build="${running}"`, 'status')).toBe('läuft');
+    expect(textOf(pages.de.text, `data-build="${queued}"`, 'status')).toBe('wartet');
+    expect(textOf(pages.de.text, `data-build="${running}"`, 'progress')).toBe('40 % 40 %');
+    expect(pages.de.text).toContain('aria-label="Fortschritt 40\u00a0%"');
+    expect(pages.de.text).toContain('<th scope="col">Angelegt</th>');
+    expect(textOf(pages.en.text, `data-build="${running}"`, 'status')).toBe('running');
+    expect(textOf(pages.en.text, `data-build="${queued}"`, 'status')).toBe('queued');
+    expect(textOf(pages.en.text, `data-build="${running}"`, 'progress')).toBe('40% 40%');
+    expect(pages.en.text).toContain('aria-label="Progress 40%"');
+    expect(pages.en.text).toContain('<th scope="col">Created</th>');
+    expect(pages.en.text).toContain('>all ISO builds</a>');
+
+    // More than five in progress: the oldest five, and how many there are in all.
+    for (let i = 0; i < 5; i++) await build(f.org.id, 'pending', 1);
+    const de = (await f.viewer.get('/portal')).text;
+    const en = (await english.get('/portal')).text;
+    for (const page of [de, en]) {
+      const section = page.slice(page.indexOf('data-section="iso-builds"'));
+      expect(section.match(/data-build="/g)).toHaveLength(5);
+      expect(section.indexOf(running)).toBeLessThan(section.indexOf(queued));
+    }
+    expect(de).toContain('5 von 7 gezeigt: <a href="/portal/iso-builds">alle ISO-Builds</a>');
+    expect(en).toContain('5 of 7 shown: <a href="/portal/iso-builds">all ISO builds</a>');
   });
 
   it("counts none of another organization's devices; its device is 404; without a session /portal is the sign-in", async () => {

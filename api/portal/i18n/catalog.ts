@@ -5,19 +5,25 @@
  */
 import { common as deCommon } from './de/common.ts';
 import { login as deLogin } from './de/login.ts';
-import { devices as deDevices } from './de/devices.ts';
+import { bulk as deBulk } from './de/bulk.ts';
 import { deviceDetails as deDeviceDetails } from './de/device_details.ts';
+import { devices as deDevices } from './de/devices.ts';
+import { overview as deOverview } from './de/overview.ts';
 import { common as enCommon } from './en/common.ts';
 import { login as enLogin } from './en/login.ts';
-import { devices as enDevices } from './en/devices.ts';
+import { bulk as enBulk } from './en/bulk.ts';
 import { deviceDetails as enDeviceDetails } from './en/device_details.ts';
+import { devices as enDevices } from './en/devices.ts';
+import { overview as enOverview } from './en/overview.ts';
 import type { Language } from './language.ts';
 
 const de = {
   common: deCommon,
   login: deLogin,
-  devices: deDevices,
+  bulk: deBulk,
   deviceDetails: deDeviceDetails,
+  devices: deDevices,
+  overview: deOverview,
 };
 
 export type Catalog = typeof de;
@@ -25,8 +31,10 @@ export type Catalog = typeof de;
 const en: Catalog = {
   common: enCommon,
   login: enLogin,
-  devices: enDevices,
+  bulk: enBulk,
   deviceDetails: enDeviceDetails,
+  devices: enDevices,
+  overview: enOverview,
 };
 
 export const catalogs: Record<Language, Catalog> = { de, en };
