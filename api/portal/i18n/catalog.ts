@@ -5,13 +5,19 @@
  */
 import { common as deCommon } from './de/common.ts';
 import { login as deLogin } from './de/login.ts';
+import { rollouts as deRollouts } from './de/rollouts.ts';
+import { scopeCatalog as deScopeCatalog } from './de/scope_catalog.ts';
 import { common as enCommon } from './en/common.ts';
 import { login as enLogin } from './en/login.ts';
+import { rollouts as enRollouts } from './en/rollouts.ts';
+import { scopeCatalog as enScopeCatalog } from './en/scope_catalog.ts';
 import type { Language } from './language.ts';
 
 const de = {
   common: deCommon,
   login: deLogin,
+  rollouts: deRollouts,
+  scopeCatalog: deScopeCatalog,
 };
 
 export type Catalog = typeof de;
@@ -19,6 +25,8 @@ export type Catalog = typeof de;
 const en: Catalog = {
   common: enCommon,
   login: enLogin,
+  rollouts: enRollouts,
+  scopeCatalog: enScopeCatalog,
 };
 
 export const catalogs: Record<Language, Catalog> = { de, en };
