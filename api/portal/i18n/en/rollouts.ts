@@ -2,11 +2,12 @@
  * English: the rollouts' list, a rollout's page, pause, resume and abort, and the "in rings"
  * form of a catalog change.
  */
-import type { Catalog } from '../catalog.ts';
+// Typed by the German section itself, not by `Catalog` (catalog.ts imports this file: no circle).
+import type { rollouts as german } from '../de/rollouts.ts';
 
 const plural = (n: number, one: string, other: string) => (n === 1 ? one : other);
 
-export const rollouts: Catalog['rollouts'] = {
+export const rollouts: typeof german = {
   listTitle: 'Rollouts',
   intro:
     'A rollout changes a catalog item at an org unit or group in rings: first on a few devices, then on more. ' +

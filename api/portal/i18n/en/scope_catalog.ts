@@ -2,9 +2,10 @@
  * English: an org unit's and a group's catalog section, and the confirmation of a change
  * there (how many devices it changes; all at once or in rings).
  */
-import type { Catalog } from '../catalog.ts';
+// Typed by the German section itself, not by `Catalog` (catalog.ts imports this file: no circle).
+import type { scopeCatalog as german } from '../de/scope_catalog.ts';
 
-export const scopeCatalog: Catalog['scopeCatalog'] = {
+export const scopeCatalog: typeof german = {
   heading: 'Catalog',
   intro:
     'A setting here applies to every device in this scope unless a closer setting (a child unit, a group, the ' +
