@@ -31,7 +31,7 @@ import {
 } from '../rollouts/service.ts';
 import { canWrite, type PortalEnv, portalRead, type PortalWriter, postWrite } from './access.ts';
 import { formFields, invalidInput, redirectWith, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
-import { formatTime } from './i18n/index.ts';
+import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import type { PortalSession } from './session.ts';
 
@@ -54,119 +54,10 @@ const ROLLOUT_DEFAULTS = {
   soak_seconds: DEFAULT_SOAK_SECONDS,
 };
 
-/** Every string of these pages, in one place. */
-const T = {
-  listTitle: 'Rollouts',
-  intro:
-    'Ein Rollout ändert ein Merkmal an einer Organisationseinheit oder Gruppe in Ringen: erst bei wenigen Geräten, ' +
-    'dann bei mehr. Melden zu viele Geräte eines Rings einen Fehler, hält es von selbst an, bevor der nächste Ring ' +
-    'geöffnet wird. Ein Rollout starten Sie an der Seite einer Organisationseinheit oder Gruppe.',
-  empty: 'Noch keine Rollouts.',
-  emptyFiltered: 'Keine Rollouts mit diesem Status.',
-  filter: 'Status',
-  all: 'alle',
-  apply: 'Filtern',
-  next: 'Nächste Seite →',
-  first: '← Erste Seite',
-  created: 'Angelegt',
-  scope: 'Bereich',
-  merkmal: 'Merkmal',
-  action: 'Aktion',
-  status: 'Status',
-  progress: 'Fortschritt',
-  details: 'Details',
-  ringsHeading: 'Ringe',
-  ring: (n: number) => `Ring ${n + 1}`,
-  ringOf: (n: number, of: number) => `Ring ${n + 1} von ${of}`,
-  upTo: (percent: number) => `bis ${percent} %`,
-  devices: 'Geräte',
-  bar: 'Umsetzung',
-  figures: 'Zahlen',
-  opened: 'Geöffnet',
-  notOpened: 'noch nicht geöffnet',
-  converged: 'umgesetzt',
-  pending: 'ausstehend',
-  failed: 'fehlgeschlagen',
-  uncounted: 'Veraltete oder deprovisionierte Geräte zählen nicht mit (grauer Rest des Balkens).',
-  barLabel: (d: RingDetail) =>
-    `${d.converged} umgesetzt, ${d.pending} ausstehend, ${d.failed} fehlgeschlagen von ${d.devices} Geräten`,
-  refresh: 'Aktualisieren',
-  refreshNote: `Die Zahlen aktualisieren sich alle ${REFRESH_SECONDS} Sekunden, solange das Rollout läuft.`,
-  back: '← Alle Rollouts',
-  title: (r: Rollout) => `Rollout: ${r.merkmal} ${actionLabel[r.action]}`,
-  limits: 'Grenzen',
-  limitsText: (r: Rollout) =>
-    `höchstens ${percent(r.max_failure_ratio)} Fehler je Ring; nächster Ring, wenn mindestens ${percent(
-      r.min_reported_ratio,
-    )} berichtet haben${r.soak_seconds === 0 ? ' (ohne Wartezeit)' : ` und ${duration(r.soak_seconds)} vergangen sind`}`,
-  ringsText: (r: Rollout) => r.rings.map((p) => `${p} %`).join(' → '),
-  createdBy: 'Angelegt von',
-  completedAt: 'Beendet',
-  orgUnit: (name: string) => `Organisationseinheit „${name}“`,
-  group: (name: string) => `Gruppe „${name}“`,
-  unknownScope: 'gelöscht',
-  pausedFailures: (ring: number, failed: number, reported: number, max: number) =>
-    `automatisch angehalten: in ${T.ring(ring)} sind ${failed} von ${reported} berichtenden Geräten ` +
-    `fehlgeschlagen, mehr als die erlaubten ${percent(max)}. Prüfen Sie die fehlgeschlagenen Geräte; ` +
-    'wer fortsetzt, nimmt die bisherigen Fehler hin.',
-  pausedManual: 'von Hand angehalten',
-  operator: 'Betreiber',
-  system: 'System',
-  actions: 'Aktionen',
-  failedDevices: 'Fehlgeschlagene Geräte des Bereichs',
-  confirm: {
-    pause: {
-      title: 'Rollout anhalten',
-      text: 'Es wird kein weiterer Ring geöffnet, bis Sie das Rollout fortsetzen. Geräte geöffneter Ringe behalten die Änderung.',
-      button: 'Anhalten',
-      done: 'Rollout angehalten.',
-      link: 'Anhalten …',
-    },
-    resume: {
-      title: 'Rollout fortsetzen',
-      text: 'Das Rollout wird weiter beurteilt und öffnet die nächsten Ringe. Fehler, die es bisher angehalten haben, nehmen Sie damit hin.',
-      button: 'Fortsetzen',
-      done: 'Rollout fortgesetzt.',
-      link: 'Fortsetzen …',
-    },
-    abort: {
-      title: 'Rollout abbrechen',
-      text: 'Jedes Gerät eines geöffneten Rings bekommt bei seinem nächsten Check-in seinen vorigen Zustand zurück; am Bereich wird nichts gespeichert. Das lässt sich nicht rückgängig machen.',
-      button: 'Abbrechen (Rollout beenden)',
-      done: 'Rollout abgebrochen: die Geräte bekommen ihren vorigen Zustand zurück.',
-      link: 'Abbrechen …',
-    },
-  } satisfies Record<Verb, { title: string; text: string; button: string; done: string; link: string }>,
-  cancel: 'Zurück',
-  notActive:
-    'Das geht in diesem Zustand des Rollouts nicht (es ist z. B. schon abgeschlossen, abgebrochen oder ' +
-    'bereits angehalten). Nichts wurde geändert.',
-  started: (r: Rollout) =>
-    `Rollout gestartet: ${T.ring(0)} mit ${r.rings_detail[0]?.devices ?? 0} Geräten ist geöffnet.`,
-  inProgressTitle: 'Hier läuft schon ein Rollout',
-  inProgress:
-    'Dieses Merkmal wird an diesem Bereich gerade von einem Rollout geändert. Solange es läuft oder angehalten ist, ' +
-    'geht keine andere Änderung des Merkmals hier. Warten Sie, bis es abgeschlossen ist, oder halten Sie es an und ' +
-    'brechen Sie es ab. Nichts wurde geändert.',
-  toRollout: 'Zum laufenden Rollout',
-  runningHeading: 'Laufende Rollouts',
-  noneRunning: 'Kein Rollout läuft.',
-  allRollouts: 'Alle Rollouts',
-};
+const statuses: RolloutStatus[] = ['running', 'paused', 'completed', 'aborted'];
 
-const statusLabel: Record<RolloutStatus, string> = {
-  running: 'läuft',
-  paused: 'angehalten',
-  completed: 'abgeschlossen',
-  aborted: 'abgebrochen',
-};
-const statuses = Object.keys(statusLabel) as RolloutStatus[];
-
-export const actionLabel: Record<RolloutAction, string> = {
-  select: 'auswählen',
-  deselect: 'abwählen',
-  unset: 'zurücksetzen',
-};
+/** A rollout's action in words (the catalog change it makes). */
+export const actionLabel = (action: RolloutAction) => t().rollouts.actions[action];
 
 const verbs: Verb[] = ['pause', 'resume', 'abort'];
 const verbOperation = {
@@ -176,19 +67,26 @@ const verbOperation = {
 } as const;
 const verbService = { pause: pauseRollout, resume: resumeRollout, abort: abortRollout } as const;
 
+/** A ratio (0.1) as a percentage ("10 %", "10%"), to a tenth at most. */
 function percent(ratio: number): string {
-  return `${Math.round(ratio * 1000) / 10} %`;
+  return t().rollouts.percent(formatNumber(ratio * 100, { maximumFractionDigits: 1 }));
 }
 
 function duration(seconds: number): string {
-  if (seconds < 120) return `${seconds} Sekunden`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)} Minuten`;
-  return `${Math.round((seconds / 3600) * 10) / 10} Stunden`.replace('.', ',');
+  const { duration: text } = t().rollouts;
+  if (seconds < 120) return text.seconds(seconds, formatNumber(seconds));
+  if (seconds < 7200) {
+    const minutes = Math.round(seconds / 60);
+    return text.minutes(minutes, formatNumber(minutes));
+  }
+  const hours = Math.round((seconds / 3600) * 10) / 10;
+  return text.hours(hours, formatNumber(hours, { maximumFractionDigits: 1 }));
 }
 
 function actorName(actor: Actor | null | undefined): string {
   if (!actor) return '–';
-  return actor.type === 'api_key' ? actor.name : actor.type === 'operator' ? T.operator : T.system;
+  const text = t().rollouts;
+  return actor.type === 'api_key' ? actor.name : actor.type === 'operator' ? text.operator : text.system;
 }
 
 /** Names of the organization's org units and groups: a rollout's scope is shown by name. */
@@ -206,20 +104,27 @@ function ScopeLink(props: { rollout: Rollout; names: ScopeNames; admin: boolean 
   const { rollout: r, names } = props;
   const unit = r.scope === 'org_unit';
   const name = (unit ? names.unit : names.group).get(r.scope_id);
-  if (name === undefined) return <span>{T.unknownScope}</span>;
+  const text = t().rollouts;
+  if (name === undefined) return <span>{text.unknownScope}</span>;
   const href = props.admin
     ? `/portal/${unit ? 'org-units' : 'groups'}/${r.scope_id}`
     : `/portal/devices?${unit ? 'oe_id' : 'group_id'}=${r.scope_id}`;
-  return <a href={href}>{unit ? T.orgUnit(name) : T.group(name)}</a>;
+  return <a href={href}>{unit ? text.orgUnit(name) : text.group(name)}</a>;
 }
 
 /** The rollout's status in words, with why it paused. */
 function statusText(r: Rollout): string {
-  if (r.status !== 'paused') return statusLabel[r.status];
-  if (r.paused_reason === 'manual') return `${statusLabel.paused} (${T.pausedManual})`;
+  const text = t().rollouts;
+  if (r.status !== 'paused') return text.statuses[r.status];
+  if (r.paused_reason === 'manual') return text.pausedManual;
   const ring = r.rings_detail.find((d) => d.ring === r.current_ring);
   const failed = ring?.failed ?? 0;
-  return T.pausedFailures(r.current_ring, failed, failed + (ring?.converged ?? 0), r.max_failure_ratio);
+  return text.pausedFailures(
+    formatNumber(r.current_ring + 1),
+    formatNumber(failed),
+    formatNumber(failed + (ring?.converged ?? 0)),
+    percent(r.max_failure_ratio),
+  );
 }
 
 /** A ring's devices as one bar: converged, pending, failed by their share; the rest (not counted) grey. */
@@ -229,8 +134,15 @@ function RingBar(props: { ring: RingDetail }) {
   const converged = share(d.converged);
   const pending = Math.min(100 - converged, share(d.pending));
   const failed = Math.min(100 - converged - pending, share(d.failed));
+  const label = t().rollouts.barLabel(
+    d.devices,
+    formatNumber(d.converged),
+    formatNumber(d.pending),
+    formatNumber(d.failed),
+    formatNumber(d.devices),
+  );
   return (
-    <svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" role="img" aria-label={T.barLabel(d)}>
+    <svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" role="img" aria-label={label}>
       <rect class="converged" x="0" y="0" width={String(converged)} height="10" />
       <rect class="pending" x={String(converged)} y="0" width={String(pending)} height="10" />
       <rect class="failed" x={String(converged + pending)} y="0" width={String(failed)} height="10" />
@@ -240,29 +152,31 @@ function RingBar(props: { ring: RingDetail }) {
 
 function RingTable(props: { rollout: Rollout }) {
   const r = props.rollout;
+  const text = t().rollouts;
   return (
     <table class="rings">
       <thead>
         <tr>
-          <th scope="col">{T.ringsHeading}</th>
+          <th scope="col">{text.ringsHeading}</th>
           <th scope="col" class="number">
-            {T.devices}
+            {text.devices}
           </th>
-          <th scope="col">{T.bar}</th>
-          <th scope="col">{T.figures}</th>
-          <th scope="col">{T.opened}</th>
+          <th scope="col">{text.bar}</th>
+          <th scope="col">{text.figures}</th>
+          <th scope="col">{text.opened}</th>
         </tr>
       </thead>
       <tbody>
         {r.rings_detail.map((d) => (
           <tr data-ring={d.ring} data-opened={d.opened_at ? 'true' : 'false'}>
             <th scope="row">
-              {T.ring(d.ring)} <span class="muted">({T.upTo(d.percent)})</span>
+              {text.ring(formatNumber(d.ring + 1))}{' '}
+              <span class="muted">({text.upTo(text.percent(formatNumber(d.percent)))})</span>
             </th>
             <td class="number" data-field="devices">
-              {d.devices}
+              {formatNumber(d.devices)}
             </td>
-            <td>{d.opened_at ? <RingBar ring={d} /> : <span class="muted">{T.notOpened}</span>}</td>
+            <td>{d.opened_at ? <RingBar ring={d} /> : <span class="muted">{text.notOpened}</span>}</td>
             <td>
               {d.opened_at ? (
                 <span class="ring-figures">
@@ -270,7 +184,7 @@ function RingTable(props: { rollout: Rollout }) {
                     <>
                       {/* A zero is plain: only what there is stands out. */}
                       <span class={d[kind] > 0 ? `badge ${kind}` : 'badge'} data-count={kind}>
-                        {d[kind]} {T[kind]}
+                        {formatNumber(d[kind])} {text.figure[kind]}
                       </span>{' '}
                     </>
                   ))}
@@ -279,7 +193,7 @@ function RingTable(props: { rollout: Rollout }) {
                 '–'
               )}
             </td>
-            <td data-field="opened_at">{d.opened_at ? formatTime(d.opened_at) : T.notOpened}</td>
+            <td data-field="opened_at">{d.opened_at ? formatTime(d.opened_at) : text.notOpened}</td>
           </tr>
         ))}
       </tbody>
@@ -293,13 +207,14 @@ function RolloutActions(props: { rollout: Rollout }) {
   const allowed: Verb[] =
     r.status === 'running' ? ['pause', 'abort'] : r.status === 'paused' ? ['resume', 'abort'] : [];
   if (allowed.length === 0) return null;
+  const text = t().rollouts;
   return (
     <p class="actions">
       {allowed.map((verb, i) => (
         <>
           {i > 0 ? ' · ' : null}
           <a href={`/portal/rollouts/${r.id}/confirm/${verb}`} data-action={verb}>
-            {T.confirm[verb].link}
+            {text.confirm[verb].link}
           </a>
         </>
       ))}
@@ -317,8 +232,11 @@ function progressText(r: Rollout): string {
   const devices = opened.reduce((n, d) => n + d.devices, 0);
   const converged = opened.reduce((n, d) => n + d.converged, 0);
   const failed = opened.reduce((n, d) => n + d.failed, 0);
-  const ring = r.status === 'completed' ? '' : `${T.ringOf(r.current_ring, r.rings.length)}: `;
-  return `${ring}${converged} von ${devices} Geräten ${T.converged}${failed > 0 ? `, ${failed} ${T.failed}` : ''}`;
+  const text = t().rollouts;
+  const ring =
+    r.status === 'completed' ? '' : `${text.ringOf(formatNumber(r.current_ring + 1), formatNumber(r.rings.length))}: `;
+  const figures = text.progressText(devices, formatNumber(converged), formatNumber(devices));
+  return `${ring}${figures}${failed > 0 ? text.progressFailed(formatNumber(failed)) : ''}`;
 }
 
 /** The rollouts under way (running or paused), for the overview: up to 100 of each. */
@@ -339,12 +257,13 @@ export async function rolloutsUnderWay(c: Context<PortalEnv>): Promise<{ rollout
 
 /** The overview's list of the rollouts under way. */
 export function RolloutsUnderWay(props: { rollouts: Rollout[]; names: ScopeNames; session: PortalSession }) {
+  const text = t().rollouts;
   return (
     <>
-      <h2>{T.runningHeading}</h2>
+      <h2>{text.runningHeading}</h2>
       {props.rollouts.length === 0 ? (
         <p class="empty">
-          {T.noneRunning} <a href="/portal/rollouts">{T.allRollouts}</a>
+          {text.noneRunning} <a href="/portal/rollouts">{text.allRollouts}</a>
         </p>
       ) : (
         <RolloutTable rollouts={props.rollouts} names={props.names} admin={canWrite(props.session)} />
@@ -354,17 +273,18 @@ export function RolloutsUnderWay(props: { rollouts: Rollout[]; names: ScopeNames
 }
 
 function RolloutTable(props: { rollouts: Rollout[]; names: ScopeNames; admin: boolean }) {
+  const text = t().rollouts;
   return (
     <table>
       <thead>
         <tr>
-          <th scope="col">{T.created}</th>
-          <th scope="col">{T.scope}</th>
-          <th scope="col">{T.merkmal}</th>
-          <th scope="col">{T.action}</th>
-          <th scope="col">{T.status}</th>
-          <th scope="col">{T.progress}</th>
-          <th scope="col">{T.details}</th>
+          <th scope="col">{text.created}</th>
+          <th scope="col">{text.scope}</th>
+          <th scope="col">{text.merkmal}</th>
+          <th scope="col">{text.action}</th>
+          <th scope="col">{text.status}</th>
+          <th scope="col">{text.progress}</th>
+          <th scope="col">{text.details}</th>
         </tr>
       </thead>
       <tbody>
@@ -375,15 +295,15 @@ function RolloutTable(props: { rollouts: Rollout[]; names: ScopeNames; admin: bo
               <ScopeLink rollout={r} names={props.names} admin={props.admin} />
             </td>
             <td>{r.merkmal}</td>
-            <td>{actionLabel[r.action]}</td>
+            <td>{text.actions[r.action]}</td>
             <td data-field="status" data-status={r.status}>
-              {statusLabel[r.status]}
-              {r.status === 'paused' && r.paused_reason === 'failure_ratio' ? ` (${T.failed})` : ''}
+              {text.statuses[r.status]}
+              {r.status === 'paused' && r.paused_reason === 'failure_ratio' ? text.pausedForFailures : ''}
             </td>
             <td>{progressText(r)}</td>
             <td>
-              <a href={`/portal/rollouts/${r.id}`} aria-label={`${T.details}: ${r.merkmal} ${actionLabel[r.action]}`}>
-                {T.details}
+              <a href={`/portal/rollouts/${r.id}`} aria-label={text.detailsOf(r.merkmal, text.actions[r.action])}>
+                {text.details}
               </a>
             </td>
           </tr>
@@ -403,17 +323,18 @@ function heldBy(err: ApiError): string | null {
 /** A change refused because a rollout holds the Merkmal at the scope: what to do, and the way to that rollout. */
 export function rolloutInProgressPage(c: Context<PortalEnv>, err: ApiError, back: string) {
   const id = heldBy(err);
+  const text = t().rollouts;
   return render(
     c,
-    <Layout title={T.inProgressTitle} session={c.get('session')}>
-      <p class="flash error">{T.inProgress}</p>
+    <Layout title={text.inProgressTitle} session={c.get('session')}>
+      <p class="flash error">{text.inProgress}</p>
       <p>
         {id ? (
           <>
-            <a href={`/portal/rollouts/${id}`}>{T.toRollout}</a> ·{' '}
+            <a href={`/portal/rollouts/${id}`}>{text.toRollout}</a> ·{' '}
           </>
         ) : null}
-        <a href={back}>{T.cancel}</a>
+        <a href={back}>{text.cancel}</a>
       </p>
     </Layout>,
     409,
@@ -444,6 +365,7 @@ export function InRingsForm(props: {
   button: string;
 }) {
   const d = ROLLOUT_DEFAULTS;
+  const { form: text } = t().rollouts;
   return (
     <form method="post" action="/portal/rollouts" class="rollout-form">
       <CsrfField session={props.session} />
@@ -452,9 +374,9 @@ export function InRingsForm(props: {
       <input type="hidden" name="merkmal" value={props.merkmal} />
       <input type="hidden" name="action" value={props.action} />
       <input type="hidden" name="from" value={props.from} />
-      <label for="rings">Ringe (kumulierte Prozent, aufsteigend, der letzte 100)</label>
+      <label for="rings">{text.rings}</label>
       <input id="rings" name="rings" value={d.rings.join(', ')} required maxlength={100} />
-      <label for="max_failure_ratio">Höchster Fehleranteil je Ring (0 bis 1; 0.1 = 10 %)</label>
+      <label for="max_failure_ratio">{text.maxFailureRatio}</label>
       <input
         id="max_failure_ratio"
         name="max_failure_ratio"
@@ -465,7 +387,7 @@ export function InRingsForm(props: {
         value={String(d.max_failure_ratio)}
         required
       />
-      <label for="min_reported_ratio">Mindestanteil berichtender Geräte vor dem nächsten Ring (0 bis 1)</label>
+      <label for="min_reported_ratio">{text.minReportedRatio}</label>
       <input
         id="min_reported_ratio"
         name="min_reported_ratio"
@@ -476,7 +398,7 @@ export function InRingsForm(props: {
         value={String(d.min_reported_ratio)}
         required
       />
-      <label for="soak_seconds">Wartezeit je Ring in Sekunden (3600 = 1 Stunde)</label>
+      <label for="soak_seconds">{text.soakSeconds}</label>
       <input
         id="soak_seconds"
         name="soak_seconds"
@@ -540,7 +462,11 @@ async function createInRings(c: Context<PortalEnv>, write: PortalWriter, fields:
     }
     throw err;
   }
-  return redirectWith(c, `/portal/rollouts/${rollout.id}`, { kind: 'ok', text: T.started(rollout) });
+  const first = rollout.rings_detail[0]?.devices ?? 0;
+  return redirectWith(c, `/portal/rollouts/${rollout.id}`, {
+    kind: 'ok',
+    text: t().rollouts.started(first, formatNumber(first)),
+  });
 }
 
 export function rolloutRoutes() {
@@ -558,37 +484,38 @@ export function rolloutRoutes() {
       listRollouts(db, org, { status, cursor, limit: PAGE_SIZE }, poll),
       scopeNames(db, org),
     ]);
+    const text = t().rollouts;
     const query = (more: Record<string, string>) =>
       `/portal/rollouts?${new URLSearchParams({ ...(status ? { status } : {}), ...more })}`;
     return render(
       c,
-      <Layout title={T.listTitle} session={session} flash={takeFlash(c)}>
-        <p class="muted">{T.intro}</p>
-        <form method="get" action="/portal/rollouts" class="filters" aria-label="Rollouts filtern">
+      <Layout title={text.listTitle} session={session} flash={takeFlash(c)}>
+        <p class="muted">{text.intro}</p>
+        <form method="get" action="/portal/rollouts" class="filters" aria-label={text.filterForm}>
           <div>
-            <label for="status">{T.filter}</label>
+            <label for="status">{text.filter}</label>
             <select id="status" name="status">
-              <option value="">{T.all}</option>
+              <option value="">{text.all}</option>
               {statuses.map((s) => (
                 <option value={s} selected={s === status}>
-                  {statusLabel[s]}
+                  {text.statuses[s]}
                 </option>
               ))}
             </select>
           </div>
           <div>
-            <button type="submit">{T.apply}</button>
+            <button type="submit">{text.apply}</button>
           </div>
         </form>
         {page.items.length === 0 ? (
-          <p class="empty">{status ? T.emptyFiltered : T.empty}</p>
+          <p class="empty">{status ? text.emptyFiltered : text.empty}</p>
         ) : (
           <RolloutTable rollouts={page.items} names={names} admin={canWrite(session)} />
         )}
         <p>
-          {cursor ? <a href={query({})}>{T.first}</a> : null}
+          {cursor ? <a href={query({})}>{text.first}</a> : null}
           {cursor && page.next_cursor ? ' · ' : null}
-          {page.next_cursor ? <a href={query({ cursor: page.next_cursor })}>{T.next}</a> : null}
+          {page.next_cursor ? <a href={query({ cursor: page.next_cursor })}>{text.next}</a> : null}
         </p>
       </Layout>,
     );
@@ -602,38 +529,41 @@ export function rolloutRoutes() {
     const names = await scopeNames(db, r.organization_id);
     const admin = canWrite(session);
     const live = underWay(r);
+    const text = t().rollouts;
+    const title = text.title(r.merkmal, text.actions[r.action]);
+    const soak = r.soak_seconds === 0 ? null : duration(r.soak_seconds);
     return render(
       c,
-      <Layout title={T.title(r)} session={session} flash={takeFlash(c)} scripts={live ? [SCRIPT] : []}>
+      <Layout title={title} session={session} flash={takeFlash(c)} scripts={live ? [SCRIPT] : []}>
         <p>
-          <a href="/portal/rollouts">{T.back}</a>
+          <a href="/portal/rollouts">{text.back}</a>
         </p>
         <table>
           <tbody>
             <tr>
-              <th scope="row">{T.scope}</th>
+              <th scope="row">{text.scope}</th>
               <td data-field="scope">
                 <ScopeLink rollout={r} names={names} admin={admin} />
               </td>
             </tr>
             <tr>
-              <th scope="row">{T.merkmal}</th>
+              <th scope="row">{text.merkmal}</th>
               <td data-field="merkmal">{r.merkmal}</td>
             </tr>
             <tr>
-              <th scope="row">{T.action}</th>
-              <td data-field="action">{actionLabel[r.action]}</td>
+              <th scope="row">{text.action}</th>
+              <td data-field="action">{text.actions[r.action]}</td>
             </tr>
             <tr>
-              <th scope="row">{T.ringsHeading}</th>
-              <td>{T.ringsText(r)}</td>
+              <th scope="row">{text.ringsHeading}</th>
+              <td>{r.rings.map((p) => text.percent(formatNumber(p))).join(' → ')}</td>
             </tr>
             <tr>
-              <th scope="row">{T.limits}</th>
-              <td>{T.limitsText(r)}</td>
+              <th scope="row">{text.limits}</th>
+              <td>{text.limitsText(percent(r.max_failure_ratio), percent(r.min_reported_ratio), soak)}</td>
             </tr>
             <tr>
-              <th scope="row">{T.createdBy}</th>
+              <th scope="row">{text.createdBy}</th>
               <td>
                 {actorName(r.created_by as Actor)}, {formatTime(r.created_at)}
               </td>
@@ -642,28 +572,28 @@ export function rolloutRoutes() {
         </table>
         <section id="rollout-live" data-refresh={live ? String(REFRESH_SECONDS) : undefined} aria-live="polite">
           <p>
-            <strong>{T.status}:</strong>{' '}
+            <strong>{text.status}:</strong>{' '}
             <span data-field="status" data-status={r.status} data-reason={r.paused_reason ?? undefined}>
               {statusText(r)}
             </span>
-            {r.completed_at ? ` · ${T.completedAt} ${formatTime(r.completed_at)}` : null}
+            {r.completed_at ? ` · ${text.completedAt} ${formatTime(r.completed_at)}` : null}
           </p>
           {admin ? <RolloutActions rollout={r} /> : null}
           <RingTable rollout={r} />
-          <p class="muted">{T.uncounted}</p>
+          <p class="muted">{text.uncounted}</p>
           {r.rings_detail.some((d) => d.failed > 0) ? (
             <p>
               <a
                 href={`/portal/devices?${r.scope === 'org_unit' ? 'oe_id' : 'group_id'}=${r.scope_id}&merkmal=${encodeURIComponent(r.merkmal)}&convergence=failed`}
               >
-                {T.failedDevices}
+                {text.failedDevices}
               </a>
             </p>
           ) : null}
         </section>
         {live ? (
           <p class="muted">
-            {T.refreshNote} <a href={`/portal/rollouts/${r.id}`}>{T.refresh}</a>
+            {text.refreshNote(formatNumber(REFRESH_SECONDS))} <a href={`/portal/rollouts/${r.id}`}>{text.refresh}</a>
           </p>
         ) : null}
       </Layout>,
@@ -677,20 +607,21 @@ export function rolloutRoutes() {
     if (verb === undefined) throw notFound('page', c.req.param('verb'));
     const db = await portalRead(c, verbOperation[verb], { param: { id } });
     const r = await getRollout(db, id, c.get('deps').config.agentPollIntervalSeconds);
-    const text = T.confirm[verb];
+    const text = t().rollouts;
+    const confirm = text.confirm[verb];
     return render(
       c,
-      <Layout title={text.title} session={session}>
+      <Layout title={confirm.title} session={session}>
         <p>
-          <strong>{T.title(r)}</strong> ({statusText(r)})
+          <strong>{text.title(r.merkmal, text.actions[r.action])}</strong> ({statusText(r)})
         </p>
-        <p>{text.text}</p>
+        <p>{confirm.text}</p>
         <form method="post" action={`/portal/rollouts/${r.id}/${verb}`}>
           <CsrfField session={session} />
           <button type="submit" class={verb === 'abort' ? 'danger' : ''}>
-            {text.button}
+            {confirm.button}
           </button>{' '}
-          <a href={`/portal/rollouts/${r.id}`}>{T.cancel}</a>
+          <a href={`/portal/rollouts/${r.id}`}>{text.cancel}</a>
         </form>
       </Layout>,
     );
@@ -700,13 +631,15 @@ export function rolloutRoutes() {
     postWrite(app, `/rollouts/:id/${verb}`, verbOperation[verb], async (c, write) => {
       const id = c.req.param('id').toLowerCase();
       const poll = c.get('deps').config.agentPollIntervalSeconds;
-      return writeAndRedirect(c, `/portal/rollouts/${id}`, T.confirm[verb].done, () =>
+      const text = t().rollouts;
+      return writeAndRedirect(c, `/portal/rollouts/${id}`, text.confirm[verb].done, () =>
         write({ param: { id } }, async (tx, caller) => {
           try {
             const { audit } = await verbService[verb](tx, id, caller, poll);
             return { audit, result: null };
           } catch (err) {
-            if (err instanceof ApiError && err.code === 'rollout_not_active') throw new ApiError(err.code, T.notActive);
+            if (err instanceof ApiError && err.code === 'rollout_not_active')
+              throw new ApiError(err.code, text.notActive);
             throw err;
           }
         }),

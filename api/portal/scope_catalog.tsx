@@ -17,6 +17,7 @@ import { requireOrgUnit } from '../org_units/repo.ts';
 import { countDevicesAltered } from '../rollouts/service.ts';
 import { type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formFields, redirectWith, render, safeBack, takeFlash } from './http.tsx';
+import { formatNumber, t } from './i18n/index.ts';
 import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import {
@@ -33,49 +34,6 @@ type Scope = 'org-units' | 'groups';
 const actions: RolloutAction[] = ['select', 'deselect', 'unset'];
 const rolloutScope = { 'org-units': 'org_unit', groups: 'group' } as const;
 
-/** Every string of the catalog section and its confirmation, in one place. */
-const T = {
-  heading: 'Auftragskatalog',
-  intro:
-    'Eine Vorgabe hier gilt für alle Geräte des Bereichs, soweit keine nähere Vorgabe (Unter-Einheit, Gruppe, Gerät) ' +
-    'etwas anderes sagt. Vor jeder Änderung sehen Sie, wie viele Geräte sie ändert, und wählen: alle auf einmal oder ' +
-    'in Ringen.',
-  merkmal: 'Merkmal',
-  here: 'Vorgabe hier',
-  none: 'keine',
-  present: 'vorhanden',
-  converged: 'umgesetzt',
-  pending: 'ausstehend',
-  failed: 'fehlgeschlagen',
-  change: 'Ändern',
-  held: 'Rollout läuft …',
-  scopeName: (scope: Scope, name: string) =>
-    scope === 'org-units' ? `der Organisationseinheit „${name}“` : `der Gruppe „${name}“`,
-  shortScope: (scope: Scope, name: string) => (scope === 'org-units' ? `an der OE ${name}` : `an der Gruppe ${name}`),
-  title: (merkmal: string, action: RolloutAction) => `${merkmal} ${actionLabel[action]}`,
-  what: (action: RolloutAction, merkmal: string, scope: string) =>
-    action === 'unset'
-      ? `Die Vorgabe für „${merkmal}“ an ${scope} wird entfernt; ihre Geräte folgen dann der nächsten Vorgabe darüber.`
-      : `„${merkmal}“ wird an ${scope} ${action === 'select' ? 'ausgewählt (soll vorhanden sein)' : 'abgewählt (soll nicht vorhanden sein)'}.`,
-  count: (n: number) =>
-    n === 0
-      ? 'Diese Änderung ändert an keinem Gerät etwas (die Vorgabe wird trotzdem gespeichert).'
-      : `Diese Änderung ändert den Zustand von ${n === 1 ? '1 Gerät' : `${n} Geräten`}.`,
-  allHeading: 'Alle auf einmal',
-  allText: 'Jedes betroffene Gerät bekommt den neuen Zustand bei seinem nächsten Check-in.',
-  allButton: 'Alle auf einmal ändern',
-  ringsHeading: 'In Ringen',
-  ringsText:
-    'Erst ein Teil der Geräte bekommt die Änderung, dann mehr. Melden in einem Ring zu viele Geräte einen Fehler, ' +
-    'hält das Rollout von selbst an, bevor der nächste Ring geöffnet wird. Geräte, die später in den Bereich kommen, ' +
-    'bekommen die Änderung, wenn das Rollout abgeschlossen ist.',
-  ringsButton: 'In Ringen ausrollen',
-  cancel: 'Abbrechen',
-  heldText: 'Dieses Merkmal wird hier gerade von einem Rollout geändert; eine andere Änderung geht erst danach.',
-  toRollout: 'Zum laufenden Rollout',
-  saved: (merkmal: string, action: RolloutAction) => `${merkmal}: ${actionLabel[action]} gespeichert.`,
-};
-
 /** The select, deselect and unset of a Merkmal at a scope: each leads to its confirmation (a GET, nothing changes yet). */
 export function ChangeButtons(props: { scope: Scope; id: string; merkmal: string; label: string; back: string }) {
   return (
@@ -87,8 +45,8 @@ export function ChangeButtons(props: { scope: Scope; id: string; merkmal: string
           action={`/portal/${props.scope}/${props.id}/catalog/${encodeURIComponent(props.merkmal)}/${action}`}
         >
           <input type="hidden" name="back" value={props.back} />
-          <button type="submit" class="secondary" aria-label={`${props.label}: ${actionLabel[action]}`}>
-            {actionLabel[action]}
+          <button type="submit" class="secondary" aria-label={`${props.label}: ${actionLabel(action)}`}>
+            {actionLabel(action)}
           </button>{' '}
         </form>
       ))}
@@ -115,28 +73,29 @@ export function ScopeCatalog(props: {
 }) {
   const { scope, id, catalog } = props;
   const back = `/portal/${scope}/${id}`;
+  const text = t().scopeCatalog;
   return (
     <>
-      <h2>{T.heading}</h2>
-      <p class="muted">{T.intro}</p>
+      <h2>{text.heading}</h2>
+      <p class="muted">{text.intro}</p>
       <table>
         <thead>
           <tr>
-            <th scope="col">{T.merkmal}</th>
-            <th scope="col">{T.here}</th>
+            <th scope="col">{text.merkmal}</th>
+            <th scope="col">{text.here}</th>
             <th scope="col" class="number">
-              {T.present}
+              {text.present}
             </th>
             <th scope="col" class="number">
-              {T.converged}
+              {text.converged}
             </th>
             <th scope="col" class="number">
-              {T.pending}
+              {text.pending}
             </th>
             <th scope="col" class="number">
-              {T.failed}
+              {text.failed}
             </th>
-            <th scope="col">{T.change}</th>
+            <th scope="col">{text.change}</th>
           </tr>
         </thead>
         <tbody>
@@ -148,22 +107,22 @@ export function ScopeCatalog(props: {
                 <td>
                   {m.name} <span class="muted">({m.merkmal})</span>
                 </td>
-                <td data-field="override">{state ? stateLabel(state) : T.none}</td>
-                <td class="number">{m.present}</td>
-                <td class="number">{m.converged}</td>
-                <td class="number">{m.pending}</td>
-                <td class="number">{m.failed}</td>
+                <td data-field="override">{state ? stateLabel(state) : text.none}</td>
+                <td class="number">{formatNumber(m.present)}</td>
+                <td class="number">{formatNumber(m.converged)}</td>
+                <td class="number">{formatNumber(m.pending)}</td>
+                <td class="number">{formatNumber(m.failed)}</td>
                 <td>
                   {held ? (
                     <a href={`/portal/rollouts/${held}`} data-rollout={held}>
-                      {T.held}
+                      {text.held}
                     </a>
                   ) : (
                     <ChangeButtons
                       scope={scope}
                       id={id}
                       merkmal={m.merkmal}
-                      label={`${m.name} ${T.shortScope(scope, props.name)}`}
+                      label={`${m.name} ${text.shortScope[scope](props.name)}`}
                       back={back}
                     />
                   )}
@@ -199,32 +158,33 @@ async function confirmPage(c: Context<PortalEnv>, scope: Scope, action: RolloutA
   const heldBy = held.get(`${id} ${merkmal}`);
   const back = safeBack(c.req.query('back'), `/portal/${scope}/${id}`);
   const here = `/portal/${scope}/${id}/catalog/${merkmal}/${action}`;
-  const scopeText = T.scopeName(scope, owner.name);
+  const text = t().scopeCatalog;
+  const scopeText = text.scopeName[scope](owner.name);
   return render(
     c,
-    <Layout title={T.title(merkmal, action)} session={session} flash={takeFlash(c)}>
-      <p>{T.what(action, merkmal, scopeText)}</p>
+    <Layout title={text.title(merkmal, actionLabel(action))} session={session} flash={takeFlash(c)}>
+      <p>{text.what[action](merkmal, scopeText)}</p>
       <p class="figure-line" data-field="count" data-count={String(count)}>
-        <strong>{T.count(count)}</strong>
+        <strong>{text.count(count, formatNumber(count))}</strong>
       </p>
       {heldBy ? (
         <p class="flash error">
-          {T.heldText} <a href={`/portal/rollouts/${heldBy}`}>{T.toRollout}</a>
+          {text.heldText} <a href={`/portal/rollouts/${heldBy}`}>{text.toRollout}</a>
         </p>
       ) : (
         <div class="choices">
           <section>
-            <h2>{T.allHeading}</h2>
-            <p>{T.allText}</p>
+            <h2>{text.allHeading}</h2>
+            <p>{text.allText}</p>
             <form method="post" action={here}>
               <CsrfField session={session} />
               <input type="hidden" name="back" value={back} />
-              <button type="submit">{T.allButton}</button>
+              <button type="submit">{text.allButton}</button>
             </form>
           </section>
           <section>
-            <h2>{T.ringsHeading}</h2>
-            <p>{T.ringsText}</p>
+            <h2>{text.ringsHeading}</h2>
+            <p>{text.ringsText}</p>
             <InRingsForm
               session={session}
               scope={rolloutScope[scope]}
@@ -232,13 +192,13 @@ async function confirmPage(c: Context<PortalEnv>, scope: Scope, action: RolloutA
               merkmal={merkmal}
               action={action}
               from={here}
-              button={T.ringsButton}
+              button={text.ringsButton}
             />
           </section>
         </div>
       )}
       <p>
-        <a href={back}>{T.cancel}</a>
+        <a href={back}>{text.cancel}</a>
       </p>
     </Layout>,
   );
@@ -275,7 +235,7 @@ export function scopeCatalogRoutes() {
             }
             throw err;
           }
-          return redirectWith(c, back, { kind: 'ok', text: T.saved(merkmal, action) });
+          return redirectWith(c, back, { kind: 'ok', text: t().scopeCatalog.saved(merkmal, actionLabel(action)) });
         },
       );
     }

@@ -451,3 +451,182 @@ describe('refusals', () => {
     expect(await res.text()).toContain('data-refresh');
   });
 });
+
+/** The page's text without tags and entities, spaces collapsed. */
+const plain = (html: string) =>
+  html
+    .replace(/<(script|style)[\s\S]*?<\/\1>/g, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&[a-z#0-9]+;/g, ' ')
+    .replace(/\s+/g, ' ');
+
+/** German words these pages used to show (the fixture's names are taken out first). */
+const GERMAN =
+  /\b(und|oder|nicht|kein\w*|Gerät\w*|wurde|Sie|Ring\w*e|von|mit|bei|der|dem|des|ist|sind|noch|alle|Alle|Zurück|Abbrechen|Ändern|vorhanden|ausstehend|umgesetzt|angehalten|geöffnet|auswählen|abwählen|zurücksetzen|läuft)\b|[äöüÄÖÜß„]/;
+
+/** The German words left in a page's English text, or null; without the fixture's and the catalog's names. */
+async function germanIn(html: string): Promise<string | null> {
+  const names = (await ctx.sql<{ name: string }[]>`select name from merkmale union select key from merkmale`)
+    .map((r) => r.name)
+    .concat(['Bürgerbüro', 'Labor', 'Frau Admin', 'Deutsch'])
+    .sort((a, b) => b.length - a.length);
+  let text = plain(html);
+  for (const name of names) text = text.split(name).join(' ');
+  const found = GERMAN.exec(text);
+  return found ? `"${found[0]}" in …${text.slice(Math.max(0, found.index - 60), found.index + 60)}…` : null;
+}
+
+describe('in English', () => {
+  /** The fleet's admin in a browser asking for English. */
+  async function english(f: Fleet) {
+    const client = new PortalClient(ctx.app, `10.43.0.${Math.floor(Math.random() * 250) + 1}`, 'en-GB,en;q=0.9');
+    expect((await client.signIn(f.adminKey.key)).status).toBe(303);
+    return client;
+  }
+
+  it("the rollouts' list, a rollout's page and the overview's running rollouts", async () => {
+    const f = await fleet();
+    const id = await createInRings(f);
+    const en = await english(f);
+
+    const list = await en.get('/portal/rollouts');
+    expect(list.status).toBe(200);
+    expect(list.text).toContain('<html lang="en">');
+    expect(list.text).toContain('A rollout changes a catalog item at an org unit or group in rings');
+    expect(list.text).toContain('<th scope="col">Catalog item</th>');
+    expect(list.text).toContain('<option value="running">running</option>');
+    expect(list.text).toContain('aria-label="Filter rollouts"');
+    expect(list.text).toContain('aria-label="Details: select qgis"');
+    expect(list.text).toMatch(/Ring 1 of 2: 0 of \d+ devices? converged/);
+    expect(await germanIn(list.text)).toBeNull();
+    expect((await en.get('/portal/rollouts?status=paused')).text).toContain('No rollouts with this status.');
+
+    const page = await en.get(`/portal/rollouts/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<title>Rollout: select qgis');
+    expect(page.text).toContain(`<a href="/portal/org-units/${f.unit}">Org unit “Bürgerbüro”</a>`);
+    expect(page.text).toContain('<td>50% → 100%</td>');
+    expect(page.text).toContain(
+      '<td>at most 10% failures per ring; next ring once at least 90% have reported (no soak time)</td>',
+    );
+    expect(page.text).toContain('Created by</th><td>Frau Admin, ');
+    expect(page.text).toMatch(/<tr data-ring="1" data-opened="false">[\s\S]*?not opened yet/);
+    expect(page.text).toMatch(/Ring 1 <span class="muted">\(up to 50%\)<\/span>/);
+    expect(page.text).toContain('The figures refresh every 3 seconds while the rollout is under way.');
+    expect(page.text).toContain(`<a href="/portal/rollouts/${id}/confirm/pause" data-action="pause">Pause …</a>`);
+    expect(await germanIn(page.text)).toBeNull();
+    // The German page as it was.
+    const german = await f.admin.get(`/portal/rollouts/${id}`);
+    expect(german.text).toContain('<td>50 % → 100 %</td>');
+    expect(german.text).toContain(
+      '<td>höchstens 10 % Fehler je Ring; nächster Ring, wenn mindestens 90 % berichtet haben (ohne Wartezeit)</td>',
+    );
+    expect(german.text).toContain('Ring 1 <span class="muted">(bis 50 %)</span>');
+
+    // A soak time and an automatic pause in words.
+    await ctx.sql`update rollouts set status = 'paused', paused_reason = 'failure_ratio', soak_seconds = 5400
+      where id = ${id}`;
+    const paused = await en.get(`/portal/rollouts/${id}`);
+    expect(paused.text).toContain('and 90 minutes have passed');
+    expect(paused.text).toMatch(/paused automatically: in ring 1, 0 of 0 reporting devices failed, more than the 10%/);
+    expect(await germanIn(paused.text)).toBeNull();
+    expect((await f.admin.get(`/portal/rollouts/${id}`)).text).toContain('und 90 Minuten vergangen sind');
+
+    const overview = await en.get('/portal');
+    expect(overview.text).toContain('<h2>Running rollouts</h2>');
+    expect(overview.text).toContain(`<tr data-rollout="${id}">`);
+  });
+
+  it('pause after its confirmation: the confirmation, the message and the status in English; German unchanged', async () => {
+    const f = await fleet();
+    const id = await createInRings(f);
+    const en = await english(f);
+    const confirm = await en.get(`/portal/rollouts/${id}/confirm/pause`);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('<title>Pause rollout');
+    expect(confirm.text).toContain('<strong>Rollout: select qgis</strong> (running)');
+    expect(confirm.text).toContain('No further ring opens until you resume the rollout.');
+    expect(confirm.text).toContain('<button type="submit" class="">Pause</button>');
+    expect(confirm.text).toContain(`<a href="/portal/rollouts/${id}">Back</a>`);
+    expect(await germanIn(confirm.text)).toBeNull();
+    const german = await f.admin.get(`/portal/rollouts/${id}/confirm/pause`);
+    expect(german.text).toContain('<title>Rollout anhalten');
+    expect(german.text).toContain('<strong>Rollout: qgis auswählen</strong> (läuft)');
+
+    const res = await en.request('POST', `/portal/rollouts/${id}/pause`, { _csrf: PortalClient.csrf(confirm.text) });
+    expect(res.status).toBe(303);
+    const page = await en.get(res.location!);
+    expect(page.text).toContain('Rollout paused.');
+    expect(page.text).toContain('paused (by hand)');
+    expect(page.text).toContain('>Resume …</a>');
+    expect(await germanIn(page.text)).toBeNull();
+    // Resuming an aborted rollout: the refusal in English.
+    const csrf = { _csrf: PortalClient.csrf(page.text) };
+    const aborted = await en.request('POST', `/portal/rollouts/${id}/abort`, csrf);
+    expect((await en.get(aborted.location!)).text).toContain(
+      'Rollout aborted: the devices get their previous state back.',
+    );
+    const refused = await en.request('POST', `/portal/rollouts/${id}/resume`, csrf);
+    expect((await en.get(refused.location!)).text).toContain('That is not possible in the rollout&#39;s current state');
+  });
+
+  it("a scope's catalog and a change's confirmation: the count, all at once or in rings, and what follows", async () => {
+    const f = await fleet();
+    const en = await english(f);
+    const unit = await en.get(`/portal/org-units/${f.unit}`);
+    expect(unit.text).toContain('<h2>Catalog</h2>');
+    expect(unit.text).toContain('aria-label="QGIS at org unit Bürgerbüro: select"');
+    expect(unit.text).toMatch(/<tr data-merkmal="qgis">[\s\S]*?data-field="override">none</);
+    const group = await en.get(`/portal/groups/${f.group}`);
+    expect(group.text).toContain('aria-label="QGIS at group Labor: unset"');
+
+    const confirm = await en.get(`/portal/org-units/${f.unit}/catalog/qgis/select`);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('<title>Select qgis');
+    expect(confirm.text).toContain('“qgis” is selected at the org unit “Bürgerbüro” (it should be present).');
+    expect(confirm.text).toContain('This change alters the state of 3 devices.');
+    expect(confirm.text).toContain('<h2>All at once</h2>');
+    expect(confirm.text).toContain('<button type="submit">Change all at once</button>');
+    expect(confirm.text).toContain('<label for="rings">Rings (cumulative percent, ascending, the last 100)</label>');
+    expect(confirm.text).toContain('<button type="submit">Roll out in rings</button>');
+    expect(await germanIn(confirm.text)).toBeNull();
+    const one = await en.get(`/portal/groups/${f.group}/catalog/qgis/unset`);
+    expect(one.text).toContain('The setting for “qgis” at the group “Labor” is removed');
+    expect((await en.get(`/portal/groups/${f.group}/catalog/qgis/deselect`)).text).toContain(
+      'This change alters no device (the setting is saved all the same).',
+    );
+    // The German confirmation as it was.
+    const german = await f.admin.get(`/portal/org-units/${f.unit}/catalog/qgis/select`);
+    expect(german.text).toContain(
+      '„qgis“ wird an der Organisationseinheit „Bürgerbüro“ ausgewählt (soll vorhanden sein).',
+    );
+    expect(german.text).toContain('Diese Änderung ändert den Zustand von 3 Geräten.');
+
+    // All at once: the message on the page it started on.
+    const csrf = PortalClient.csrf(confirm.text);
+    const saved = await en.request('POST', `/portal/org-units/${f.unit}/catalog/qgis/select`, {
+      _csrf: csrf,
+      back: `/portal/org-units/${f.unit}`,
+    });
+    expect(saved.status).toBe(303);
+    expect((await en.get(saved.location!)).text).toContain('Saved: select qgis.');
+
+    // In rings: the rollout's page with its start, and a held change's refusal in English.
+    const started = await en.request('POST', '/portal/rollouts', {
+      _csrf: csrf,
+      ...inRings(f, { merkmal: 'firefox' }),
+    });
+    expect(started.status).toBe(303);
+    expect((await en.get(started.location!)).text).toMatch(/Rollout started: ring 1 with \d+ devices? is open\./);
+    const held = await en.get(`/portal/org-units/${f.unit}/catalog/firefox/deselect`);
+    expect(held.text).toContain('A rollout is changing this catalog item here right now');
+    expect((await en.get(`/portal/org-units/${f.unit}`)).text).toContain('>Rollout under way …</a>');
+    const refused = await en.request('POST', '/portal/rollouts', {
+      _csrf: csrf,
+      ...inRings(f, { merkmal: 'firefox', action: 'unset' }),
+    });
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain('<title>A rollout is already under way here');
+    expect(refused.text).toContain('>To the running rollout</a>');
+  });
+});

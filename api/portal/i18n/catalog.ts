@@ -9,12 +9,16 @@ import { bulk as deBulk } from './de/bulk.ts';
 import { deviceDetails as deDeviceDetails } from './de/device_details.ts';
 import { devices as deDevices } from './de/devices.ts';
 import { overview as deOverview } from './de/overview.ts';
+import { rollouts as deRollouts } from './de/rollouts.ts';
+import { scopeCatalog as deScopeCatalog } from './de/scope_catalog.ts';
 import { common as enCommon } from './en/common.ts';
 import { login as enLogin } from './en/login.ts';
 import { bulk as enBulk } from './en/bulk.ts';
 import { deviceDetails as enDeviceDetails } from './en/device_details.ts';
 import { devices as enDevices } from './en/devices.ts';
 import { overview as enOverview } from './en/overview.ts';
+import { rollouts as enRollouts } from './en/rollouts.ts';
+import { scopeCatalog as enScopeCatalog } from './en/scope_catalog.ts';
 import type { Language } from './language.ts';
 
 const de = {
@@ -24,6 +28,8 @@ const de = {
   deviceDetails: deDeviceDetails,
   devices: deDevices,
   overview: deOverview,
+  rollouts: deRollouts,
+  scopeCatalog: deScopeCatalog,
 };
 
 export type Catalog = typeof de;
@@ -35,6 +41,8 @@ const en: Catalog = {
   deviceDetails: enDeviceDetails,
   devices: enDevices,
   overview: enOverview,
+  rollouts: enRollouts,
+  scopeCatalog: enScopeCatalog,
 };
 
 export const catalogs: Record<Language, Catalog> = { de, en };
