@@ -5,13 +5,22 @@
  */
 import { common as deCommon } from './de/common.ts';
 import { login as deLogin } from './de/login.ts';
+import { organization as deOrganization } from './de/organization.ts';
+import { enrollment as deEnrollment } from './de/enrollment.ts';
+import { credentials as deCredentials } from './de/credentials.ts';
 import { common as enCommon } from './en/common.ts';
 import { login as enLogin } from './en/login.ts';
+import { organization as enOrganization } from './en/organization.ts';
+import { enrollment as enEnrollment } from './en/enrollment.ts';
+import { credentials as enCredentials } from './en/credentials.ts';
 import type { Language } from './language.ts';
 
 const de = {
   common: deCommon,
   login: deLogin,
+  organization: deOrganization,
+  enrollment: deEnrollment,
+  credentials: deCredentials,
 };
 
 export type Catalog = typeof de;
@@ -19,6 +28,9 @@ export type Catalog = typeof de;
 const en: Catalog = {
   common: enCommon,
   login: enLogin,
+  organization: enOrganization,
+  enrollment: enEnrollment,
+  credentials: enCredentials,
 };
 
 export const catalogs: Record<Language, Catalog> = { de, en };
