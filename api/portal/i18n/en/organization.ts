@@ -3,7 +3,8 @@ import type { Catalog } from '../catalog.ts';
 
 export const organization: Catalog['organization'] = {
   refusals: {
-    protected_org_unit: 'The org unit “New devices” is protected: it cannot be renamed, moved or deleted.',
+    // "Neue Geräte" is the protected unit's name in every organization (data, not translated).
+    protected_org_unit: 'The org unit “Neue Geräte” is protected: it cannot be renamed, moved or deleted.',
     org_unit_not_empty:
       'The org unit is not empty: move or delete its child units and devices first. Nothing was changed.',
     org_unit_cycle: 'An org unit cannot be moved under itself or one of its child units. Nothing was changed.',
