@@ -13,7 +13,7 @@ import { createKey, revokeKey } from '../api_keys/service.ts';
 import { ApiError } from '../http/errors.ts';
 import { type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formFields, invalidInput, redirectWith, render, takeFlash, writeAndRedirect } from './http.tsx';
-import { formatTime } from './i18n/index.ts';
+import { formatTime, t } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 
 /** Runs a create whose result page shows a secret; a refusal goes back to the form as a message. */
@@ -36,41 +36,42 @@ export function credentialRoutes() {
     const org = session.organizationId!;
     const db = await portalRead(c, keyOps.listApiKeys, { param: { id: org } });
     const keys = await listApiKeys(db, org, null, 500);
+    const { credentials: text } = t();
     return render(
       c,
-      <Layout title="API-Schlüssel" session={session} flash={takeFlash(c)}>
+      <Layout title={text.title} session={session} flash={takeFlash(c)}>
         <form method="post" action="/portal/api-keys">
           <CsrfField session={session} />
-          <h2>Neuer API-Schlüssel</h2>
-          <label for="name">Name</label>
+          <h2>{text.new}</h2>
+          <label for="name">{text.name}</label>
           <input id="name" name="name" required maxlength={200} />
-          <label for="role">Rolle</label>
+          <label for="role">{text.role}</label>
           <select id="role" name="role">
-            <option value="viewer">Leser (nur lesen)</option>
-            <option value="admin">Admin (alles in dieser Organisation)</option>
+            <option value="viewer">{text.roleOptions.viewer}</option>
+            <option value="admin">{text.roleOptions.admin}</option>
           </select>
-          <label for="expires_on">Läuft ab am (optional, Ende des Tages UTC)</label>
+          <label for="expires_on">{text.expiresOn}</label>
           <input id="expires_on" name="expires_on" type="date" />
           <p>
-            <button type="submit">Schlüssel erstellen</button>
+            <button type="submit">{text.create}</button>
           </p>
         </form>
         <table>
           <thead>
             <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Rolle</th>
-              <th scope="col">Präfix</th>
-              <th scope="col">Zuletzt benutzt</th>
-              <th scope="col">Läuft ab</th>
-              <th scope="col">Widerrufen</th>
+              <th scope="col">{text.name}</th>
+              <th scope="col">{text.role}</th>
+              <th scope="col">{text.prefix}</th>
+              <th scope="col">{text.lastUsed}</th>
+              <th scope="col">{text.expires}</th>
+              <th scope="col">{text.revoked}</th>
             </tr>
           </thead>
           <tbody>
             {keys.slice(0, 500).map((k) => (
               <tr>
                 <td>{k.name}</td>
-                <td>{k.role === 'admin' ? 'Admin' : 'Leser'}</td>
+                <td>{text.roles[k.role]}</td>
                 <td>
                   <code>{k.prefix}</code>
                 </td>
@@ -80,7 +81,7 @@ export function credentialRoutes() {
                   {k.revoked_at ? (
                     formatTime(k.revoked_at)
                   ) : (
-                    <a href={`/portal/api-keys/${k.id}/revoke`}>Widerrufen …</a>
+                    <a href={`/portal/api-keys/${k.id}/revoke`}>{text.revokeLink}</a>
                   )}
                 </td>
               </tr>
@@ -108,17 +109,19 @@ export function credentialRoutes() {
     });
     if (done.response) return done.response;
     const { row, key } = done.result;
+    const { credentials: text } = t();
     return render(
       c,
-      <Layout title="API-Schlüssel erstellt" session={session}>
+      <Layout title={text.createdTitle} session={session}>
         <p>
-          Der Schlüssel „{row.name}“ ({row.role === 'admin' ? 'Admin' : 'Leser'}) wurde erstellt. Kopieren Sie ihn
-          jetzt: <strong>er wird nur dieses eine Mal angezeigt</strong> und ist nur als Hash gespeichert.
+          {text.created.before(row.name, text.roles[row.role])}
+          <strong>{text.created.once}</strong>
+          {text.created.after}
         </p>
-        <label for="key">Schlüssel</label>
+        <label for="key">{text.key}</label>
         <input id="key" readonly value={key} size={60} />
         <p>
-          <a href="/portal/api-keys">Zurück zu den API-Schlüsseln</a>
+          <a href="/portal/api-keys">{text.back}</a>
         </p>
       </Layout>,
       201,
@@ -130,19 +133,21 @@ export function credentialRoutes() {
     const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, keyOps.revokeApiKey, { param: { id } });
     const key = await getApiKey(db, id);
+    const { credentials: text } = t();
     return render(
       c,
-      <Layout title="API-Schlüssel widerrufen" session={session}>
+      <Layout title={text.revokeTitle} session={session}>
         <p>
-          Den Schlüssel „{key!.name}“ (<code>{key!.prefix}</code>) widerrufen? Er funktioniert danach sofort nicht mehr,
-          und Portal-Sitzungen mit ihm enden.
+          {text.revokeQuestion.before(key!.name)}
+          <code>{key!.prefix}</code>
+          {text.revokeQuestion.after}
         </p>
         <form method="post" action={`/portal/api-keys/${id}/revoke`}>
           <CsrfField session={session} />
           <button type="submit" class="danger">
-            Widerrufen
+            {text.revoke}
           </button>{' '}
-          <a href="/portal/api-keys">Abbrechen</a>
+          <a href="/portal/api-keys">{text.cancel}</a>
         </form>
       </Layout>,
     );
@@ -150,7 +155,7 @@ export function credentialRoutes() {
 
   postWrite(app, '/api-keys/:id/revoke', keyOps.revokeApiKey, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
-    return writeAndRedirect(c, '/portal/api-keys', 'API-Schlüssel widerrufen.', () =>
+    return writeAndRedirect(c, '/portal/api-keys', t().credentials.revokedFlash, () =>
       write({ param: { id } }, (tx) => revokeKey(tx, id).then(({ audit }) => ({ audit, result: null }))),
     );
   });

@@ -16,7 +16,7 @@ import { listIsoBuilds } from '../iso_builds/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { auditPortalRead, canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
-import { formatTime } from './i18n/index.ts';
+import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { IsoBuildTable } from './iso_build_table.tsx';
 import { CsrfField, Layout } from './layout.tsx';
 
@@ -31,74 +31,73 @@ export function enrollmentRoutes() {
       listEnrollmentSessions(db, org, null, 500),
       listTemplates(db, null, 500),
     ]);
-    const templateName = new Map(templates.map((t) => [t.id, t.name]));
+    const templateName = new Map(templates.map((tpl) => [tpl.id, tpl.name]));
     const now = Date.now();
+    const { enrollment: text } = t();
     return render(
       c,
-      <Layout title="Enrollment-Sessions" session={session} flash={takeFlash(c)}>
+      <Layout title={text.title} session={session} flash={takeFlash(c)}>
         <p>
-          Eine Enrollment-Session erlaubt einer begrenzten Zahl von Geräten bis zu einem Ablaufdatum die Aktivierung mit
-          einem Template. Erzeugen Sie danach unter <a href="/portal/iso-builds">ISO-Builds</a> ein Installations-ISO
-          für die Session.
+          {text.intro.before}
+          <a href="/portal/iso-builds">{text.intro.isoBuilds}</a>
+          {text.intro.after}
         </p>
-        <h2>Neue Enrollment-Session</h2>
+        <h2>{text.new}</h2>
         <form method="post" action="/portal/enrollment-sessions">
           <CsrfField session={session} />
-          <label for="template_id">Template</label>
+          <label for="template_id">{text.template}</label>
           <select id="template_id" name="template_id" required>
-            {templates.map((t) => (
-              <option value={t.id}>{t.name}</option>
+            {templates.map((tpl) => (
+              <option value={tpl.id}>{tpl.name}</option>
             ))}
           </select>
-          <label for="max_devices">Höchstzahl Geräte</label>
+          <label for="max_devices">{text.maxDevices}</label>
           <input id="max_devices" name="max_devices" type="number" min={1} max={100000} value="25" required />
-          <label for="days">Gültig für (Tage)</label>
+          <label for="days">{text.days}</label>
           <input id="days" name="days" type="number" min={1} max={365} value="14" required />
           <p>
-            <button type="submit">Session erstellen</button>
+            <button type="submit">{text.create}</button>
           </p>
         </form>
-        <h2>Sessions</h2>
+        <h2>{text.sessions}</h2>
         {sessions.length === 0 ? (
-          <p class="empty">Noch keine Enrollment-Sessions: erstellen Sie oben die erste.</p>
+          <p class="empty">{text.none}</p>
         ) : (
           <table>
             <thead>
               <tr>
-                <th scope="col">Session (Aktivierungscode)</th>
-                <th scope="col">Template</th>
-                <th scope="col">Geräte</th>
-                <th scope="col">Läuft ab</th>
-                <th scope="col">Status</th>
-                <th scope="col">Aktion</th>
+                <th scope="col">{text.session}</th>
+                <th scope="col">{text.template}</th>
+                <th scope="col">{text.devices}</th>
+                <th scope="col">{text.expires}</th>
+                <th scope="col">{text.status}</th>
+                <th scope="col">{text.action}</th>
               </tr>
             </thead>
             <tbody>
               {sessions.slice(0, 500).map((s) => {
                 const status = s.revoked_at
-                  ? 'widerrufen'
+                  ? 'revoked'
                   : s.expires_at.getTime() <= now
-                    ? 'abgelaufen'
+                    ? 'expired'
                     : s.devices_used >= s.max_devices
-                      ? 'ausgeschöpft'
-                      : 'aktiv';
+                      ? 'exhausted'
+                      : 'active';
                 return (
                   <tr>
                     <td>
                       <code>{s.id}</code>
                     </td>
                     <td>{templateName.get(s.template_id) ?? s.template_id}</td>
-                    <td>
-                      {s.devices_used} von {s.max_devices}
-                    </td>
+                    <td>{text.used(formatNumber(s.devices_used), formatNumber(s.max_devices))}</td>
                     <td>{formatTime(s.expires_at)}</td>
-                    <td>{status}</td>
+                    <td>{text.states[status]}</td>
                     <td>
-                      {status === 'widerrufen' ? null : (
+                      {status === 'revoked' ? null : (
                         <form method="post" action={`/portal/enrollment-sessions/${s.id}/revoke`}>
                           <CsrfField session={session} />
                           <button type="submit" class="danger">
-                            Widerrufen
+                            {text.revoke}
                           </button>
                         </form>
                       )}
@@ -116,7 +115,7 @@ export function enrollmentRoutes() {
   postWrite(app, '/enrollment-sessions', sessionOps.createEnrollmentSession, async (c, write) => {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
-    return writeAndRedirect(c, '/portal/enrollment-sessions', 'Enrollment-Session erstellt.', () => {
+    return writeAndRedirect(c, '/portal/enrollment-sessions', t().enrollment.created, () => {
       const days = Number(fields.days);
       const parsed = EnrollmentSessionCreate.safeParse({
         template_id: fields.template_id,
@@ -136,7 +135,7 @@ export function enrollmentRoutes() {
 
   postWrite(app, '/enrollment-sessions/:id/revoke', sessionOps.revokeEnrollmentSession, async (c, write) => {
     const id = c.req.param('id');
-    return writeAndRedirect(c, '/portal/enrollment-sessions', 'Enrollment-Session widerrufen.', () =>
+    return writeAndRedirect(c, '/portal/enrollment-sessions', t().enrollment.revokedFlash, () =>
       write({ param: { id } }, async (tx) => {
         const { audit } = await revokeSession(tx, id);
         return { audit, result: null };

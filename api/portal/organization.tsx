@@ -23,31 +23,23 @@ import { OrgUnitCreate, OrgUnitPatch } from '../org_units/schemas.ts';
 import { createUnit, deleteUnit, updateUnit } from '../org_units/service.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
+import { t } from './i18n/index.ts';
 import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import { loadScopeCatalog, ScopeCatalog } from './scope_catalog.tsx';
 
-/** The domain's refusals in the portal's words. */
-const GERMAN: Partial<Record<string, string>> = {
-  protected_org_unit:
-    'Die Organisationseinheit „Neue Geräte“ ist geschützt: Sie kann nicht umbenannt, verschoben oder gelöscht werden.',
-  org_unit_not_empty:
-    'Die Organisationseinheit ist nicht leer: Verschieben oder löschen Sie zuerst ihre Unter-Einheiten und Geräte. Nichts wurde geändert.',
-  org_unit_cycle:
-    'Eine Organisationseinheit kann nicht unter sich selbst oder eine ihrer Unter-Einheiten verschoben werden. Nichts wurde geändert.',
-  name_taken:
-    'Dieser Name ist hier schon vergeben (Groß- und Kleinschreibung zählen nicht): Wählen Sie einen anderen. Nichts wurde geändert.',
-  organization_mismatch: 'Die übergeordnete Einheit gehört zu einer anderen Organisation.',
-  device_archived: 'Ein archiviertes Gerät kann keiner Gruppe beitreten.',
-};
-
-/** Runs a write and rethrows a refusal of the domain with its German message. */
-async function inGerman<T>(write: () => Promise<T>): Promise<T> {
+/**
+ * Runs a write and rethrows a refusal of the domain in the portal's words (the catalog's
+ * `refusals`, by the API's error code); other refusals keep the API's own message.
+ */
+async function inPortalWords<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    const text = err instanceof ApiError ? GERMAN[err.code] : undefined;
-    if (err instanceof ApiError && text) throw new ApiError(err.code, text, { status: err.status });
+    if (!(err instanceof ApiError)) throw err;
+    const { refusals } = t().organization;
+    const text = Object.hasOwn(refusals, err.code) ? refusals[err.code as keyof typeof refusals] : undefined;
+    if (text) throw new ApiError(err.code, text, { status: err.status });
     throw err;
   }
 }
@@ -99,7 +91,7 @@ function ParentSelect(props: { id: string; units: OrgUnitRow[]; selected: string
   return (
     <select id={props.id} name="parent_id">
       <option value="" selected={props.selected === null}>
-        – oberste Ebene –
+        {t().organization.units.topLevel}
       </option>
       {treeOrder(props.units)
         .filter(([u]) => u.id !== props.without)
@@ -125,29 +117,30 @@ export function organizationRoutes() {
       countsAndOverrides(db, org),
     ]);
     const write = canWrite(session);
+    const { organization: text } = t();
     return render(
       c,
-      <Layout title="Organisationseinheiten" session={session} flash={takeFlash(c)}>
+      <Layout title={text.units.title} session={session} flash={takeFlash(c)}>
         {write ? (
           <form method="post" action="/portal/org-units">
             <CsrfField session={session} />
-            <h2>Neue Organisationseinheit</h2>
-            <label for="name">Name</label>
+            <h2>{text.units.new}</h2>
+            <label for="name">{text.name}</label>
             <input id="name" name="name" required maxlength={200} />
-            <label for="parent_id">Übergeordnete Einheit</label>
+            <label for="parent_id">{text.units.parent}</label>
             <ParentSelect id="parent_id" units={units} selected={null} />
             <p>
-              <button type="submit">Anlegen</button>
+              <button type="submit">{text.create}</button>
             </p>
           </form>
         ) : null}
         <table>
           <thead>
             <tr>
-              <th scope="col">Organisationseinheit</th>
-              <th scope="col">Geräte</th>
-              <th scope="col">Vorgaben</th>
-              {write ? <th scope="col">Aktion</th> : null}
+              <th scope="col">{text.units.unit}</th>
+              <th scope="col">{text.units.devices}</th>
+              <th scope="col">{text.overrides}</th>
+              {write ? <th scope="col">{text.action}</th> : null}
             </tr>
           </thead>
           <tbody>
@@ -159,13 +152,13 @@ export function organizationRoutes() {
                     <span class="indent" />
                   ))}
                   {u.name}
-                  {u.protected ? ' (Standard)' : ''}
+                  {u.protected ? text.units.standard : ''}
                 </td>
                 <td>
                   <a href={`/portal/devices?oe_id=${u.id}`}>{extra.unitDevices.get(u.id) ?? 0}</a>
                 </td>
                 <td>{(extra.unitOverrides.get(u.id) ?? []).join(', ') || '–'}</td>
-                {write ? <td>{u.protected ? '–' : <a href={`/portal/org-units/${u.id}`}>Bearbeiten …</a>}</td> : null}
+                {write ? <td>{u.protected ? '–' : <a href={`/portal/org-units/${u.id}`}>{text.edit}</a>}</td> : null}
               </tr>
             ))}
           </tbody>
@@ -184,37 +177,38 @@ export function organizationRoutes() {
       loadScopeCatalog(db, unit.organization_id, 'org-units', unit.id, c.get('deps').config.agentPollIntervalSeconds),
     ]);
     const base = `/portal/org-units/${unit.id}`;
+    const { organization: text } = t();
     return render(
       c,
-      <Layout title={`Organisationseinheit ${unit.name}`} session={session} flash={takeFlash(c)}>
+      <Layout title={text.units.pageTitle(unit.name)} session={session} flash={takeFlash(c)}>
         <p>
-          <a href="/portal/org-units">Zurück zu allen Organisationseinheiten</a>
+          <a href="/portal/org-units">{text.units.back}</a>
         </p>
         <ScopeCatalog scope="org-units" id={unit.id} name={unit.name} catalog={catalog} />
         <form method="post" action={`${base}/rename`}>
           <CsrfField session={session} />
-          <h2>Umbenennen</h2>
-          <label for="name">Neuer Name</label>
+          <h2>{text.rename}</h2>
+          <label for="name">{text.newName}</label>
           <input id="name" name="name" required maxlength={200} value={unit.name} />
           <p>
-            <button type="submit">Umbenennen</button>
+            <button type="submit">{text.rename}</button>
           </p>
         </form>
         <form method="post" action={`${base}/move`}>
           <CsrfField session={session} />
-          <h2>Verschieben</h2>
-          <label for="parent_id">Neue übergeordnete Einheit</label>
+          <h2>{text.units.move}</h2>
+          <label for="parent_id">{text.units.newParent}</label>
           <ParentSelect id="parent_id" units={units} selected={unit.parent_id} without={unit.id} />
           <p>
-            <button type="submit">Verschieben</button>
+            <button type="submit">{text.units.move}</button>
           </p>
         </form>
         <form method="post" action={`${base}/delete`}>
           <CsrfField session={session} />
-          <h2>Löschen</h2>
-          <p>Nur eine Einheit ohne Unter-Einheiten und ohne Geräte kann gelöscht werden; ihre Vorgaben gehen mit.</p>
+          <h2>{text.delete}</h2>
+          <p>{text.units.deleteHint}</p>
           <button type="submit" class="danger">
-            Endgültig löschen
+            {text.deleteForGood}
           </button>
         </form>
       </Layout>,
@@ -224,29 +218,29 @@ export function organizationRoutes() {
   postWrite(app, '/org-units', orgUnitOps.createOrgUnit, async (c, write) => {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
-    return writeAndRedirect(c, '/portal/org-units', 'Organisationseinheit angelegt.', () => {
+    return writeAndRedirect(c, '/portal/org-units', t().organization.units.created, () => {
       const parsed = OrgUnitCreate.safeParse({ name: fields.name, parent_id: parentOf(fields.parent_id) });
       if (!parsed.success) throw invalidInput(parsed.error);
       return write({ param: { id: org }, json: parsed.data }, async (tx) =>
-        inGerman(() => createUnit(tx, org, parsed.data).then(noResult)),
+        inPortalWords(() => createUnit(tx, org, parsed.data).then(noResult)),
       );
     });
   });
 
   /** Rename and move: the API's PATCH with one field each. */
   for (const [verb, field, success] of [
-    ['rename', 'name', 'Organisationseinheit umbenannt.'],
-    ['move', 'parent_id', 'Organisationseinheit verschoben.'],
+    ['rename', 'name', 'renamed'],
+    ['move', 'parent_id', 'moved'],
   ] as const) {
     postWrite(app, `/org-units/:id/${verb}`, orgUnitOps.updateOrgUnit, async (c, write) => {
       const id = c.req.param('id').toLowerCase();
       const fields = await formFields(c);
       const value = field === 'name' ? fields.name : parentOf(fields.parent_id);
-      return writeAndRedirect(c, `/portal/org-units/${id}`, success, async () => {
+      return writeAndRedirect(c, `/portal/org-units/${id}`, t().organization.units[success], async () => {
         const parsed = OrgUnitPatch.safeParse({ [field]: value });
         if (!parsed.success) throw invalidInput(parsed.error);
         await write({ param: { id }, json: parsed.data }, async (tx, caller) =>
-          inGerman(() => updateUnit(tx, id, parsed.data, caller, recordEffectiveChange).then(noResult)),
+          inPortalWords(() => updateUnit(tx, id, parsed.data, caller, recordEffectiveChange).then(noResult)),
         );
       });
     });
@@ -254,9 +248,9 @@ export function organizationRoutes() {
 
   postWrite(app, '/org-units/:id/delete', orgUnitOps.deleteOrgUnit, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
-    return writeAndRedirect(c, '/portal/org-units', 'Organisationseinheit gelöscht.', () =>
+    return writeAndRedirect(c, '/portal/org-units', t().organization.units.deleted, () =>
       write({ param: { id } }, async (tx, caller) =>
-        inGerman(() => deleteUnit(tx, id, caller, recordEffectiveChange).then(noResult)),
+        inPortalWords(() => deleteUnit(tx, id, caller, recordEffectiveChange).then(noResult)),
       ),
     );
   });
@@ -267,32 +261,34 @@ export function organizationRoutes() {
     const db = await portalRead(c, groupOps.listGroups, { param: { id: org } });
     const [list, extra] = await Promise.all([groups.listGroups(db, org, null, 10_000), countsAndOverrides(db, org)]);
     const write = canWrite(session);
+    const { organization: text } = t();
     return render(
       c,
-      <Layout title="Gruppen" session={session} flash={takeFlash(c)}>
+      <Layout title={text.groups.title} session={session} flash={takeFlash(c)}>
         {write ? (
           <form method="post" action="/portal/groups">
             <CsrfField session={session} />
-            <h2>Neue Gruppe</h2>
-            <label for="name">Name</label>
+            <h2>{text.groups.new}</h2>
+            <label for="name">{text.name}</label>
             <input id="name" name="name" required maxlength={200} />
             <p>
-              <button type="submit">Anlegen</button>
+              <button type="submit">{text.create}</button>
             </p>
           </form>
         ) : null}
         {list.length === 0 ? (
           <p class="empty">
-            Noch keine Gruppen{write ? ': legen Sie oben die erste an.' : ' (ein Admin der Organisation legt sie an).'}
+            {text.groups.none}
+            {write ? text.groups.noneAdmin : text.groups.noneViewer}
           </p>
         ) : (
           <table>
             <thead>
               <tr>
-                <th scope="col">Gruppe</th>
-                <th scope="col">Mitglieder</th>
-                <th scope="col">Vorgaben</th>
-                {write ? <th scope="col">Aktion</th> : null}
+                <th scope="col">{text.groups.group}</th>
+                <th scope="col">{text.groups.members}</th>
+                <th scope="col">{text.overrides}</th>
+                {write ? <th scope="col">{text.action}</th> : null}
               </tr>
             </thead>
             <tbody>
@@ -305,7 +301,7 @@ export function organizationRoutes() {
                   <td>{(extra.groupOverrides.get(g.id) ?? []).join(', ') || '–'}</td>
                   {write ? (
                     <td>
-                      <a href={`/portal/groups/${g.id}`}>Bearbeiten …</a>
+                      <a href={`/portal/groups/${g.id}`}>{text.edit}</a>
                     </td>
                   ) : null}
                 </tr>
@@ -328,31 +324,32 @@ export function organizationRoutes() {
       loadScopeCatalog(db, group.organization_id, 'groups', group.id, poll),
     ]);
     const base = `/portal/groups/${group.id}`;
+    const { organization: text } = t();
     return render(
       c,
-      <Layout title={`Gruppe ${group.name}`} session={session} flash={takeFlash(c)}>
+      <Layout title={text.groups.pageTitle(group.name)} session={session} flash={takeFlash(c)}>
         <p>
-          <a href="/portal/groups">Zurück zu allen Gruppen</a>
+          <a href="/portal/groups">{text.groups.back}</a>
         </p>
         <ScopeCatalog scope="groups" id={group.id} name={group.name} catalog={catalog} />
-        <h2>Mitglieder</h2>
+        <h2>{text.groups.members}</h2>
         <form method="post" action={`${base}/members`}>
           <CsrfField session={session} />
-          <label for="device">Gerät hinzufügen (Seriennummer oder Geräte-ID)</label>
+          <label for="device">{text.groups.addDevice}</label>
           <input id="device" name="device" required maxlength={200} />
           <p>
-            <button type="submit">Hinzufügen</button>
+            <button type="submit">{text.groups.add}</button>
           </p>
         </form>
         {members.length === 0 ? (
-          <p class="empty">Noch keine Mitglieder: fügen Sie oben ein Gerät hinzu.</p>
+          <p class="empty">{text.groups.noMembers}</p>
         ) : (
           <table>
             <thead>
               <tr>
-                <th scope="col">Seriennummer</th>
-                <th scope="col">Hostname</th>
-                <th scope="col">Aktion</th>
+                <th scope="col">{text.groups.serial}</th>
+                <th scope="col">{text.groups.hostname}</th>
+                <th scope="col">{text.action}</th>
               </tr>
             </thead>
             <tbody>
@@ -365,7 +362,7 @@ export function organizationRoutes() {
                   <td>
                     <form method="post" action={`${base}/members/${d.id}/remove`}>
                       <CsrfField session={session} />
-                      <button type="submit">Entfernen</button>
+                      <button type="submit">{text.groups.remove}</button>
                     </form>
                   </td>
                 </tr>
@@ -375,19 +372,19 @@ export function organizationRoutes() {
         )}
         <form method="post" action={`${base}/rename`}>
           <CsrfField session={session} />
-          <h2>Umbenennen</h2>
-          <label for="name">Neuer Name</label>
+          <h2>{text.rename}</h2>
+          <label for="name">{text.newName}</label>
           <input id="name" name="name" required maxlength={200} value={group.name} />
           <p>
-            <button type="submit">Umbenennen</button>
+            <button type="submit">{text.rename}</button>
           </p>
         </form>
         <form method="post" action={`${base}/delete`}>
           <CsrfField session={session} />
-          <h2>Löschen</h2>
-          <p>Die Mitgliedschaften und Vorgaben der Gruppe gehen mit.</p>
+          <h2>{text.delete}</h2>
+          <p>{text.groups.deleteHint}</p>
           <button type="submit" class="danger">
-            Endgültig löschen
+            {text.deleteForGood}
           </button>
         </form>
       </Layout>,
@@ -397,11 +394,11 @@ export function organizationRoutes() {
   postWrite(app, '/groups', groupOps.createGroup, async (c, write) => {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
-    return writeAndRedirect(c, '/portal/groups', 'Gruppe angelegt.', () => {
+    return writeAndRedirect(c, '/portal/groups', t().organization.groups.created, () => {
       const parsed = GroupCreate.safeParse({ name: fields.name });
       if (!parsed.success) throw invalidInput(parsed.error);
       return write({ param: { id: org } }, (tx) =>
-        inGerman(() => groupService.createGroup(tx, org, parsed.data).then(noResult)),
+        inPortalWords(() => groupService.createGroup(tx, org, parsed.data).then(noResult)),
       );
     });
   });
@@ -409,18 +406,18 @@ export function organizationRoutes() {
   postWrite(app, '/groups/:id/rename', groupOps.updateGroup, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     const fields = await formFields(c);
-    return writeAndRedirect(c, `/portal/groups/${id}`, 'Gruppe umbenannt.', () => {
+    return writeAndRedirect(c, `/portal/groups/${id}`, t().organization.groups.renamed, () => {
       const parsed = GroupPatch.safeParse({ name: fields.name });
       if (!parsed.success) throw invalidInput(parsed.error);
       return write({ param: { id } }, (tx) =>
-        inGerman(() => groupService.updateGroup(tx, id, parsed.data).then(noResult)),
+        inPortalWords(() => groupService.updateGroup(tx, id, parsed.data).then(noResult)),
       );
     });
   });
 
   postWrite(app, '/groups/:id/delete', groupOps.deleteGroup, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
-    return writeAndRedirect(c, '/portal/groups', 'Gruppe gelöscht.', () =>
+    return writeAndRedirect(c, '/portal/groups', t().organization.groups.deleted, () =>
       write({ param: { id } }, (tx, caller) =>
         groupService.deleteGroup(tx, id, caller, recordEffectiveChange).then(noResult),
       ),
@@ -431,7 +428,7 @@ export function organizationRoutes() {
   async function deviceOf(db: Db, organizationId: string, given: string): Promise<string> {
     const value = given.trim();
     const id = await findDeviceBySerialOrId(db, organizationId, value);
-    if (id === null) throw new ApiError('invalid_request', `Kein Gerät „${value.slice(0, 80)}“ in Ihrer Organisation.`);
+    if (id === null) throw new ApiError('invalid_request', t().organization.groups.noDevice(value.slice(0, 80)));
     return id;
   }
 
@@ -440,9 +437,9 @@ export function organizationRoutes() {
     const id = c.req.param('id').toLowerCase();
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
-    return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät zur Gruppe hinzugefügt.', () =>
+    return writeAndRedirect(c, `/portal/groups/${id}`, t().organization.groups.added, () =>
       write({ param: { id } }, async (tx, caller) =>
-        inGerman(async () => {
+        inPortalWords(async () => {
           const deviceId = await deviceOf(tx, org, fields.device ?? '');
           return noResult(await groupService.changeMember(tx, 'add', id, deviceId, caller, recordEffectiveChange));
         }),
@@ -453,7 +450,7 @@ export function organizationRoutes() {
   postWrite(app, '/groups/:id/members/:device/remove', groupOps.removeGroupMember, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
     const device = c.req.param('device').toLowerCase();
-    return writeAndRedirect(c, `/portal/groups/${id}`, 'Gerät aus der Gruppe entfernt.', () =>
+    return writeAndRedirect(c, `/portal/groups/${id}`, t().organization.groups.removed, () =>
       write({ param: { id, device_id: device } }, (tx, caller) =>
         groupService.changeMember(tx, 'remove', id, device, caller, recordEffectiveChange).then(noResult),
       ),

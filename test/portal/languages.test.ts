@@ -176,11 +176,12 @@ describe('every page in both languages', () => {
     expect(rollout.status, JSON.stringify(rollout.body)).toBe(201);
     const adminKey = (await createApiKey(ctx, org.id, 'admin', { name: 'Alex' })).key;
 
-    // The fixture's own names (catalog, templates, workspaces, categories) are data, not page code.
+    // The fixture's own names (catalog, templates, workspaces, categories, org units: the
+    // protected unit every organization has is named "Neue Geräte") are data, not page code.
     const names = (
       await ctx.sql<{ name: string }[]>`
         select name from merkmale union select name from kategorien union select name from templates
-        union select name from workspaces union select key from merkmale`
+        union select name from workspaces union select key from merkmale union select name from org_units`
     )
       .map((r) => r.name)
       .sort((a, b) => b.length - a.length);
