@@ -183,6 +183,141 @@ describe('the webhooks page', () => {
     expect(plain((await admin.get('/portal/webhooks')).text)).toContain('deaktiviert und sendet nichts mehr');
     expect(await ctx.sql`select 1 from webhook_deliveries where webhook_id = ${disabled}`).toHaveLength(0);
   });
+
+  /** A test delivery of the webhook, through the API; its id. */
+  async function deliveryOf(webhookId: string): Promise<string> {
+    const res = await ctx.request('POST', `/api/v1/webhooks/${webhookId}/test`);
+    expect(res.status).toBe(202);
+    return res.body.id as string;
+  }
+
+  it("each delivery links to its attempts: time, HTTP status or error, duration; another organization's ids are not found", async () => {
+    const org = await createOrganization(ctx);
+    const hook = await hookWith(org.id, 'https://hooks.example.com/tries');
+    const tried = await deliveryOf(hook);
+    const waiting = await deliveryOf(hook);
+    await ctx.sql`insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error)
+      values (${tried}, 1, '2026-11-26T09:05:00Z', 120, 500, 'answered 500: Interner Fehler beim Empfänger'),
+             (${tried}, 2, '2026-11-26T09:06:00Z', 3005, null, 'connect ECONNREFUSED'),
+             (${tried}, 3, '2026-11-26T09:08:00Z', 42, 410, null)`;
+    await ctx.sql`update webhook_deliveries set status = 'failed', attempts = 3, last_status_code = 410,
+      next_attempt_at = null where id = ${tried}`;
+    const api = await ctx.request('GET', `/api/v1/webhooks/${hook}/deliveries/${tried}/attempts`);
+    expect(api.body.items.map((a: { attempt: number }) => a.attempt)).toEqual([1, 2, 3]);
+
+    const admin = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const list = (await admin.get('/portal/webhooks')).text;
+    const link = `/portal/webhooks/${hook}/deliveries/${tried}`;
+    expect(rowText(list, `data-delivery="${tried}"`)).toContain('Versuche ansehen');
+    expect(list).toContain(`href="${link}"`);
+
+    const page = await admin.get(link);
+    expect(page.status).toBe(200);
+    expect(plain(page.text)).toContain('Zustellung webhook.test');
+    expect(plain(page.text)).toContain('https://hooks.example.com/tries');
+    expect(plain(page.text)).toContain('fehlgeschlagen');
+    expect(plain(page.text)).toContain('Versuche (erster zuerst)');
+    expect(rowText(page.text, 'data-attempt="1"')).toBe(
+      '1 26.11.2026, 09:05 UTC HTTP 500 : answered 500: Interner Fehler beim Empfänger 120 ms',
+    );
+    expect(rowText(page.text, 'data-attempt="2"')).toBe('2 26.11.2026, 09:06 UTC connect ECONNREFUSED 3.005 ms');
+    expect(rowText(page.text, 'data-attempt="3"')).toBe('3 26.11.2026, 09:08 UTC HTTP 410 42 ms');
+    expect(page.text).toContain('href="/portal/webhooks"');
+    // A delivery not yet tried says so, with its next attempt.
+    const none = await admin.get(`/portal/webhooks/${hook}/deliveries/${waiting}`);
+    expect(none.status).toBe(200);
+    expect(plain(none.text)).toContain('Noch kein Versuch');
+    expect(plain(none.text)).toContain('Nächster Versuch');
+    expect(none.text).not.toContain('data-attempt=');
+
+    // In English: the same rows, the language's numbers and times.
+    const english = await signedIn((await createApiKey(ctx, org.id, 'admin')).key, 'en');
+    const en = await english.get(link);
+    expect(en.status).toBe(200);
+    expect(en.text).toContain('<html lang="en">');
+    expect(plain(en.text)).toContain('Delivery webhook.test');
+    expect(plain(en.text)).toContain('Attempts (oldest first)');
+    expect(plain(en.text)).toContain('HTTP status or error');
+    expect(rowText(en.text, 'data-attempt="2"')).toBe('2 26 Nov 2026, 09:06 UTC connect ECONNREFUSED 3,005 ms');
+    expect(plain((await english.get('/portal/webhooks')).text)).toContain('View attempts');
+    expect(plain((await english.get(`/portal/webhooks/${hook}/deliveries/${waiting}`)).text)).toContain(
+      'No attempt yet',
+    );
+
+    // Another organization's webhook and delivery: not found, whichever of the two ids is foreign.
+    const other = await createOrganization(ctx);
+    const theirs = await hookWith(other.id, 'https://hooks.example.com/theirs');
+    const theirDelivery = await deliveryOf(theirs);
+    for (const path of [
+      `/portal/webhooks/${theirs}/deliveries/${theirDelivery}`,
+      `/portal/webhooks/${hook}/deliveries/${theirDelivery}`,
+      `/portal/webhooks/${theirs}/deliveries/${tried}`,
+      `/portal/webhooks/${hook}/deliveries/${crypto.randomUUID()}`,
+      `/portal/webhooks/${hook}/deliveries/not-an-id`,
+    ]) {
+      const res = await admin.get(path);
+      expect(res.status, path).toBe(404);
+      expect(res.text).not.toContain('theirs');
+    }
+    // A delivery of another webhook of the same organization is not this webhook's.
+    const second = await hookWith(org.id, 'https://hooks.example.com/second');
+    expect((await admin.get(`/portal/webhooks/${second}/deliveries/${tried}`)).status).toBe(404);
+
+    // A viewer reads no webhooks: neither the list nor a delivery's attempts.
+    const viewer = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key);
+    expect((await viewer.get('/portal/webhooks')).status).toBe(403);
+    const refused = await viewer.get(link);
+    expect(refused.status).toBe(403);
+    expect(refused.text).not.toContain('ECONNREFUSED');
+  });
+
+  it('creates, tests and deletes in English; the German pages keep their words', async () => {
+    const org = await createOrganization(ctx);
+    const english = await signedIn((await createApiKey(ctx, org.id, 'admin')).key, 'en');
+    let page = await english.get('/portal/webhooks');
+    expect(page.status).toBe(200);
+    for (const words of ['New webhook', 'Create webhook', 'No webhooks yet: create the first one above.'])
+      expect(plain(page.text)).toContain(words);
+    const created = await english.request('POST', '/portal/webhooks', {
+      _csrf: PortalClient.csrf(page.text),
+      url: 'https://hooks.example.com/en',
+      'event:device.activated': 'on',
+    });
+    expect(created.status).toBe(201);
+    expect(plain(created.text)).toContain(
+      'The webhook for https://hooks.example.com/en was created. Copy the signing secret now: it is shown this one time only . Every delivery carries the header Fleet-Signature , an HMAC-SHA256 with this secret.',
+    );
+    expect(created.text).toContain('<strong>it is shown this one time only</strong>. Every delivery');
+    const [hook] = await ctx.sql<{ id: string }[]>`select id from webhooks where organization_id = ${org.id}`;
+    page = await english.get('/portal/webhooks');
+    expect(plain(page.text)).toContain('active, no deliveries yet');
+    expect(plain(page.text)).toContain('Last deliveries (at most 5, newest first)');
+    await english.request('POST', `/portal/webhooks/${hook!.id}/test`, { _csrf: PortalClient.csrf(page.text) });
+    page = await english.get('/portal/webhooks');
+    expect(plain(page.text)).toContain('Test event queued');
+    expect(plain(page.text)).toContain('active, delivery waiting');
+    expect(rowText(page.text, 'data-delivery=')).toContain('waiting');
+    const confirm = await english.get(`/portal/webhooks/${hook!.id}/delete`);
+    expect(plain(confirm.text)).toContain(
+      'Delete the webhook for https://hooks.example.com/en with its deliveries? Nothing more will be sent to it.',
+    );
+    await english.request('POST', `/portal/webhooks/${hook!.id}/delete`, { _csrf: PortalClient.csrf(confirm.text) });
+    expect(plain((await english.get('/portal/webhooks')).text)).toContain('Webhook deleted.');
+
+    // German, unchanged: the created page's words and markup.
+    const german = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const form = await german.get('/portal/webhooks');
+    const de = await german.request('POST', '/portal/webhooks', {
+      _csrf: PortalClient.csrf(form.text),
+      url: 'https://hooks.example.com/de',
+      'event:device.activated': 'on',
+    });
+    expect(de.status).toBe(201);
+    expect(de.text).toContain(
+      '<p>Der Webhook für <code>https://hooks.example.com/de</code> wurde angelegt. Kopieren Sie das Signatur-Geheimnis jetzt: <strong>es wird nur dieses eine Mal angezeigt</strong>. Jede Zustellung trägt den Header <code>Fleet-Signature</code>, ein HMAC-SHA256 mit diesem Geheimnis.</p>',
+    );
+    expect(plain((await german.get('/portal/webhooks')).text)).toContain('aktiv, noch keine Zustellung');
+  });
 });
 
 describe('the audit page', () => {

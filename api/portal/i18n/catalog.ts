@@ -7,16 +7,19 @@ import { audit as deAudit } from './de/audit.ts';
 import { common as deCommon } from './de/common.ts';
 import { isoBuilds as deIsoBuilds } from './de/iso_builds.ts';
 import { login as deLogin } from './de/login.ts';
+import { webhooks as deWebhooks } from './de/webhooks.ts';
 import { audit as enAudit } from './en/audit.ts';
 import { common as enCommon } from './en/common.ts';
 import { isoBuilds as enIsoBuilds } from './en/iso_builds.ts';
 import { login as enLogin } from './en/login.ts';
+import { webhooks as enWebhooks } from './en/webhooks.ts';
 import type { Language } from './language.ts';
 
 const de = {
   common: deCommon,
   login: deLogin,
   audit: deAudit,
+  webhooks: deWebhooks,
   isoBuilds: deIsoBuilds,
 };
 
@@ -26,6 +29,7 @@ const en: Catalog = {
   common: enCommon,
   login: enLogin,
   audit: enAudit,
+  webhooks: enWebhooks,
   isoBuilds: enIsoBuilds,
 };
 
