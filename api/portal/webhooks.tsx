@@ -2,8 +2,8 @@
  * The organization's webhooks: subscribe a URL to events (the signing secret shown once),
  * each with its status in the API's terms and its last deliveries (status, attempts, last
  * error) each with a page of its attempts, a test event on request, and delete after a
- * confirmation. Changes go through the
- * services the API routes call, with the routes' declarations and audit actions.
+ * confirmation. Changes go through the services the API routes call, with the routes'
+ * declarations and audit actions.
  */
 import { Hono } from 'hono';
 import { ApiError, notFound } from '../http/errors.ts';
