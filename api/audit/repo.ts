@@ -2,8 +2,26 @@
  * The audit log, read newest first with optional filters. The access layer writes it
  * (access/audit_events.ts), in the transaction of each successful write.
  */
-import type { Actor } from '../access/declaration.ts';
+import type { Actor, ResourceKind } from '../access/declaration.ts';
 import type { Db } from '../db/client.ts';
+
+/**
+ * The kinds of resource an audit event names as its target (`target_type`), as the writes
+ * record them; an activation code's read or rotation names its organization.
+ */
+export const auditTargetTypes = [
+  'organization',
+  'device',
+  'org_unit',
+  'group',
+  'enrollment_session',
+  'iso_build',
+  'api_key',
+  'webhook',
+  'rollout',
+] as const satisfies readonly ResourceKind[];
+
+export type AuditTargetType = (typeof auditTargetTypes)[number];
 
 export interface AuditEventRow {
   id: string;
@@ -27,6 +45,7 @@ export async function listAuditEvents(
   input: {
     organizationId: string;
     action?: string;
+    targetType?: string;
     targetId?: string;
     beforeSeq: number | null;
     afterSeq?: number | null;
@@ -39,6 +58,7 @@ export async function listAuditEvents(
     from audit_events
     where organization_id = ${input.organizationId}
       and ${input.action === undefined ? db`true` : db`action = ${input.action}`}
+      and ${input.targetType === undefined ? db`true` : db`target_type = ${input.targetType}`}
       and ${input.targetId === undefined ? db`true` : db`target_id = ${input.targetId}`}
       and ${input.beforeSeq === null ? db`true` : db`seq < ${input.beforeSeq}`}
       and ${back ? db`seq > ${input.afterSeq!}` : db`true`}

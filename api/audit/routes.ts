@@ -4,7 +4,7 @@ import { IdParams, iso, json, Timestamp, Uuid } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import { collectionOf, decodeSeqCursor, encodeSeqCursor, PageQuery, toPage } from '../http/pagination.ts';
 import { requireOrganization } from '../organizations/repo.ts';
-import { type AuditEventRow, listAuditEvents } from './repo.ts';
+import { type AuditEventRow, auditTargetTypes, listAuditEvents } from './repo.ts';
 import * as ops from './operations.ts';
 
 const Actor = z
@@ -23,7 +23,9 @@ const AuditEvent = z
     organization_id: Uuid,
     actor: Actor,
     action: z.string().openapi({ description: '`<resource>.<verb>`', example: 'device.archive' }),
-    target_type: z.string().openapi({ example: 'device' }),
+    target_type: z
+      .string()
+      .openapi({ description: `One of ${auditTargetTypes.map((t) => `\`${t}\``).join(', ')}.`, example: 'device' }),
     target_id: Uuid.nullable(),
     request_id: z.string(),
     created_at: Timestamp,
@@ -33,6 +35,9 @@ const AuditEvent = z
 
 const AuditQuery = PageQuery.extend({
   action: z.string().max(100).optional().openapi({ description: 'Only this action, e.g. `device.archive`.' }),
+  target_type: z.enum(auditTargetTypes).optional().openapi({
+    description: 'Only events about resources of this kind, e.g. `device`; combines with the other filters.',
+  }),
   target_id: Uuid.optional().openapi({ description: 'Only events about this resource.' }),
 });
 
@@ -59,12 +64,13 @@ function serializeAuditEvent(row: AuditEventRow): z.infer<typeof AuditEvent> {
 export function auditRoutes() {
   return newRouter().openapi(listAudit, async (c) => {
     const { id } = c.req.valid('param');
-    const { limit, cursor, action, target_id } = c.req.valid('query');
+    const { limit, cursor, action, target_type, target_id } = c.req.valid('query');
     const db = c.get('db');
     await requireOrganization(db, id);
     const rows = await listAuditEvents(db, {
       organizationId: id,
       action,
+      targetType: target_type,
       targetId: target_id,
       beforeSeq: decodeSeqCursor(cursor),
       limit,

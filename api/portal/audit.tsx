@@ -1,57 +1,25 @@
 /**
  * The audit log: who changed what, newest first, a page at a time (first, previous, next),
- * filtered by action and by target, each target shown by the name it goes by today with a
- * link to its page. Read by the API operation's own declaration (operator and admins).
+ * filtered by action, by the kind of target and by target, each target shown by the name it
+ * goes by today with a link to its page. Read by the API operation's own declaration (operator and admins).
  */
 import { Hono } from 'hono';
 import { type AuditAction, auditActions } from '../access/declaration.ts';
 import * as auditOps from '../audit/operations.ts';
-import { type AuditEventRow, auditTargetNames, listAuditEvents, recordedTargetNames } from '../audit/repo.ts';
+import {
+  type AuditEventRow,
+  auditTargetNames,
+  auditTargetTypes,
+  listAuditEvents,
+  recordedTargetNames,
+} from '../audit/repo.ts';
 import { isUuid } from '../http/uuid.ts';
 import { type PortalEnv, portalRead } from './access.ts';
 import { render, takeFlash } from './http.tsx';
-import { formatTime } from './i18n/index.ts';
+import { formatTime, t } from './i18n/index.ts';
 import { Layout } from './layout.tsx';
 
 const PAGE_SIZE = 50;
-
-/** The strings of this module, in one place. */
-const text = {
-  title: 'Audit-Log',
-  intro: 'Jede Änderung durch den Betreiber, einen API-Schlüssel oder den Dienst selbst, neueste zuerst.',
-  action: 'Aktion',
-  allActions: 'alle',
-  target: 'Ziel',
-  targetHint: 'ID des Ziels (oder unten „nur dieses Ziel“ wählen)',
-  filter: 'Filtern',
-  reset: 'Filter zurücksetzen',
-  onlyTarget: 'nur dieses Ziel',
-  filteredTarget: (name: string) => `Nur Einträge zu ${name}.`,
-  time: 'Zeit',
-  who: 'Wer',
-  none: 'Keine Einträge für diese Auswahl.',
-  first: '« Neueste',
-  previous: '← Neuere',
-  next: 'Ältere →',
-  operator: 'Betreiber',
-  system: 'System',
-  gone: 'gelöscht',
-  invalidTarget: 'Die Ziel-ID ist keine gültige ID; der Filter wurde nicht angewandt.',
-} as const;
-
-/** What a target is, in the portal's words. */
-const kindLabel: Record<string, string> = {
-  organization: 'Organisation',
-  device: 'Gerät',
-  org_unit: 'Organisationseinheit',
-  group: 'Gruppe',
-  enrollment_session: 'Enrollment-Session',
-  iso_build: 'ISO-Build',
-  api_key: 'API-Schlüssel',
-  webhook: 'Webhook',
-  rollout: 'Rollout',
-  activation_code: 'Aktivierungscode',
-};
 
 /** The portal page a target is seen on. */
 function targetHref(type: string, id: string): string | null {
@@ -91,7 +59,8 @@ function Target(props: {
   filterHref: string;
 }) {
   const { event: e, name } = props;
-  const kind = kindLabel[e.target_type] ?? e.target_type;
+  const { audit: text } = t();
+  const kind = (text.targetTypes as Record<string, string>)[e.target_type] ?? e.target_type;
   if (e.target_id === null) return <span>{kind}</span>;
   const shown = name ?? props.recorded ?? nameFromDetails(e.details);
   const href = name !== undefined ? targetHref(e.target_type, e.target_id) : null;
@@ -107,7 +76,7 @@ function Target(props: {
   );
 }
 
-const whoOf = (e: AuditEventRow) =>
+const whoOf = (e: AuditEventRow, text: ReturnType<typeof t>['audit']) =>
   e.actor.type === 'api_key' ? e.actor.name : e.actor.type === 'operator' ? text.operator : text.system;
 
 /** A whole number from the query, else null. */
@@ -119,10 +88,12 @@ export function auditRoutes() {
   const app = new Hono<PortalEnv>();
 
   app.get('/audit', async (c) => {
+    const { audit: text } = t();
     const session = c.get('session');
     const org = session.organizationId!;
     const q = c.req.query();
     const action = auditActions.find((a) => a === q.action) as AuditAction | undefined;
+    const targetType = auditTargetTypes.find((k) => k === q.target_type);
     const targetGiven = q.target?.trim() || undefined;
     const target = targetGiven && isUuid(targetGiven) ? targetGiven.toLowerCase() : undefined;
     const before = seqOf(q.before);
@@ -131,6 +102,7 @@ export function auditRoutes() {
     const rows = await listAuditEvents(db, {
       organizationId: org,
       action,
+      targetType,
       targetId: target,
       beforeSeq: before,
       afterSeq: after,
@@ -151,6 +123,7 @@ export function auditRoutes() {
 
     const filters = new URLSearchParams();
     if (action) filters.set('action', action);
+    if (targetType) filters.set('target_type', targetType);
     if (target) filters.set('target', target);
     const link = (extra: Record<string, string>) => {
       const params = new URLSearchParams(filters);
@@ -158,7 +131,8 @@ export function auditRoutes() {
       return params.size === 0 ? '/portal/audit' : `/portal/audit?${params}`;
     };
     const byTarget = (id: string) => {
-      const params = new URLSearchParams(action ? { action, target: id } : { target: id });
+      const params = new URLSearchParams(filters);
+      params.set('target', id);
       return `/portal/audit?${params}`;
     };
     return render(
@@ -173,6 +147,17 @@ export function auditRoutes() {
               {auditActions.map((a) => (
                 <option value={a} selected={a === action}>
                   {a}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="target_type">{text.targetType}</label>
+            <select id="target_type" name="target_type">
+              <option value="">{text.allTargetTypes}</option>
+              {auditTargetTypes.map((k) => (
+                <option value={k} selected={k === targetType}>
+                  {text.targetTypes[k]}
                 </option>
               ))}
             </select>
@@ -213,7 +198,7 @@ export function auditRoutes() {
               {page.map((e) => (
                 <tr data-seq={String(e.seq)}>
                   <td>{formatTime(e.created_at)}</td>
-                  <td>{whoOf(e)}</td>
+                  <td>{whoOf(e, text)}</td>
                   <td>
                     <a href={link({ action: e.action })}>
                       <code>{e.action}</code>
@@ -232,7 +217,7 @@ export function auditRoutes() {
             </tbody>
           </table>
         )}
-        <nav class="pager" aria-label="Seiten">
+        <nav class="pager" aria-label={text.pages}>
           {hasNewer ? <a href={link({})}>{text.first}</a> : null}
           {hasNewer && page.length > 0 ? <a href={link({ after: String(page[0]!.seq) })}>{text.previous}</a> : null}
           {hasOlder && page.length > 0 ? (

@@ -144,6 +144,7 @@ export function enrollmentRoutes() {
   });
 
   app.get('/iso-builds', async (c) => {
+    const { isoBuilds: text } = t();
     const session = c.get('session');
     const org = session.organizationId!;
     const db = await portalRead(c, isoOps.listIsoBuilds, { param: { id: org } });
@@ -155,45 +156,49 @@ export function enrollmentRoutes() {
     ]);
     const newest = [...builds].reverse().slice(0, 100);
     const busy = newest.some((b) => b.status === 'pending' || b.status === 'running');
-    const templateName = new Map(templates.map((t) => [t.id, t.name]));
+    const templateName = new Map(templates.map((template) => [template.id, template.name]));
     const usable = sessions.filter((s) => !s.revoked_at && s.expires_at.getTime() > Date.now());
     return render(
       c,
-      <Layout title="ISO-Builds" session={session} flash={takeFlash(c)} refreshSeconds={busy ? 2 : undefined}>
+      <Layout title={text.title} session={session} flash={takeFlash(c)} refreshSeconds={busy ? 2 : undefined}>
         {write ? (
           <>
-            <h2>Neues ISO erzeugen</h2>
+            <h2>{text.newTitle}</h2>
             <form method="post" action="/portal/iso-builds">
               <CsrfField session={session} />
-              <label for="source">Für</label>
+              <label for="source">{text.for}</label>
               <select id="source" name="source">
                 {usable.map((s) => (
                   <option value={`session:${s.id}`}>
-                    Enrollment-Session {s.id.slice(0, 8)} ({templateName.get(s.template_id) ?? s.template_id},{' '}
-                    {s.devices_used}/{s.max_devices})
+                    {text.sessionOption(
+                      s.id.slice(0, 8),
+                      templateName.get(s.template_id) ?? s.template_id,
+                      formatNumber(s.devices_used),
+                      formatNumber(s.max_devices),
+                    )}
                   </option>
                 ))}
-                {templates.map((t) => (
-                  <option value={`template:${t.id}`}>Template {t.name} (Aktivierungscode der Organisation)</option>
+                {templates.map((template) => (
+                  <option value={`template:${template.id}`}>{text.templateOption(template.name)}</option>
                 ))}
               </select>
               <fieldset>
-                <legend>WLAN (optional)</legend>
-                <label for="ssid">Netzwerkname (SSID)</label>
+                <legend>{text.wlan}</legend>
+                <label for="ssid">{text.ssid}</label>
                 <input id="ssid" name="ssid" autocomplete="off" maxlength={32} />
-                <label for="psk">WLAN-Passwort</label>
+                <label for="psk">{text.psk}</label>
                 <input id="psk" name="psk" type="password" autocomplete="off" maxlength={63} />
               </fieldset>
               <p>
-                <button type="submit">ISO erzeugen</button>
+                <button type="submit">{text.submit}</button>
               </p>
             </form>
           </>
         ) : null}
-        <h2>Builds</h2>
-        {busy ? <p class="muted">Diese Seite aktualisiert sich alle 2 Sekunden, bis alle Builds fertig sind.</p> : null}
+        <h2>{text.builds}</h2>
+        {busy ? <p class="muted">{text.refreshing}</p> : null}
         {newest.length === 0 ? (
-          <p class="empty">Noch keine ISO-Builds{write ? ': erzeugen Sie oben das erste Installations-ISO.' : '.'}</p>
+          <p class="empty">{write ? text.noneAdmin : text.noneViewer}</p>
         ) : (
           <IsoBuildTable builds={newest} templateName={templateName} admin={write} />
         )}
@@ -204,7 +209,7 @@ export function enrollmentRoutes() {
   postWrite(app, '/iso-builds', isoOps.createIsoBuild, async (c, write) => {
     const org = c.get('session').organizationId!;
     const fields = await formFields(c);
-    return writeAndRedirect(c, '/portal/iso-builds', 'ISO-Build gestartet.', () => {
+    return writeAndRedirect(c, '/portal/iso-builds', t().isoBuilds.started, () => {
       const [kind, id] = (fields.source ?? '').split(':');
       const wlan = fields.ssid || fields.psk ? { ssid: fields.ssid ?? '', psk: fields.psk ?? '' } : undefined;
       const parsed = IsoBuildCreate.safeParse({

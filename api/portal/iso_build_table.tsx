@@ -4,44 +4,11 @@
  * the image was built from the development base image and does not boot.
  */
 import type { IsoBuildRow } from '../iso_builds/repo.ts';
-import { formatTime } from './i18n/index.ts';
-
-/** The strings of this module, in one place. */
-const text = {
-  created: 'Angelegt',
-  source: 'Quelle',
-  progress: 'Fortschritt',
-  status: 'Status',
-  size: 'Größe',
-  sha256: 'SHA-256',
-  expires: 'Läuft ab',
-  download: 'Download',
-  downloadLink: 'ISO herunterladen',
-  downloadDev: 'Test-ISO herunterladen (bootet nicht)',
-  viewerNoDownload: 'nur für Admins',
-  session: 'Enrollment-Session',
-  code: 'Aktivierungscode der Organisation',
-  template: (name: string) => `Template ${name}`,
-  defaultTemplate: 'Standard-Template',
-  development:
-    'Entwicklungs-Image: gebaut aus dem Entwicklungs-Basis-Image, NICHT bootfähig. Auf dem Build-Host fehlt ISO_BASE_IMAGE.',
-  replaces:
-    'Ein neuer fertiger Build ersetzt den vorigen fertigen (Datei und Eintrag); ein fertiger Build bleibt 7 Tage abrufbar.',
-  progressLabel: (p: number) => `Fortschritt ${p} %`,
-} as const;
-
-const statusLabel: Record<IsoBuildRow['status'], string> = {
-  pending: 'wartet',
-  running: 'läuft',
-  completed: 'fertig',
-  failed: 'fehlgeschlagen',
-};
-
-/** Bytes in MB (decimal, as a download shows them), German digits. */
-const megabytes = (bytes: number) => `${(bytes / 1_000_000).toLocaleString('de-DE', { maximumFractionDigits: 1 })} MB`;
+import { formatBytes, formatNumber, formatTime, t } from './i18n/index.ts';
 
 function Source(props: { build: IsoBuildRow; templateName: string | null; admin: boolean }) {
   const { build: b } = props;
+  const { isoBuilds: text } = t();
   const template = props.templateName ? text.template(props.templateName) : text.defaultTemplate;
   if (b.enrollment_session_id === null) {
     return (
@@ -66,6 +33,7 @@ function Source(props: { build: IsoBuildRow; templateName: string | null; admin:
 }
 
 export function IsoBuildTable(props: { builds: IsoBuildRow[]; templateName: Map<string, string>; admin: boolean }) {
+  const { isoBuilds: text } = t();
   return (
     <>
       <p class="muted">{text.replaces}</p>
@@ -96,17 +64,17 @@ export function IsoBuildTable(props: { builds: IsoBuildRow[]; templateName: Map<
                 />
               </td>
               <td>
-                <progress max={100} value={b.progress} aria-label={text.progressLabel(b.progress)}>
-                  {b.progress} %
+                <progress max={100} value={b.progress} aria-label={text.progressLabel(formatNumber(b.progress))}>
+                  {text.percent(formatNumber(b.progress))}
                 </progress>{' '}
-                {b.progress} %
+                {text.percent(formatNumber(b.progress))}
               </td>
               <td data-field="status">
-                {statusLabel[b.status] ?? b.status}
+                {text.statuses[b.status] ?? b.status}
                 {b.error ? ` (${b.error})` : ''}
               </td>
               <td class="number" data-field="size">
-                {b.size_bytes === null ? '–' : megabytes(b.size_bytes)}
+                {b.size_bytes === null ? '–' : formatBytes(b.size_bytes)}
               </td>
               <td data-field="sha256">{b.sha256 ? <code class="mono">{b.sha256}</code> : '–'}</td>
               <td data-field="expires">{formatTime(b.expires_at)}</td>

@@ -1,80 +1,42 @@
 /**
  * The organization's webhooks: subscribe a URL to events (the signing secret shown once),
  * each with its status in the API's terms and its last deliveries (status, attempts, last
- * error), a test event on request, and delete after a confirmation. Changes go through the
- * services the API routes call, with the routes' declarations and audit actions.
+ * error) each with a page of its attempts, a test event on request, and delete after a
+ * confirmation. Changes go through the services the API routes call, with the routes'
+ * declarations and audit actions.
  */
 import { Hono } from 'hono';
-import { ApiError } from '../http/errors.ts';
+import { ApiError, notFound } from '../http/errors.ts';
 import * as webhookOps from '../webhooks/operations.ts';
-import { type DeliveryRow, getWebhook, listRecentDeliveries, listWebhooks, type WebhookRow } from '../webhooks/repo.ts';
+import {
+  type DeliveryRow,
+  getDelivery,
+  getWebhook,
+  listAttempts,
+  listRecentDeliveries,
+  listWebhooks,
+  type WebhookRow,
+} from '../webhooks/repo.ts';
 import { WEBHOOK_EVENT_TYPES, WebhookCreate } from '../webhooks/schemas.ts';
 import { sendTestEvent, subscribe, unsubscribe } from '../webhooks/service.ts';
 import { type PortalEnv, portalRead, postWrite } from './access.ts';
 import { createOrBack } from './credentials.tsx';
 import { formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
-import { formatTime } from './i18n/index.ts';
+import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 
 /** Deliveries shown per webhook. */
 const RECENT = 5;
 
-/** The strings of this module, in one place. */
-const text = {
-  title: 'Webhooks',
-  newTitle: 'Neuer Webhook',
-  url: 'URL (https)',
-  events: 'Ereignisse',
-  create: 'Webhook anlegen',
-  none: 'Noch keine Webhooks: legen Sie oben den ersten an.',
-  status: 'Status',
-  deliveries: (n: number) => `Letzte Zustellungen (höchstens ${n}, neueste zuerst)`,
-  noDeliveries: 'Noch keine Zustellung.',
-  time: 'Angelegt',
-  event: 'Ereignis',
-  deliveryStatus: 'Zustellung',
-  attempts: 'Versuche',
-  lastError: 'Letzter Fehler',
-  next: 'Nächster Versuch / zugestellt',
-  test: 'Test-Ereignis senden',
-  testHint: 'Sendet nur diesem Webhook ein signiertes Ereignis webhook.test; die Zustellung erscheint hier.',
-  testSent: 'Test-Ereignis eingereiht: die Zustellung steht unten beim Webhook (Seite neu laden für das Ergebnis).',
-  testRefused: 'Dieser Webhook ist deaktiviert und sendet nichts mehr: löschen Sie ihn und legen Sie ihn neu an.',
-  delete: 'Löschen …',
-  deleteTitle: 'Webhook löschen',
-  deleteQuestion: (url: string) =>
-    `Den Webhook für ${url} mit seinen Zustellungen löschen? Es wird nichts mehr an ihn gesendet.`,
-  deleteButton: 'Löschen',
-  cancel: 'Abbrechen',
-  deleted: 'Webhook gelöscht.',
-  createdTitle: 'Webhook angelegt',
-  secret: 'Signatur-Geheimnis',
-  back: 'Zurück zu den Webhooks',
-  /** The webhook's state in the API's terms: `disabled_at`, and what its deliveries say. */
-  disabled: (at: string) =>
-    `deaktiviert seit ${at}: Zustellungen schlugen 3 Tage lang fehl, es wird nichts mehr gesendet`,
-  idle: 'aktiv, noch keine Zustellung',
-  delivered: (at: string) => `aktiv, zuletzt zugestellt ${at}`,
-  retrying: (attempts: number) => `aktiv, Zustellung schlägt fehl: ${attempts} Versuche, wird wiederholt`,
-  failing: 'aktiv, letzte Zustellung endgültig fehlgeschlagen',
-  pending: 'aktiv, Zustellung wartet',
-} as const;
-
 /** The status badge's colour: green delivered, yellow waiting, red failing or disabled. */
 const badgeOf = { ok: 'converged', idle: '', pending: 'pending', failing: 'failed', disabled: 'failed' } as const;
-
-/** A delivery's `status` as the API names it. */
-const deliveryLabel: Record<DeliveryRow['status'], string> = {
-  pending: 'wartet',
-  delivered: 'zugestellt',
-  failed: 'fehlgeschlagen',
-};
 
 /**
  * The webhook's status in words that say what the API says: disabled, or by its newest
  * delivery (delivered, failed for good, being retried, waiting for its first attempt).
  */
 function webhookStatus(hook: Pick<WebhookRow, 'disabled_at'>, recent: DeliveryRow[]) {
+  const { webhooks: text } = t();
   if (hook.disabled_at) return { kind: 'disabled', label: text.disabled(formatTime(hook.disabled_at)) } as const;
   const newest = recent[0];
   if (newest === undefined) return { kind: 'idle', label: text.idle } as const;
@@ -85,7 +47,16 @@ function webhookStatus(hook: Pick<WebhookRow, 'disabled_at'>, recent: DeliveryRo
   return { kind: 'pending', label: text.pending } as const;
 }
 
-function Deliveries(props: { rows: DeliveryRow[] }) {
+/** A delivery's last outcome: the error, else the HTTP status, else none yet. */
+const outcomeOf = (d: Pick<DeliveryRow, 'last_error' | 'last_status_code'>) =>
+  d.last_error ?? (d.last_status_code === null ? '–' : `HTTP ${d.last_status_code}`);
+
+const deliveryBadge = (status: DeliveryRow['status']) => (
+  <span class={`badge ${status === 'delivered' ? 'converged' : status}`}>{t().webhooks.deliveryLabel[status]}</span>
+);
+
+function Deliveries(props: { webhookId: string; rows: DeliveryRow[] }) {
+  const { webhooks: text } = t();
   if (props.rows.length === 0) return <p class="muted">{text.noDeliveries}</p>;
   return (
     <table class="deliveries">
@@ -99,6 +70,9 @@ function Deliveries(props: { rows: DeliveryRow[] }) {
           </th>
           <th scope="col">{text.lastError}</th>
           <th scope="col">{text.next}</th>
+          <th scope="col">
+            <span class="visually-hidden">{text.showAttempts}</span>
+          </th>
         </tr>
       </thead>
       <tbody>
@@ -108,18 +82,17 @@ function Deliveries(props: { rows: DeliveryRow[] }) {
             <td>
               <code>{d.event}</code>
             </td>
-            <td data-field="status">
-              <span class={`badge ${d.status === 'delivered' ? 'converged' : d.status}`}>
-                {deliveryLabel[d.status]}
-              </span>
-            </td>
+            <td data-field="status">{deliveryBadge(d.status)}</td>
             <td class="number" data-field="attempts">
-              {d.attempts}
+              {formatNumber(d.attempts)}
             </td>
             <td data-field="error" class="report-message">
-              {d.last_error ?? (d.last_status_code === null ? '–' : `HTTP ${d.last_status_code}`)}
+              {outcomeOf(d)}
             </td>
             <td>{d.status === 'delivered' ? formatTime(d.delivered_at) : formatTime(d.next_attempt_at)}</td>
+            <td>
+              <a href={`/portal/webhooks/${props.webhookId}/deliveries/${d.id}`}>{text.showAttempts}</a>
+            </td>
           </tr>
         ))}
       </tbody>
@@ -131,6 +104,7 @@ export function webhookRoutes() {
   const app = new Hono<PortalEnv>();
 
   app.get('/webhooks', async (c) => {
+    const { webhooks: text } = t();
     const session = c.get('session');
     const org = session.organizationId!;
     const db = await portalRead(c, webhookOps.listWebhooks, { param: { id: org } });
@@ -172,7 +146,7 @@ export function webhookRoutes() {
                 {text.status}: <span class={`badge ${badgeOf[status.kind]}`}>{status.label}</span>
               </p>
               <h3>{text.deliveries(RECENT)}</h3>
-              <Deliveries rows={rows} />
+              <Deliveries webhookId={h.id} rows={rows} />
               <div>
                 {h.disabled_at ? null : (
                   <form class="inline" method="post" action={`/portal/webhooks/${h.id}/test`}>
@@ -192,6 +166,7 @@ export function webhookRoutes() {
   });
 
   postWrite(app, '/webhooks', webhookOps.createWebhook, async (c, write) => {
+    const { webhooks: text } = t();
     const session = c.get('session');
     const org = session.organizationId!;
     const fields = await formFields(c);
@@ -210,9 +185,9 @@ export function webhookRoutes() {
       c,
       <Layout title={text.createdTitle} session={session}>
         <p>
-          Der Webhook für <code>{row.url}</code> wurde angelegt. Kopieren Sie das Signatur-Geheimnis jetzt:{' '}
-          <strong>es wird nur dieses eine Mal angezeigt</strong>. Jede Zustellung trägt den Header{' '}
-          <code>Fleet-Signature</code>, ein HMAC-SHA256 mit diesem Geheimnis.
+          {text.created.before} <code>{row.url}</code> {text.created.after} <strong>{text.created.once}</strong>
+          {text.created.header} <code>Fleet-Signature</code>
+          {text.created.signature}
         </p>
         <label for="secret">{text.secret}</label>
         <input id="secret" readonly value={secret} size={60} />
@@ -225,6 +200,7 @@ export function webhookRoutes() {
   });
 
   postWrite(app, '/webhooks/:id/test', webhookOps.testWebhook, async (c, write) => {
+    const { webhooks: text } = t();
     const id = c.req.param('id').toLowerCase();
     return writeAndRedirect(c, '/portal/webhooks', text.testSent, () =>
       write({ param: { id } }, async (tx) => {
@@ -240,6 +216,7 @@ export function webhookRoutes() {
   });
 
   app.get('/webhooks/:id/delete', async (c) => {
+    const { webhooks: text } = t();
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
     const db = await portalRead(c, webhookOps.deleteWebhook, { param: { id } });
@@ -259,9 +236,100 @@ export function webhookRoutes() {
     );
   });
 
+  // One delivery's attempts, as `GET /webhooks/{id}/deliveries/{delivery_id}/attempts` lists them.
+  app.get('/webhooks/:id/deliveries/:delivery_id', async (c) => {
+    const { webhooks: text } = t();
+    const session = c.get('session');
+    const id = c.req.param('id').toLowerCase();
+    const deliveryId = c.req.param('delivery_id').toLowerCase();
+    const db = await portalRead(c, webhookOps.listWebhookDeliveryAttempts, {
+      param: { id, delivery_id: deliveryId },
+    });
+    const [hook, delivery, attempts] = await Promise.all([
+      getWebhook(db, id),
+      getDelivery(db, id, deliveryId),
+      listAttempts(db, id, deliveryId),
+    ]);
+    if (hook === null || delivery === null || attempts === null) throw notFound('webhook delivery', deliveryId);
+    const page = text.delivery;
+    return render(
+      c,
+      <Layout title={page.title(delivery.event)} session={session}>
+        <table class="hardware" data-delivery={delivery.id} data-status={delivery.status}>
+          <tbody>
+            <tr>
+              <th scope="row">{page.webhook}</th>
+              <td class="webhook-url">{hook.url}</td>
+            </tr>
+            <tr>
+              <th scope="row">{text.event}</th>
+              <td>
+                <code>{delivery.event}</code>
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">{page.created}</th>
+              <td>{formatTime(delivery.created_at)}</td>
+            </tr>
+            <tr>
+              <th scope="row">{page.status}</th>
+              <td data-field="status">{deliveryBadge(delivery.status)}</td>
+            </tr>
+            {delivery.status === 'failed' ? null : (
+              <tr>
+                <th scope="row">{delivery.status === 'delivered' ? page.deliveredAt : page.nextAttempt}</th>
+                <td>
+                  {formatTime(delivery.status === 'delivered' ? delivery.delivered_at : delivery.next_attempt_at)}
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+        <h2>{page.attemptsTitle}</h2>
+        {attempts.length === 0 ? (
+          <p class="empty">{page.none}</p>
+        ) : (
+          <table class="attempts">
+            <thead>
+              <tr>
+                <th scope="col" class="number">
+                  {page.attempt}
+                </th>
+                <th scope="col">{page.startedAt}</th>
+                <th scope="col">{page.outcome}</th>
+                <th scope="col" class="number">
+                  {page.duration}
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {attempts.map((a) => (
+                <tr data-attempt={String(a.attempt)}>
+                  <td class="number">{formatNumber(a.attempt)}</td>
+                  <td>{formatTime(a.started_at)}</td>
+                  <td data-field="outcome" class="report-message">
+                    {a.status_code === null ? null : <span data-field="status-code">HTTP {a.status_code}</span>}
+                    {a.status_code !== null && a.error !== null ? ': ' : null}
+                    {a.error ?? (a.status_code === null ? page.noAnswer : null)}
+                  </td>
+                  <td class="number" data-field="duration">
+                    {page.milliseconds(formatNumber(a.duration_ms))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        <p>
+          <a href="/portal/webhooks">{text.back}</a>
+        </p>
+      </Layout>,
+    );
+  });
+
   postWrite(app, '/webhooks/:id/delete', webhookOps.deleteWebhook, async (c, write) => {
     const id = c.req.param('id').toLowerCase();
-    return writeAndRedirect(c, '/portal/webhooks', text.deleted, () =>
+    return writeAndRedirect(c, '/portal/webhooks', t().webhooks.deleted, () =>
       write({ param: { id } }, (tx) => unsubscribe(tx, id).then(({ audit }) => ({ audit, result: null }))),
     );
   });

@@ -129,6 +129,15 @@ export async function listRecentDeliveries(
   return byWebhook;
 }
 
+/** One delivery of the webhook; null when the webhook has no such delivery. */
+export async function getDelivery(db: Db, webhookId: string, deliveryId: string): Promise<DeliveryRow | null> {
+  const [row] = await db<DeliveryRow[]>`
+    select seq, id, event_id, event, status, attempts, last_status_code, last_error,
+           next_attempt_at, delivered_at, created_at
+    from webhook_deliveries where id = ${deliveryId} and webhook_id = ${webhookId}`;
+  return row ?? null;
+}
+
 export interface AttemptRow {
   attempt: number;
   started_at: Date;

@@ -175,4 +175,54 @@ describe('the audit log', () => {
     expect((await ctx.request('GET', `/api/v1/organizations/${org.id}/audit-events?target_id=nope`)).status).toBe(400);
     expect((await ctx.request('GET', `/api/v1/organizations/${org.id}/audit-events?cursor=forged`)).status).toBe(400);
   });
+
+  it('filters by target_type, with action and target_id and across pages', async () => {
+    const org = (await ctx.request('POST', '/api/v1/organizations', { body: { name: 'Typen eG' } })).body;
+    const groups = [];
+    for (const name of ['a', 'b', 'c']) {
+      groups.push((await ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, { body: { name } })).body.id);
+    }
+    const unit = await ctx.request('POST', `/api/v1/organizations/${org.id}/org-units`, { body: { name: 'Physik' } });
+    expect(unit.status).toBe(201);
+    await ctx.request('PATCH', `/api/v1/groups/${groups[0]}`, { body: { name: 'aa' } });
+
+    const ofGroups = await auditOf(org.id, '?target_type=group');
+    expect(ofGroups.map((e) => [e.action, e.target_id])).toEqual([
+      ['group.update', groups[0]],
+      ['group.create', groups[2]],
+      ['group.create', groups[1]],
+      ['group.create', groups[0]],
+    ]);
+    expect((await auditOf(org.id, '?target_type=org_unit')).map((e) => e.target_id)).toEqual([unit.body.id]);
+    expect((await auditOf(org.id, '?target_type=organization')).map((e) => e.action)).toEqual(['organization.create']);
+    expect(await auditOf(org.id, '?target_type=webhook')).toEqual([]);
+    // With the other filters: all must hold.
+    expect((await auditOf(org.id, '?target_type=group&action=group.update')).map((e) => e.target_id)).toEqual([
+      groups[0],
+    ]);
+    expect(await auditOf(org.id, '?target_type=org_unit&action=group.create')).toEqual([]);
+    expect(await auditOf(org.id, `?target_type=org_unit&target_id=${groups[1]}`)).toEqual([]);
+    expect((await auditOf(org.id, `?target_type=group&target_id=${groups[1]}`)).map((e) => e.action)).toEqual([
+      'group.create',
+    ]);
+    // Paging keeps the filter: the cursor is only where to go on.
+    const page1 = await ctx.request('GET', `/api/v1/organizations/${org.id}/audit-events?target_type=group&limit=3`);
+    const page2 = await ctx.request(
+      'GET',
+      `/api/v1/organizations/${org.id}/audit-events?target_type=group&limit=3&cursor=${page1.body.next_cursor}`,
+    );
+    expect([...page1.body.items, ...page2.body.items].map((e: { target_id: string }) => e.target_id)).toEqual(
+      ofGroups.map((e) => e.target_id),
+    );
+    expect(page2.body.next_cursor).toBeNull();
+    // Another organization's events are never in the answer.
+    const other = (await ctx.request('POST', '/api/v1/organizations', { body: { name: 'Andere eG' } })).body;
+    await ctx.request('POST', `/api/v1/organizations/${other.id}/groups`, { body: { name: 'fremd' } });
+    expect(await auditOf(org.id, '?target_type=group')).toHaveLength(4);
+    // An unknown kind is a bad request, named in the details.
+    const bad = await ctx.request('GET', `/api/v1/organizations/${org.id}/audit-events?target_type=nope`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe('invalid_request');
+    expect(JSON.stringify(bad.body.details)).toContain('target_type');
+  });
 });

@@ -373,6 +373,7 @@ const portalRoutesWithIds: Record<string, PortalField[]> = {
   'GET /portal/webhooks': [],
   'POST /portal/webhooks': [],
   'GET /portal/webhooks/:id/delete': [],
+  'GET /portal/webhooks/:id/deliveries/:delivery_id': [],
   'POST /portal/webhooks/:id/delete': [],
   'POST /portal/webhooks/:id/test': [],
 };

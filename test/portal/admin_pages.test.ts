@@ -13,8 +13,8 @@ import { PortalClient } from '../support/portal_client.ts';
 
 const ctx = useTestApp();
 
-async function signedIn(key: string) {
-  const b = new PortalClient(ctx.app, `10.4.0.${Math.floor(Math.random() * 250) + 1}`);
+async function signedIn(key: string, acceptLanguage?: string) {
+  const b = new PortalClient(ctx.app, `10.4.0.${Math.floor(Math.random() * 250) + 1}`, acceptLanguage);
   expect((await b.signIn(key)).status).toBe(303);
   return b;
 }
@@ -183,6 +183,141 @@ describe('the webhooks page', () => {
     expect(plain((await admin.get('/portal/webhooks')).text)).toContain('deaktiviert und sendet nichts mehr');
     expect(await ctx.sql`select 1 from webhook_deliveries where webhook_id = ${disabled}`).toHaveLength(0);
   });
+
+  /** A test delivery of the webhook, through the API; its id. */
+  async function deliveryOf(webhookId: string): Promise<string> {
+    const res = await ctx.request('POST', `/api/v1/webhooks/${webhookId}/test`);
+    expect(res.status).toBe(202);
+    return res.body.id as string;
+  }
+
+  it("each delivery links to its attempts: time, HTTP status or error, duration; another organization's ids are not found", async () => {
+    const org = await createOrganization(ctx);
+    const hook = await hookWith(org.id, 'https://hooks.example.com/tries');
+    const tried = await deliveryOf(hook);
+    const waiting = await deliveryOf(hook);
+    await ctx.sql`insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error)
+      values (${tried}, 1, '2026-11-26T09:05:00Z', 120, 500, 'answered 500: Interner Fehler beim Empfänger'),
+             (${tried}, 2, '2026-11-26T09:06:00Z', 3005, null, 'connect ECONNREFUSED'),
+             (${tried}, 3, '2026-11-26T09:08:00Z', 42, 410, null)`;
+    await ctx.sql`update webhook_deliveries set status = 'failed', attempts = 3, last_status_code = 410,
+      next_attempt_at = null where id = ${tried}`;
+    const api = await ctx.request('GET', `/api/v1/webhooks/${hook}/deliveries/${tried}/attempts`);
+    expect(api.body.items.map((a: { attempt: number }) => a.attempt)).toEqual([1, 2, 3]);
+
+    const admin = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const list = (await admin.get('/portal/webhooks')).text;
+    const link = `/portal/webhooks/${hook}/deliveries/${tried}`;
+    expect(rowText(list, `data-delivery="${tried}"`)).toContain('Versuche ansehen');
+    expect(list).toContain(`href="${link}"`);
+
+    const page = await admin.get(link);
+    expect(page.status).toBe(200);
+    expect(plain(page.text)).toContain('Zustellung webhook.test');
+    expect(plain(page.text)).toContain('https://hooks.example.com/tries');
+    expect(plain(page.text)).toContain('fehlgeschlagen');
+    expect(plain(page.text)).toContain('Versuche (erster zuerst)');
+    expect(rowText(page.text, 'data-attempt="1"')).toBe(
+      '1 26.11.2026, 09:05 UTC HTTP 500 : answered 500: Interner Fehler beim Empfänger 120 ms',
+    );
+    expect(rowText(page.text, 'data-attempt="2"')).toBe('2 26.11.2026, 09:06 UTC connect ECONNREFUSED 3.005 ms');
+    expect(rowText(page.text, 'data-attempt="3"')).toBe('3 26.11.2026, 09:08 UTC HTTP 410 42 ms');
+    expect(page.text).toContain('href="/portal/webhooks"');
+    // A delivery not yet tried says so, with its next attempt.
+    const none = await admin.get(`/portal/webhooks/${hook}/deliveries/${waiting}`);
+    expect(none.status).toBe(200);
+    expect(plain(none.text)).toContain('Noch kein Versuch');
+    expect(plain(none.text)).toContain('Nächster Versuch');
+    expect(none.text).not.toContain('data-attempt=');
+
+    // In English: the same rows, the language's numbers and times.
+    const english = await signedIn((await createApiKey(ctx, org.id, 'admin')).key, 'en');
+    const en = await english.get(link);
+    expect(en.status).toBe(200);
+    expect(en.text).toContain('<html lang="en">');
+    expect(plain(en.text)).toContain('Delivery webhook.test');
+    expect(plain(en.text)).toContain('Attempts (oldest first)');
+    expect(plain(en.text)).toContain('HTTP status or error');
+    expect(rowText(en.text, 'data-attempt="2"')).toBe('2 26 Nov 2026, 09:06 UTC connect ECONNREFUSED 3,005 ms');
+    expect(plain((await english.get('/portal/webhooks')).text)).toContain('View attempts');
+    expect(plain((await english.get(`/portal/webhooks/${hook}/deliveries/${waiting}`)).text)).toContain(
+      'No attempt yet',
+    );
+
+    // Another organization's webhook and delivery: not found, whichever of the two ids is foreign.
+    const other = await createOrganization(ctx);
+    const theirs = await hookWith(other.id, 'https://hooks.example.com/theirs');
+    const theirDelivery = await deliveryOf(theirs);
+    for (const path of [
+      `/portal/webhooks/${theirs}/deliveries/${theirDelivery}`,
+      `/portal/webhooks/${hook}/deliveries/${theirDelivery}`,
+      `/portal/webhooks/${theirs}/deliveries/${tried}`,
+      `/portal/webhooks/${hook}/deliveries/${crypto.randomUUID()}`,
+      `/portal/webhooks/${hook}/deliveries/not-an-id`,
+    ]) {
+      const res = await admin.get(path);
+      expect(res.status, path).toBe(404);
+      expect(res.text).not.toContain('theirs');
+    }
+    // A delivery of another webhook of the same organization is not this webhook's.
+    const second = await hookWith(org.id, 'https://hooks.example.com/second');
+    expect((await admin.get(`/portal/webhooks/${second}/deliveries/${tried}`)).status).toBe(404);
+
+    // A viewer reads no webhooks: neither the list nor a delivery's attempts.
+    const viewer = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key);
+    expect((await viewer.get('/portal/webhooks')).status).toBe(403);
+    const refused = await viewer.get(link);
+    expect(refused.status).toBe(403);
+    expect(refused.text).not.toContain('ECONNREFUSED');
+  });
+
+  it('creates, tests and deletes in English; the German pages keep their words', async () => {
+    const org = await createOrganization(ctx);
+    const english = await signedIn((await createApiKey(ctx, org.id, 'admin')).key, 'en');
+    let page = await english.get('/portal/webhooks');
+    expect(page.status).toBe(200);
+    for (const words of ['New webhook', 'Create webhook', 'No webhooks yet: create the first one above.'])
+      expect(plain(page.text)).toContain(words);
+    const created = await english.request('POST', '/portal/webhooks', {
+      _csrf: PortalClient.csrf(page.text),
+      url: 'https://hooks.example.com/en',
+      'event:device.activated': 'on',
+    });
+    expect(created.status).toBe(201);
+    expect(plain(created.text)).toContain(
+      'The webhook for https://hooks.example.com/en was created. Copy the signing secret now: it is shown this one time only . Every delivery carries the header Fleet-Signature , an HMAC-SHA256 with this secret.',
+    );
+    expect(created.text).toContain('<strong>it is shown this one time only</strong>. Every delivery');
+    const [hook] = await ctx.sql<{ id: string }[]>`select id from webhooks where organization_id = ${org.id}`;
+    page = await english.get('/portal/webhooks');
+    expect(plain(page.text)).toContain('active, no deliveries yet');
+    expect(plain(page.text)).toContain('Last deliveries (at most 5, newest first)');
+    await english.request('POST', `/portal/webhooks/${hook!.id}/test`, { _csrf: PortalClient.csrf(page.text) });
+    page = await english.get('/portal/webhooks');
+    expect(plain(page.text)).toContain('Test event queued');
+    expect(plain(page.text)).toContain('active, delivery waiting');
+    expect(rowText(page.text, 'data-delivery=')).toContain('waiting');
+    const confirm = await english.get(`/portal/webhooks/${hook!.id}/delete`);
+    expect(plain(confirm.text)).toContain(
+      'Delete the webhook for https://hooks.example.com/en with its deliveries? Nothing more will be sent to it.',
+    );
+    await english.request('POST', `/portal/webhooks/${hook!.id}/delete`, { _csrf: PortalClient.csrf(confirm.text) });
+    expect(plain((await english.get('/portal/webhooks')).text)).toContain('Webhook deleted.');
+
+    // German, unchanged: the created page's words and markup.
+    const german = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const form = await german.get('/portal/webhooks');
+    const de = await german.request('POST', '/portal/webhooks', {
+      _csrf: PortalClient.csrf(form.text),
+      url: 'https://hooks.example.com/de',
+      'event:device.activated': 'on',
+    });
+    expect(de.status).toBe(201);
+    expect(de.text).toContain(
+      '<p>Der Webhook für <code>https://hooks.example.com/de</code> wurde angelegt. Kopieren Sie das Signatur-Geheimnis jetzt: <strong>es wird nur dieses eine Mal angezeigt</strong>. Jede Zustellung trägt den Header <code>Fleet-Signature</code>, ein HMAC-SHA256 mit diesem Geheimnis.</p>',
+    );
+    expect(plain((await german.get('/portal/webhooks')).text)).toContain('aktiv, noch keine Zustellung');
+  });
 });
 
 describe('the audit page', () => {
@@ -277,6 +412,85 @@ describe('the audit page', () => {
     const overview = await viewer.get('/portal/devices');
     expect(overview.text).not.toContain('href="/portal/audit"');
     expect((await viewer.get('/portal/audit')).status).toBe(403);
+  });
+
+  it("filters by the target's kind, with the action and target filters and across pages; a viewer is refused", async () => {
+    const org = await createOrganization(ctx);
+    const unit = await insertOrgUnit(ctx.sql, org.id, 'Chemie');
+    const group = await ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, { body: { name: 'Labor' } });
+    expect(group.status).toBe(201);
+    const actor = { type: 'api_key', api_key_id: crypto.randomUUID(), name: 'Skript' };
+    // 120 rows: alternately about the unit and about the group.
+    for (let i = 0; i < 120; i++) {
+      const [type, id] = i % 2 === 0 ? ['org_unit', unit] : ['group', group.body.id as string];
+      await ctx.sql`insert into audit_events (organization_id, actor, action, target_type, target_id, request_id)
+        values (${org.id}, ${ctx.sql.json(actor)}, ${i % 4 < 2 ? `${type}.update` : `${type}.create`}, ${type},
+                ${id}, ${`r${i}`})`;
+    }
+    const admin = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const seqsOf = async (where: ReturnType<typeof ctx.sql>) =>
+      (
+        await ctx.sql`select seq from audit_events where organization_id = ${org.id} and ${where} order by seq desc`
+      ).map((r) => Number(r.seq));
+    /** Forward from a page through every older one: the seqs of each page and the links followed. */
+    const walk = async (start: string) => {
+      const pages: number[][] = [];
+      const links: string[] = [start];
+      let html = (await admin.get(start)).text;
+      pages.push(seqs(html));
+      for (let next = href(html, 'Ältere →'); next !== null; next = href(html, 'Ältere →')) {
+        links.push(next);
+        html = (await admin.get(next)).text;
+        pages.push(seqs(html));
+      }
+      return { pages, links, html };
+    };
+
+    // The select offers every kind, by its name, the chosen one selected.
+    let html = (await admin.get('/portal/audit?target_type=group')).text;
+    expect(html).toContain('<label for="target_type">Art des Ziels</label>');
+    expect(html).toMatch(/<option value="group" selected="">Gruppe<\/option>/);
+    expect(html).toContain('<option value="org_unit">Organisationseinheit</option>');
+    expect(html).toContain('<option value="api_key">API-Schlüssel</option>');
+
+    // By kind: only those rows, every one once across the pages, the links keeping the filter.
+    let walked = await walk('/portal/audit?target_type=group');
+    expect(walked.pages.flat()).toEqual(await seqsOf(ctx.sql`target_type = 'group'`));
+    expect(walked.pages.map((p) => p.length)).toEqual([50, 11]); // and the group's creation through the API
+    expect(walked.links.slice(1).every((l) => /^\/portal\/audit\?target_type=group&before=\d+$/.test(l))).toBe(true);
+    expect(href(walked.html, '← Neuere')).toMatch(/^\/portal\/audit\?target_type=group&after=\d+$/);
+    // With the action: both hold.
+    walked = await walk('/portal/audit?action=org_unit.update&target_type=org_unit');
+    expect(walked.pages.flat()).toEqual(await seqsOf(ctx.sql`action = 'org_unit.update'`));
+    expect(walked.pages.flat()).toHaveLength(30);
+    expect(seqs((await admin.get('/portal/audit?action=org_unit.update&target_type=group')).text)).toEqual([]);
+    // With the target: both hold; the "only this target" links keep the kind.
+    html = (await admin.get(`/portal/audit?target_type=org_unit&target=${unit}`)).text;
+    expect(seqs(html)).toEqual((await seqsOf(ctx.sql`target_id = ${unit}`)).slice(0, 50));
+    expect(plain(html)).toContain('Nur Einträge zu Chemie.');
+    expect(seqs((await admin.get(`/portal/audit?target_type=group&target=${unit}`)).text)).toEqual([]);
+    html = (await admin.get('/portal/audit?target_type=group')).text;
+    expect(html.replace(/&amp;/g, '&')).toContain(`/portal/audit?target_type=group&target=${group.body.id}`);
+    // An unknown kind is no filter.
+    expect(seqs((await admin.get('/portal/audit?target_type=nope')).text)).toHaveLength(50);
+
+    // In English: the same rows, the kinds and the paging in English.
+    const english = await signedIn((await createApiKey(ctx, org.id, 'admin')).key, 'en');
+    const en = (await english.get('/portal/audit?target_type=group')).text;
+    expect(seqs(en)).toEqual(seqs(html));
+    for (const words of ['Audit log', 'Target type', 'Clear filters', 'Older →', 'this target only'])
+      expect(plain(en)).toContain(words);
+    expect(en).toMatch(/<option value="group" selected="">Group<\/option>/);
+    expect(en).toContain('<option value="org_unit">Org unit</option>');
+    expect(rowText(en, 'data-seq=')).toContain('Group Labor');
+    expect(en).toContain('aria-label="Pages"');
+    const enNone = (await english.get('/portal/audit?target_type=webhook')).text;
+    expect(plain(enNone)).toContain('No entries for this selection.');
+    expect(plain((await english.get('/portal/audit?target=xyz')).text)).toContain('not a valid ID');
+
+    // A viewer reads no audit log, filtered or not.
+    const viewer = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key);
+    expect((await viewer.get('/portal/audit?target_type=group')).status).toBe(403);
   });
 });
 
@@ -416,5 +630,64 @@ describe('the ISO builds page', () => {
     expect(seen).not.toContain(sessionId.slice(0, 8));
     expect(seen).not.toContain('/download');
     expect(plain(seen)).toContain('NICHT bootfähig');
+
+    // In English: the same row in English words and numbers, the mark still before the link.
+    const english = await signedIn((await createApiKey(ctx, org.id, 'admin')).key, 'en');
+    const page = (await english.get('/portal/iso-builds')).text;
+    expect(page).toContain('<html lang="en">');
+    for (const words of ['ISO builds', 'Build a new ISO', 'Wi-Fi (optional)', 'Network name (SSID)', 'Build ISO'])
+      expect(plain(page)).toContain(words);
+    expect(plain(page)).toContain(`Template ${template!.name} (the organization’s activation code)`);
+    expect(plain(page)).toMatch(new RegExp(`Enrollment session ${sessionId.slice(0, 8)} \\(${template!.name}, 0/5\\)`));
+    expect(plain(page)).toContain('This page refreshes every 2 seconds until all builds are done.');
+    const enRow = new RegExp(`<tr data-build="${dev!.id}"[^>]*>([\\s\\S]*?)</tr>`).exec(page)![0];
+    expect(plain(enRow)).toContain(`Enrollment session ${sessionId.slice(0, 8)}… (Template ${template!.name})`);
+    expect(plain(enRow)).toContain('681.6 MB');
+    expect(plain(enRow)).toContain('100% 100%');
+    expect(plain(enRow)).toContain('done');
+    expect(plain(enRow)).toMatch(/\d\d? [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC/);
+    const enDownload = /data-field="download">([\s\S]*?)<\/td>/.exec(enRow)![1]!;
+    expect(enDownload.indexOf('NOT bootable')).toBeGreaterThan(-1);
+    expect(enDownload.indexOf('NOT bootable')).toBeLessThan(enDownload.indexOf('href='));
+    expect(plain(enDownload)).toContain('Download test ISO (does not boot)');
+    const enRunning = new RegExp(`<tr data-build="${real!.id}"[^>]*>([\\s\\S]*?)</tr>`).exec(page)![0];
+    expect(plain(enRunning)).toContain('The organization’s activation code (Default template)');
+    expect(plain(enRunning)).toContain('running');
+    // The German row is as before, down to the size's decimal comma.
+    expect(row).toContain('aria-label="Fortschritt 100 %"');
+    expect(plain(row)).toContain('100 % 100 % fertig 681,6 MB');
+    expect(enRow).toContain('aria-label="Progress 100%"');
+    expect(plain(html)).toContain('Diese Seite aktualisiert sich alle 2 Sekunden, bis alle Builds fertig sind.');
+    expect(plain(running)).toContain('läuft');
+    const englishViewer = await signedIn((await createApiKey(ctx, org.id, 'viewer')).key, 'en');
+    const viewed = plain((await englishViewer.get('/portal/iso-builds')).text);
+    expect(viewed).toContain('admins only');
+    expect(viewed).not.toContain('Build a new ISO');
+  });
+
+  it('starts a build from the form in English, with the flash in English; an empty list says so in either language', async () => {
+    const org = await createOrganization(ctx);
+    const [template] = await ctx.sql<{ id: string }[]>`select id from templates order by name limit 1`;
+    const english = await signedIn((await createApiKey(ctx, org.id, 'admin')).key, 'en');
+    const empty = await english.get('/portal/iso-builds');
+    expect(plain(empty.text)).toContain('No ISO builds yet: build the first installer ISO above.');
+    const started = await english.request('POST', '/portal/iso-builds', {
+      _csrf: PortalClient.csrf(empty.text),
+      source: `template:${template!.id}`,
+    });
+    expect(started.status).toBe(303);
+    const after = plain((await english.get('/portal/iso-builds')).text);
+    expect(after).toContain('ISO build started.');
+    expect(after).toMatch(/0% 0%|waiting/);
+
+    const germanViewer = await signedIn((await createApiKey(ctx, (await createOrganization(ctx)).id, 'viewer')).key);
+    expect(plain((await germanViewer.get('/portal/iso-builds')).text)).toContain('Noch keine ISO-Builds.');
+    const german = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const form = await german.get('/portal/iso-builds');
+    await german.request('POST', '/portal/iso-builds', {
+      _csrf: PortalClient.csrf(form.text),
+      source: `template:${template!.id}`,
+    });
+    expect(plain((await german.get('/portal/iso-builds')).text)).toContain('ISO-Build gestartet.');
   });
 });

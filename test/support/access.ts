@@ -317,6 +317,7 @@ const portalParamOf: Record<string, keyof TenantFixture | { value: string }> = {
   'iso-builds': 'isoBuildId',
   'api-keys': 'spareKeyId',
   webhooks: 'webhookId',
+  deliveries: 'webhookDeliveryId',
   rollouts: 'rolloutId',
   catalog: { value: 'libreoffice' },
   confirm: { value: 'archive' },
