@@ -48,6 +48,8 @@ svg.bar .failed { fill: var(--bad); }
 .choices section { flex: 1 1 20rem; padding: .5rem 1rem; border: 1px solid var(--line); border-radius: 3px; }
 td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
 td, p, li, legend, label { overflow-wrap: anywhere; }
+/* A state is one or two short words of the catalog, never data: not split inside a word. */
+td[data-field=state] { overflow-wrap: normal; }
 select { max-width: 100%; }
 .filters > div { min-width: 0; max-width: 100%; }
 /* A wide table scrolls in its own box on a narrow screen, its long names wrapping in their cells; the page never scrolls sideways. */
