@@ -92,24 +92,17 @@ function isCursorTime(key: string): boolean {
 }
 
 /**
- * A cursor of `encodeDeviceCursor` for this order, or null without one. A forged one, or
- * one of another order, is a 400, never a 500: the key must be of the order's form and the
- * id a UUID, so nothing reaches SQL that PostgreSQL would refuse. A cursor walking back is
- * taken only where `backwards` allows it (the API's list hands out none).
+ * A cursor of `encodeDeviceCursor` for this order (either direction), or null without one.
+ * A forged one, or one of another order, is a 400, never a 500: the key must be of the
+ * order's form and the id a UUID, so nothing reaches SQL that PostgreSQL would refuse.
  */
-export function decodeDeviceCursor(
-  sort: DeviceSort,
-  cursor: string | undefined,
-  backwards: 'refused' | 'allowed' = 'refused',
-): DeviceCursor | null {
+export function decodeDeviceCursor(sort: DeviceSort, cursor: string | undefined): DeviceCursor | null {
   if (cursor === undefined) return null;
   try {
     const parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
     const [order, key, id, direction] = parts;
     if (order !== sort) throw new Error('another order');
-    if (parts.length > 4 || (parts.length === 4 && (direction !== 'before' || backwards === 'refused'))) {
-      throw new Error('bad direction');
-    }
+    if (parts.length > 4 || (parts.length === 4 && direction !== 'before')) throw new Error('bad direction');
     const nullable = sort.endsWith('last_checkin');
     const valid =
       (key === null && nullable) ||
@@ -268,6 +261,38 @@ export async function listOrganizationDevices(
     ${deviceSelect(db, context.pollIntervalSeconds, db`, ${text} as sort_key`)}
     where d.id in (select id from page)
     order by ${keyOrder(db, key, db`d.id`, order, nullable)}`;
+}
+
+/** A page of the list in its order, and whether there are rows before and after it. */
+export interface DevicePage {
+  rows: ListedDevice[];
+  hasPrevious: boolean;
+  hasNext: boolean;
+}
+
+/**
+ * The page of up to `limit` devices after the cursor, or before it for a cursor `before`,
+ * in the order of `sort` either way. Walking back to the start with fewer than `limit`
+ * rows left before the cursor (rows came or went since the cursor was made) answers the
+ * first page, whole, so every page but the last is full and a walk back ends where a walk
+ * forward starts.
+ */
+export async function pageOrganizationDevices(
+  db: Db,
+  organizationId: string,
+  filter: DeviceFilter,
+  sort: DeviceSort,
+  cursor: DeviceCursor | null,
+  limit: number,
+  context: ListContext,
+): Promise<DevicePage> {
+  const rows = await listOrganizationDevices(db, organizationId, filter, sort, cursor, limit, context);
+  if (!cursor?.before)
+    return { rows: rows.slice(0, limit), hasPrevious: cursor !== null, hasNext: rows.length > limit };
+  if (rows.length >= limit)
+    return { rows: rows.slice(0, limit).reverse(), hasPrevious: rows.length > limit, hasNext: true };
+  const first = await listOrganizationDevices(db, organizationId, filter, sort, null, limit, context);
+  return { rows: first.slice(0, limit), hasPrevious: false, hasNext: first.length > limit };
 }
 
 /** How many devices the filter matches (the list's total), in one statement; the filter is checked as the list checks it. */
