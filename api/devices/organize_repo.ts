@@ -213,36 +213,25 @@ function matchingJoins(db: Db, filter: DeviceFilter, context: ListContext) {
 }
 
 /**
- * Whether the filter reads nothing but what the fleet rows hold (`device_fleet`: one row per
- * device that is not archived, kept by triggers in the transaction of every write that
- * changes it) and the heartbeat: then the devices it matches can be picked from the fleet
- * rows' narrow index instead of the devices' wide rows. `q` and `merkmal` read the device.
+ * Whether the filter reads nothing but what the fleet rows hold without the clock
+ * (`device_fleet`: one row per device that is not archived, kept by triggers in the
+ * transaction of every write that changes it): then its devices are counted from the fleet
+ * rows' indexes (`device_fleet_scope`, `device_fleet_convergence`) instead of the devices'
+ * rows. `q` and `merkmal` read the device; active and stale need every heartbeat, and the
+ * planner then scans the fleet rows' heap, wider than the devices'.
  */
-function fleetReadable(filter: DeviceFilter): boolean {
-  return filter.q === undefined && filter.merkmal === undefined;
+function fleetCountable(filter: DeviceFilter): boolean {
+  return (
+    filter.q === undefined &&
+    filter.merkmal === undefined &&
+    filter.stale === undefined &&
+    filter.status !== 'active' &&
+    filter.status !== 'stale'
+  );
 }
 
-/** Whether `fleetMatching` reads the heartbeat (the stale rule). */
-function needsHeartbeat(filter: DeviceFilter): boolean {
-  return filter.stale !== undefined || filter.status === 'active' || filter.status === 'stale';
-}
-
-/**
- * The filter (`fleetReadable`) over the fleet rows `device_fleet f` with the heartbeat `h`
- * joined: the same devices as `matching`. A reporting row's status is `device_status` of
- * its bootstrap and heartbeat (active or stale); the other buckets are their status.
- */
-function fleetMatching(db: Db, organizationId: string, filter: DeviceFilter, context: ListContext) {
-  const stale = () => db`(f.bucket = 'reporting' and device_status(null, null, f.issued_at, h.at,
-    make_interval(secs => ${3 * context.pollIntervalSeconds}::int)) = 'stale')`;
-  const status =
-    filter.status === undefined
-      ? db`true`
-      : filter.status === 'stale'
-        ? stale()
-        : filter.status === 'active'
-          ? db`(f.bucket = 'reporting' and not ${stale()})`
-          : db`f.bucket = ${filter.status}`;
+/** The filter (`fleetCountable`) over the fleet rows `device_fleet f`: the same devices as `matching`. */
+function fleetMatching(db: Db, organizationId: string, filter: DeviceFilter) {
   return db`
     f.organization_id = ${organizationId}
       and ${filter.oe_id === undefined ? db`true` : db`f.oe_id = ${filter.oe_id}`}
@@ -251,8 +240,7 @@ function fleetMatching(db: Db, organizationId: string, filter: DeviceFilter, con
           ? db`true`
           : db`exists (select 1 from group_members m where m.group_id = ${filter.group_id} and m.device_id = f.device_id)`
       }
-      and ${filter.stale === undefined ? db`true` : filter.stale ? stale() : db`not ${stale()}`}
-      and ${status}
+      and ${filter.status === undefined ? db`true` : db`f.bucket = ${filter.status}`}
       and ${filter.convergence === undefined ? db`true` : db`f.convergence = ${filter.convergence}`}`;
 }
 
@@ -294,29 +282,14 @@ export async function listOrganizationDevices(
   // columns (its convergence over the catalog, its groups) only for the page's rows. One
   // query over the whole device would compute them for every device the order must sort
   // (an order by last check-in reads the whole organization: no index on the heartbeat).
-  //
-  // An order by last check-in has no index to stop early in (the check-in must not pay for
-  // one on the heartbeat's time): it joins every matching device with its heartbeat and
-  // sorts them. Where the filter allows, it picks them from the fleet rows' index
-  // (`device_fleet_list`: the organization's device ids with their bucket and bootstrap, a
-  // few dozen bytes each) instead of the devices' rows.
-  const page =
-    nullable && fleetReadable(filter)
-      ? db`
-        select f.device_id as id from device_fleet f
-        left join device_heartbeats h on h.device_id = f.device_id
-        where ${fleetMatching(db, organizationId, filter, context)}
-          and ${afterKey(db, key, db`f.device_id`, after, order, nullable)}
-        order by ${keyOrder(db, key, db`f.device_id`, order, nullable)}
-        limit ${limit + 1}`
-      : db`
-        select d.id from devices d ${matchingJoins(db, filter, context)}
-        where ${matching(db, organizationId, filter)}
-          and ${afterKey(db, key, db`d.id`, after, order, nullable)}
-        order by ${keyOrder(db, key, db`d.id`, order, nullable)}
-        limit ${limit + 1}`;
   return db<ListedDevice[]>`
-    with page as materialized (${page})
+    with page as materialized (
+      select d.id from devices d ${matchingJoins(db, filter, context)}
+      where ${matching(db, organizationId, filter)}
+        and ${afterKey(db, key, db`d.id`, after, order, nullable)}
+      order by ${keyOrder(db, key, db`d.id`, order, nullable)}
+      limit ${limit + 1}
+    )
     ${deviceSelect(db, context.pollIntervalSeconds, db`, ${text} as sort_key`)}
     where d.id in (select id from page)
     order by ${keyOrder(db, key, db`d.id`, order, nullable)}`;
@@ -362,15 +335,10 @@ export async function countOrganizationDevices(
   context: ListContext,
 ): Promise<number> {
   await requireFilter(db, organizationId, filter);
-  // From the fleet rows where the filter allows: an index-only count of the organization's
-  // entries in `device_fleet_list` (and a heartbeat probe for the stale rule), not a scan of
-  // the devices' rows.
+  // From the fleet rows where the filter allows: an index-only count, not a scan of the devices' rows.
   const [row] = await db<{ n: number }[]>`${
-    fleetReadable(filter)
-      ? db`
-        select count(*)::int as n from device_fleet f
-        ${needsHeartbeat(filter) ? db`left join device_heartbeats h on h.device_id = f.device_id` : db``}
-        where ${fleetMatching(db, organizationId, filter, context)}`
+    fleetCountable(filter)
+      ? db`select count(*)::int as n from device_fleet f where ${fleetMatching(db, organizationId, filter)}`
       : db`
         select count(*)::int as n from devices d ${matchingJoins(db, filter, context)}
         where ${matching(db, organizationId, filter)}`
