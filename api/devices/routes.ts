@@ -10,13 +10,13 @@ import { recordAudit } from '../access/middleware.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { IdParams, json, jsonBody, Uuid, UuidFilter } from '../http/openapi.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
-import { collectionOf, PageQuery, toPage } from '../http/pagination.ts';
+import { PageQuery } from '../http/pagination.ts';
 import {
   DEVICE_SORTS,
   decodeDeviceCursor,
   encodeDeviceCursor,
-  listOrganizationDevices,
   moveDevice,
+  pageOrganizationDevices,
 } from './organize_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
 import { readFleetStatus } from './fleet_status.ts';
@@ -26,6 +26,15 @@ import * as ops from './operations.ts';
 const tags = ['Devices'];
 
 const DeviceListQuery = PageQuery.extend({
+  cursor: z
+    .string()
+    .max(1000)
+    .optional()
+    .openapi({
+      description:
+        'A `next_cursor` (the page after) or a `prev_cursor` (the page before) of this list, made in the same `sort` ' +
+        '(another order, or anything else: 400).',
+    }),
   oe_id: UuidFilter.optional().openapi({
     description: 'Only devices filed directly in this org unit (not in its descendants).',
   }),
@@ -67,11 +76,27 @@ const DeviceListQuery = PageQuery.extend({
     .openapi({
       description:
         'The order: `serial` (the default), `last_checkin` / `-last_checkin` (a device that never checked in counts as ' +
-        'the oldest), `created_at` / `-created_at`; ties by id. A `next_cursor` continues the order it was made in ' +
+        'the oldest), `created_at` / `-created_at`; ties by id. A cursor continues the order it was made in ' +
         '(another order: 400).',
       example: '-last_checkin',
     }),
 });
+
+/** The device list: a collection that can also be walked back, page by page. */
+const DeviceList = z
+  .object({
+    items: z.array(Device),
+    next_cursor: z.string().nullable().openapi({ description: 'The page after this one; null on the last page.' }),
+    prev_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'The page before this one (as `cursor`), in the same order and of the same `limit`; null on the first page. ' +
+          'Walking back to the start when devices came or went since answers the first page, whole.',
+      }),
+  })
+  .openapi('DeviceList');
 
 const FleetStatusQuery = z.object({
   oe_id: UuidFilter.optional().openapi({ description: "Only the devices of this org unit's subtree." }),
@@ -113,7 +138,7 @@ const listDevices = defineRoute({
   operation: ops.listDevices,
   errors: ['not_found', 'organization_mismatch', ['unknown_merkmal', 422]],
   request: { params: IdParams, query: DeviceListQuery },
-  responses: { 200: json(collectionOf(Device, 'DeviceList'), 'A page of devices') },
+  responses: { 200: json(DeviceList, 'A page of devices') },
 });
 
 const getDeviceRoute = defineRoute({
@@ -167,7 +192,7 @@ export function deviceRoutes(record: RecordEffectiveState) {
     .openapi(listDevices, async (c) => {
       const { id } = c.req.valid('param');
       const { limit, cursor, sort, ...filter } = c.req.valid('query');
-      const rows = await listOrganizationDevices(
+      const page = await pageOrganizationDevices(
         c.get('db'),
         id,
         filter,
@@ -176,13 +201,14 @@ export function deviceRoutes(record: RecordEffectiveState) {
         limit,
         { pollIntervalSeconds: c.get('deps').config.agentPollIntervalSeconds },
       );
+      const first = page.rows[0];
+      const last = page.rows[page.rows.length - 1];
       return c.json(
-        toPage(
-          rows,
-          limit,
-          ({ sort_key: _key, ...row }) => serializeDevice(row),
-          (row) => encodeDeviceCursor(sort, row),
-        ),
+        {
+          items: page.rows.map(({ sort_key: _key, ...row }) => serializeDevice(row)),
+          next_cursor: page.hasNext && last ? encodeDeviceCursor(sort, last) : null,
+          prev_cursor: page.hasPrevious && first ? encodeDeviceCursor(sort, first, 'before') : null,
+        },
         200,
       );
     })

@@ -236,7 +236,7 @@ export function deviceRoutes() {
     const context = { pollIntervalSeconds: c.get('deps').config.agentPollIntervalSeconds };
     const poll = context.pollIntervalSeconds;
     const names = await namesOf(db, org);
-    const cursor = decodeDeviceCursor(sort, q.cursor, 'allowed');
+    const cursor = decodeDeviceCursor(sort, q.cursor);
     const [found, total, merkmale] = await Promise.all([
       listOrganizationDevices(db, org, filter, sort, cursor, PAGE_SIZE, context),
       countOrganizationDevices(db, org, filter, context),

@@ -180,3 +180,116 @@ describe('GET /api/v1/organizations/{id}/devices: status and convergence filters
     expect(res.body.error).toBe(error);
   });
 });
+
+describe('GET /api/v1/organizations/{id}/devices: prev_cursor', () => {
+  /**
+   * 250 devices: created in bunches sharing one time (ties by id), check-in times with ties
+   * and a fifth that never checked in, serials out of creation order.
+   */
+  async function wideFleet(): Promise<{ orgId: string; ids: string[] }> {
+    const org = await createOrganization(ctx);
+    const rows = await ctx.sql<{ id: string }[]>`
+      insert into devices (organization_id, serial, oe_id, agent_secret_hash, agent_secret_issued_at, created_at)
+      select ${org.id}, format('W-%s', lpad(((n * 37) % 250)::text, 3, '0')),
+             (select id from org_units where organization_id = ${org.id} and protected),
+             sha256(convert_to(${org.id}::text || n::text, 'UTF8')), now() - interval '2 days',
+             date_trunc('second', now()) - make_interval(secs => n / 3)
+      from generate_series(1, 250) n
+      returning id`;
+    await ctx.sql`
+      insert into device_heartbeats (device_id, at)
+      select d.id, case when d.serial like '%0' or d.serial like '%5' then null
+                        else date_trunc('minute', now()) - make_interval(mins => (abs(hashtext(d.id::text)) % 40))
+                             + interval '0.123456 seconds' end
+      from devices d where d.organization_id = ${org.id}`;
+    return { orgId: org.id, ids: rows.map((r) => r.id) };
+  }
+
+  interface Page {
+    items: Listed[];
+    next_cursor: string | null;
+    prev_cursor: string | null;
+  }
+
+  async function page(orgId: string, sort: string, limit: number, cursor: string | null): Promise<Page> {
+    const res = await ctx.request(
+      'GET',
+      `/api/v1/organizations/${orgId}/devices?sort=${sort}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body as Page;
+  }
+
+  it.each(['serial', 'last_checkin', '-last_checkin', 'created_at', '-created_at'])(
+    '%s: forward then back through 250 devices visits each exactly once in each direction',
+    async (sort) => {
+      const { orgId, ids } = await wideFleet();
+      const limit = 30;
+      const forward: Page[] = [];
+      let current = await page(orgId, sort, limit, null);
+      expect(current.prev_cursor).toBeNull();
+      forward.push(current);
+      while (current.next_cursor !== null) {
+        current = await page(orgId, sort, limit, current.next_cursor);
+        expect(current.prev_cursor).not.toBeNull();
+        forward.push(current);
+      }
+      const order = forward.flatMap((p) => p.items.map((d) => d.id));
+      expect(order).toHaveLength(250);
+      expect(new Set(order).size).toBe(250);
+      expect([...order].sort()).toEqual([...ids].sort());
+      expect(forward.slice(0, -1).every((p) => p.items.length === limit)).toBe(true);
+
+      // Back from the last page: each page equals the one the forward walk showed there.
+      const backward: Page[] = [current];
+      while (current.prev_cursor !== null) {
+        current = await page(orgId, sort, limit, current.prev_cursor);
+        expect(current.next_cursor).not.toBeNull();
+        backward.unshift(current);
+      }
+      expect(backward.map((p) => p.items.map((d) => d.id))).toEqual(forward.map((p) => p.items.map((d) => d.id)));
+      expect(backward[0]!.prev_cursor).toBeNull();
+      // A cursor from the walk back goes forward again the same way.
+      const again = await page(orgId, sort, limit, backward[1]!.next_cursor);
+      expect(again.items.map((d) => d.id)).toEqual(forward[2]!.items.map((d) => d.id));
+    },
+  );
+
+  it('back to the start with fewer devices left before the cursor: the first page, whole', async () => {
+    const { orgId } = await wideFleet();
+    const first = await page(orgId, 'serial', 10, null);
+    const second = await page(orgId, 'serial', 10, first.next_cursor);
+    // Three of the first page's devices are archived: seven are left before the second page.
+    await ctx.sql`update devices set archived_at = now() where id in ${ctx.sql(first.items.slice(0, 3).map((d) => d.id))}`;
+    const back = await page(orgId, 'serial', 10, second.prev_cursor);
+    expect(back.prev_cursor).toBeNull();
+    expect(back.items.map((d) => d.id)).toEqual([
+      ...first.items.slice(3).map((d) => d.id),
+      ...second.items.slice(0, 3).map((d) => d.id),
+    ]);
+  });
+
+  it('a forged or garbled cursor, or a prev_cursor of another order, is 400 invalid_request', async () => {
+    const { orgId } = await fleet();
+    const first = await page(orgId, 'serial', 2, null);
+    const second = await page(orgId, 'serial', 2, first.next_cursor);
+    const prev = second.prev_cursor!;
+    const decoded = JSON.parse(Buffer.from(prev, 'base64url').toString('utf8')) as unknown[];
+    expect(decoded[3]).toBe('before');
+    const forge = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+    for (const [sort, cursor] of [
+      ['-serial', prev],
+      ['created_at', prev],
+      ['serial', forge([...decoded.slice(0, 3), 'backwards'])],
+      ['serial', forge([...decoded, 'more'])],
+      ['serial', forge([decoded[0], decoded[1], 'not-a-uuid', 'before'])],
+      ['-last_checkin', forge(['-last_checkin', '2026-13-01T00:00:00.000000Z', crypto.randomUUID(), 'before'])],
+      ['serial', `${prev.slice(0, -4)}~~~~`],
+      ['serial', 'x'.repeat(1001)],
+    ]) {
+      const res = await ctx.request('GET', `/api/v1/organizations/${orgId}/devices?sort=${sort}&cursor=${cursor}`);
+      expect(res.status, `${sort} ${cursor}`).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+    }
+  });
+});
