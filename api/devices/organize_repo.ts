@@ -256,7 +256,7 @@ function fleetMatching(db: Db, organizationId: string, filter: DeviceFilter) {
  * order, or, for a cursor `before`, the rows before it nearest first (the order reversed:
  * the caller reverses the page back).
  */
-export async function listOrganizationDevices(
+async function listOrganizationDevices(
   db: Db,
   organizationId: string,
   filter: DeviceFilter,

@@ -22,7 +22,7 @@ import {
   decodeDeviceCursor,
   encodeDeviceCursor,
   type ListedDevice,
-  listOrganizationDevices,
+  pageOrganizationDevices,
 } from '../devices/organize_repo.ts';
 import { type DeviceRow, getDevice } from '../devices/repo.ts';
 import { listCatalogMerkmale } from '../catalog/repo.ts';
@@ -237,31 +237,11 @@ export function deviceRoutes() {
     const poll = context.pollIntervalSeconds;
     const names = await namesOf(db, org);
     const cursor = decodeDeviceCursor(sort, q.cursor);
-    const [found, total, merkmale] = await Promise.all([
-      listOrganizationDevices(db, org, filter, sort, cursor, PAGE_SIZE, context),
+    const [{ rows: page, hasPrevious, hasNext }, total, merkmale] = await Promise.all([
+      pageOrganizationDevices(db, org, filter, sort, cursor, PAGE_SIZE, context),
       countOrganizationDevices(db, org, filter, context),
       canWrite(session) ? listCatalogMerkmale(db) : Promise.resolve([]),
     ]);
-    let rows = found;
-    let page: ListedDevice[];
-    let hasPrevious: boolean;
-    let hasNext: boolean;
-    if (cursor?.before) {
-      hasPrevious = rows.length > PAGE_SIZE;
-      hasNext = true;
-      if (rows.length < PAGE_SIZE) {
-        // Back at the start with less than a page before the cursor: the first page, whole.
-        rows = await listOrganizationDevices(db, org, filter, sort, null, PAGE_SIZE, context);
-        hasNext = rows.length > PAGE_SIZE;
-        page = rows.slice(0, PAGE_SIZE);
-      } else {
-        page = rows.slice(0, PAGE_SIZE).reverse();
-      }
-    } else {
-      hasPrevious = cursor !== null;
-      hasNext = rows.length > PAGE_SIZE;
-      page = rows.slice(0, PAGE_SIZE);
-    }
     const params = filterParams(filter);
     const filtered = params.size > 0;
     const sorted = new URLSearchParams(params);
