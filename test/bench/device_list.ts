@@ -110,6 +110,13 @@ try {
   await timed('page 41, q=BENCH, sort=serial', deepSerial);
   const deepUnit = await deep(`/portal/devices?oe_id=${unit!.id}&sort=-created_at`, 3);
   await timed('page 4, one unit, sort=-created_at', deepUnit);
+  await timed('first page, stale=true', '/portal/devices?stale=true');
+  await timed('first page, q=b (a broad search)', '/portal/devices?q=b');
+  // The serial prefix of ten devices in the middle (seed_organization.ts names them BENCH-0000001 on).
+  const tenth = String(Math.floor(DEVICES / 2))
+    .padStart(7, '0')
+    .slice(0, 6);
+  await timed('first page, q=BENCH-<6 digits> (10 found)', `/portal/devices?q=BENCH-${tenth}`);
   // The convergence filter reads every device's catalog (fleet_status.ts's figure, made fast elsewhere): fewer renders.
   await timed(
     'first page, convergence=failed, sort=-last_checkin',
