@@ -20,10 +20,9 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../api/http/crypto.ts';
 import { checkin, enrollAgent, report } from '../support/agent.ts';
-import type { TestContext, TestResponse } from '../support/app.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
-import { startService, type ServiceProcess } from '../support/service_process.ts';
+import { startService, type ServiceProcess, httpTestContext } from '../support/service_process.ts';
 import { CHROMIUM_OPTIONS } from '../support/chromium.ts';
 import { missingTools } from '../support/tools.ts';
 
@@ -52,22 +51,7 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
   }
 
   /** The test builders' context over HTTP to the service process (the operator token unless told). */
-  const overHttp = {
-    async request(method: string, path: string, options: { token?: string | null; body?: unknown } = {}) {
-      const token = options.token === undefined ? adminToken : options.token;
-      const res = await fetch(`${service.base}${path}`, {
-        method,
-        headers: {
-          ...(token === null ? {} : { authorization: `Bearer ${token}` }),
-          ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      });
-      const text = await res.text();
-      const json = res.headers.get('content-type')?.includes('application/json') && text;
-      return { status: res.status, body: json ? JSON.parse(text) : text, headers: res.headers } as TestResponse;
-    },
-  } as unknown as TestContext;
+  const overHttp = httpTestContext(() => service.base, adminToken);
 
   beforeAll(async () => {
     db = await createTestDatabase();

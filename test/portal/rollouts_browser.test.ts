@@ -18,10 +18,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../api/http/crypto.ts';
 import { type AgentAnswer, SimAgent } from '../bench/fleet_agent.ts';
 import { activateDevice, resolveDevice } from '../support/activation.ts';
-import type { TestContext, TestResponse } from '../support/app.ts';
 import { CHROMIUM_OPTIONS } from '../support/chromium.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { startService, type ServiceProcess } from '../support/service_process.ts';
+import { startService, type ServiceProcess, httpTestContext } from '../support/service_process.ts';
 import { missingTools } from '../support/tools.ts';
 
 const outputDir = fileURLToPath(new URL('../../test-output/portal/', import.meta.url));
@@ -43,22 +42,7 @@ describe.skipIf(missingTools('chromium'))('a staged rollout in the portal, in Ch
   const failing = new Set<string>();
 
   /** The test builders' context over HTTP to the service process (the operator token unless told). */
-  const overHttp = {
-    async request(method: string, path: string, options: { token?: string | null; body?: unknown } = {}) {
-      const token = options.token === undefined ? adminToken : options.token;
-      const res = await fetch(`${service.base}${path}`, {
-        method,
-        headers: {
-          ...(token === null ? {} : { authorization: `Bearer ${token}` }),
-          ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      });
-      const text = await res.text();
-      const json = res.headers.get('content-type')?.includes('application/json') && text;
-      return { status: res.status, body: json ? JSON.parse(text) : text, headers: res.headers } as TestResponse;
-    },
-  } as unknown as TestContext;
+  const overHttp = httpTestContext(() => service.base, adminToken);
 
   async function api(method: string, path: string, body?: unknown) {
     const res = await overHttp.request(method, path, { body });

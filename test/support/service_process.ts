@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../api/runtime/embedded_postgres.ts';
+import type { TestContext, TestResponse } from './app.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -118,4 +119,28 @@ export async function startService(
       return code;
     },
   };
+}
+
+/**
+ * The test builders' context over HTTP to a service process: `request` as the in-process
+ * one has it (JSON bodies, the given token unless told otherwise). `base` is read at each
+ * call, since the process starts after the context is made.
+ */
+export function httpTestContext(base: () => string, defaultToken: string): TestContext {
+  return {
+    async request(method: string, path: string, options: { token?: string | null; body?: unknown } = {}) {
+      const token = options.token === undefined ? defaultToken : options.token;
+      const res = await fetch(`${base()}${path}`, {
+        method,
+        headers: {
+          ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+          ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+      const text = await res.text();
+      const json = res.headers.get('content-type')?.includes('application/json') && text;
+      return { status: res.status, body: json ? JSON.parse(text) : text, headers: res.headers } as TestResponse;
+    },
+  } as unknown as TestContext;
 }
