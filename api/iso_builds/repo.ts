@@ -169,12 +169,10 @@ export async function listIsoBuildsInProgress(
   organizationId: string,
   limit: number,
 ): Promise<Array<IsoBuildRow & { in_progress: number }>> {
+  // The window counts every build in progress: it is taken before the limit.
   return db<Array<IsoBuildRow & { in_progress: number }>>`
-    select id, organization_id, status, progress, created_at, started_at, finished_at,
-           expires_at, size_bytes, sha256, error, file_name, template_id, enrollment_session_id, development_base,
-           count(*) over ()::int as in_progress
-    from iso_builds
-    where organization_id = ${organizationId} and status in ('pending', 'running')
+    select b.*, count(*) over ()::int as in_progress
+    from (${selectBuilds(db)} where organization_id = ${organizationId} and status in ('pending', 'running')) b
     order by created_at, id
     limit ${limit}`;
 }

@@ -82,12 +82,17 @@ export interface DeliveryRow {
   created_at: Date;
 }
 
+function selectDeliveries(db: Db) {
+  return db`
+    select seq, id, event_id, event, status, attempts, last_status_code, last_error,
+           next_attempt_at, delivered_at, created_at
+    from webhook_deliveries`;
+}
+
 /** A page of the webhook's deliveries, newest first. */
 export async function listDeliveries(db: Db, webhookId: string, beforeSeq: number | null, limit: number) {
   return db<DeliveryRow[]>`
-    select seq, id, event_id, event, status, attempts, last_status_code, last_error,
-           next_attempt_at, delivered_at, created_at
-    from webhook_deliveries
+    ${selectDeliveries(db)}
     where webhook_id = ${webhookId} and ${beforeSeq === null ? db`true` : db`seq < ${beforeSeq}`}
     order by seq desc
     limit ${limit + 1}`;
@@ -103,9 +108,7 @@ export async function emitTestEvent(db: Db, webhook: WebhookRow, type: string): 
     select emit_webhook_event(${webhook.organization_id}, ${type}, ${db.json(data)}::jsonb, ${webhook.id}) as event_id`;
   if (!emitted?.event_id) return null;
   const [row] = await db<DeliveryRow[]>`
-    select seq, id, event_id, event, status, attempts, last_status_code, last_error,
-           next_attempt_at, delivered_at, created_at
-    from webhook_deliveries where event_id = ${emitted.event_id} and webhook_id = ${webhook.id}`;
+    ${selectDeliveries(db)} where event_id = ${emitted.event_id} and webhook_id = ${webhook.id}`;
   return row ?? null;
 }
 
@@ -132,9 +135,7 @@ export async function listRecentDeliveries(
 /** One delivery of the webhook; null when the webhook has no such delivery. */
 export async function getDelivery(db: Db, webhookId: string, deliveryId: string): Promise<DeliveryRow | null> {
   const [row] = await db<DeliveryRow[]>`
-    select seq, id, event_id, event, status, attempts, last_status_code, last_error,
-           next_attempt_at, delivered_at, created_at
-    from webhook_deliveries where id = ${deliveryId} and webhook_id = ${webhookId}`;
+    ${selectDeliveries(db)} where id = ${deliveryId} and webhook_id = ${webhookId}`;
   return row ?? null;
 }
 
