@@ -6,11 +6,17 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 export const VM_TESTS = ['test/jobs/installer_vm.test.ts', 'test/device/*.test.ts'];
 
+/**
+ * The device agent's journeys with real Ansible (seconds of CPU per apply): not part of
+ * `npm test`, run by `npm run test:device` (test/vitest.device.config.ts), once, in .ci/run.
+ */
+export const DEVICE_TESTS = ['test/agent/device_agent*.test.ts'];
+
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
-    exclude: [...configDefaults.exclude, ...VM_TESTS],
+    exclude: [...configDefaults.exclude, ...VM_TESTS, ...DEVICE_TESTS],
     globalSetup: ['test/support/global_setup.ts', 'test/support/tools_setup.ts'],
     pool: 'forks',
     maxWorkers: 4,

@@ -7,23 +7,20 @@
  * root (FLEET_ROOT) and runs under dash with real curl, git and ansible-playbook against the
  * service on a loopback port; the image and the installer are device_agent.test.ts.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, normalize, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activateDevice, resolveDevice } from '../support/activation.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
+import { agentOnce, installAgent } from '../support/device_agent.ts';
 import { git, makeRoleRepository } from '../support/role_repository.ts';
 import { missingTools } from '../support/tools.ts';
-
-const AGENT_FILES = fileURLToPath(new URL('../../jobs/iso/installer/agent/', import.meta.url));
 
 const scratch = mkdtempSync(join(tmpdir(), 'fleet-agent-dumb-'));
 const work = join(scratch, 'roles-work');
@@ -70,30 +67,12 @@ function publish(): void {
   git(bare, 'update-server-info');
 }
 
-function once(): Promise<{ code: number | null; stdout: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      'dash',
-      [join(root, 'usr/local/sbin/fleet-agent'), 'once'],
-      {
-        env: {
-          PATH: process.env.PATH!,
-          HOME: root,
-          FLEET_ROOT: root,
-          FLEET_RETRIES: '1',
-          FLEET_RETRY_DELAY: '1',
-          FIXTURE_MARKERS: markers,
-          FIXTURE_FAIL: '',
-        },
-        timeout: 300_000,
-      },
-      (err, stdout, stderr) => {
-        logs.push(stdout, stderr);
-        const code = err ? ((err as { code?: number }).code ?? null) : 0;
-        resolve({ code: typeof code === 'number' ? code : null, stdout: stdout + stderr });
-      },
-    );
-  });
+function once() {
+  return agentOnce(
+    root,
+    { FLEET_RETRIES: '1', FLEET_RETRY_DELAY: '1', FIXTURE_MARKERS: markers, FIXTURE_FAIL: '' },
+    logs,
+  );
 }
 
 async function events(): Promise<Array<{ merkmal: string; type: string; payload: any }>> {
@@ -130,23 +109,11 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'dash'))('the device age
     deviceId = activated.device_id;
     bootstrapToken = blueprint.agent.bootstrap_token;
 
-    // What `install.sh late` installs, without the image.
-    await mkdir(join(root, 'usr/local/sbin'), { recursive: true });
-    await mkdir(join(root, 'usr/local/share/fleet'), { recursive: true });
-    await mkdir(join(root, 'etc/fleet'), { recursive: true });
-    await copyFile(join(AGENT_FILES, 'fleet-agent'), join(root, 'usr/local/sbin/fleet-agent'));
-    for (const file of ['fleet_agent_helpers.py', 'site.yml']) {
-      await copyFile(join(AGENT_FILES, file), join(root, 'usr/local/share/fleet', file));
-    }
-    await writeFile(
-      join(root, 'etc/fleet/agent.json'),
-      JSON.stringify({
-        base_url: `http://127.0.0.1:${servicePort}`,
-        device_id: deviceId,
-        bootstrap_token: bootstrapToken,
-      }),
-      { mode: 0o600 },
-    );
+    await installAgent(root, {
+      base_url: `http://127.0.0.1:${servicePort}`,
+      device_id: deviceId,
+      bootstrap_token: bootstrapToken,
+    });
   }, 60_000);
 
   it('the repository is cloned in full (shallow is refused) and every role applied', async () => {
