@@ -3,9 +3,9 @@
  * sql/migrations makes, as dbmate dumps it (pg_dump, schema only, then dbmate's list of
  * applied versions).
  *
- *   tsx .ci/schema.ts dump           writes sql/schema.sql
- *   tsx .ci/schema.ts check [file]   exit 1 with a unified diff when the dump differs from
- *                                    the file (sql/schema.sql unless named)
+ *   tsx .ci/schema.ts dump              writes sql/schema.sql
+ *   tsx .ci/schema.ts check [file...]   exit 1 with a unified diff for each file the dump
+ *                                       differs from (sql/schema.sql unless named)
  *
  * The dump is made on a throw-away cluster of Debian's PostgreSQL 15 (package postgresql-15):
  * the embedded PostgreSQL 17 ships no pg_dump, and Debian 12's pg_dump 15 refuses a newer
@@ -35,9 +35,9 @@ const committed = join(root, 'sql', 'schema.sql');
 const pgBin = '/usr/lib/postgresql/15/bin';
 const name = 'schema';
 
-const [mode, named] = process.argv.slice(2);
-const file = named === undefined ? committed : resolve(named);
-if (mode !== 'dump' && mode !== 'check') fail('usage: tsx .ci/schema.ts dump | check [file]');
+const [mode, ...named] = process.argv.slice(2);
+const files = named.length === 0 ? [committed] : named.map((file) => resolve(file));
+if (mode !== 'dump' && mode !== 'check') fail('usage: tsx .ci/schema.ts dump | check [file...]');
 try {
   accessSync(join(pgBin, 'initdb'), constants.X_OK);
 } catch {
@@ -70,16 +70,20 @@ try {
     writeFileSync(next, dump);
     renameSync(next, committed);
     console.error(`${name}: wrote ${shown(committed)}`);
-  } else if (dump === readFileSync(file, 'utf8')) {
-    console.error(`${name}: ${shown(file)} is the schema the migrations make`);
   } else {
     const dumped = join(dir, 'dumped.sql');
     writeFileSync(dumped, dump);
-    spawnSync('diff', ['-u', '--label', shown(file), '--label', 'dump of sql/migrations', file, dumped], {
-      stdio: 'inherit',
-    });
-    console.error(`${name}: ${shown(file)} differs from the migrations; run \`npm run schema:dump\` and commit it`);
-    process.exitCode = 1;
+    for (const file of files) {
+      if (dump === readFileSync(file, 'utf8')) {
+        console.error(`${name}: ${shown(file)} is the schema the migrations make`);
+        continue;
+      }
+      spawnSync('diff', ['-u', '--label', shown(file), '--label', 'dump of sql/migrations', file, dumped], {
+        stdio: 'inherit',
+      });
+      console.error(`${name}: ${shown(file)} differs from the migrations; run \`npm run schema:dump\` and commit it`);
+      process.exitCode = 1;
+    }
   }
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);
