@@ -249,9 +249,3 @@ join templates t on t.id = coalesce(d.template_id, (
   where b.preferred and dt.is_default));
 
 -- migrate:down
-drop view device_templates;
-drop table iso_builds, activation_failures, bootstrap_tokens, device_merkmal_events,
-  group_merkmale, org_unit_merkmale, device_merkmale, group_members, device_hardware,
-  devices, enrollment_sessions, templates, workspace_merkmale, workspaces, blueprints,
-  merkmale, kategorien, backends, groups, org_units, activation_codes, organizations;
-drop function now_ms();

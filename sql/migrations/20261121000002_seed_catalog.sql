@@ -55,7 +55,3 @@ insert into templates (id, name, backend, workspace, partitioning, installation,
    '{"locale": "de_DE.UTF-8", "keyboard": "de", "timezone": "Europe/Berlin", "encryption": true, "packages": []}', false);
 
 -- migrate:down
-delete from templates where id in ('6d1f4c2a-3b5e-4f70-9a1d-0c2e8b7a5d01',
-  '6d1f4c2a-3b5e-4f70-9a1d-0c2e8b7a5d02', '6d1f4c2a-3b5e-4f70-9a1d-0c2e8b7a5d03');
-delete from workspace_merkmale; delete from workspaces; delete from blueprints;
-delete from merkmale; delete from kategorien; delete from backends;

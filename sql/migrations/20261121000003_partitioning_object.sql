@@ -12,4 +12,3 @@ alter table templates add constraint templates_partitioning_object check (
 );
 
 -- migrate:down
-alter table templates drop constraint templates_partitioning_object;

@@ -25,6 +25,3 @@ create unique index device_merkmal_events_device_seq on device_merkmal_events (d
 drop index device_merkmal_events_device_newest;
 
 -- migrate:down
-create index device_merkmal_events_device_newest on device_merkmal_events (device_id, created_at desc, id desc);
-drop index device_merkmal_events_device_seq;
-alter table device_merkmal_events drop column seq;

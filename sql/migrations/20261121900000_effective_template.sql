@@ -15,10 +15,3 @@ from devices d
 join templates t on t.id = effective_template_id(d.template_id);
 
 -- migrate:down
-create or replace view device_templates as
-select d.id as device_id, t.id as template_id, t.backend, t.workspace
-from devices d
-join templates t on t.id = coalesce(d.template_id, (
-  select dt.id from templates dt join backends b on b.key = dt.backend
-  where b.preferred and dt.is_default));
-drop function effective_template_id(uuid);

@@ -62,9 +62,3 @@ begin
 end $$;
 
 -- migrate:down
--- Dropping the functions drops their triggers.
-drop function group_merkmale_changed() cascade;
-drop function org_unit_merkmale_changed() cascade;
-drop function organization_rows_changed() cascade;
-drop function bump_override_versions(uuid[]);
-drop table override_versions;

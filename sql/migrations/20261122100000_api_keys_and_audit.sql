@@ -34,5 +34,3 @@ create unique index audit_events_newest on audit_events (organization_id, seq de
 create index audit_events_target on audit_events (organization_id, target_id, seq desc);
 
 -- migrate:down
-drop table audit_events;
-drop table api_keys;

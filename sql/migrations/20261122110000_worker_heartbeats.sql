@@ -11,4 +11,3 @@ create table worker_heartbeats (
 );
 
 -- migrate:down
-drop table worker_heartbeats;

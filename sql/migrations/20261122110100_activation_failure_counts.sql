@@ -11,9 +11,3 @@ create table activation_failure_counts (
 drop table activation_failures;
 
 -- migrate:down
-create table activation_failures (
-  client_key text not null,
-  failed_at  timestamptz not null default now()
-);
-create index activation_failures_client on activation_failures (client_key, failed_at);
-drop table activation_failure_counts;

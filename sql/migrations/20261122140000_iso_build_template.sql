@@ -9,4 +9,3 @@ alter table iso_builds
   add check (enrollment_session_id is null or template_id is not null);
 
 -- migrate:down
-alter table iso_builds drop column enrollment_session_id, drop column template_id;

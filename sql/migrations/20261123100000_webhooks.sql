@@ -151,14 +151,3 @@ create trigger iso_builds_webhook_events
   execute function iso_builds_webhook_events();
 
 -- migrate:down
-drop trigger iso_builds_webhook_events on iso_builds;
-drop function iso_builds_webhook_events();
-drop trigger device_merkmal_events_webhook_events on device_merkmal_events;
-drop function device_merkmal_events_webhook_events();
-drop trigger devices_webhook_events on devices;
-drop function devices_webhook_events();
-drop function emit_webhook_event(uuid, text, jsonb);
-drop table webhook_delivery_attempts;
-drop table webhook_deliveries;
-drop table webhook_events;
-drop table webhooks;

@@ -19,4 +19,3 @@ create table portal_sessions (
 create index portal_sessions_expires on portal_sessions (expires_at);
 
 -- migrate:down
-drop table portal_sessions;

@@ -8,4 +8,3 @@
 alter table devices set (fillfactor = 80);
 
 -- migrate:down
-alter table devices reset (fillfactor);

@@ -8,5 +8,4 @@
 -- query string with another).
 create index concurrently if not exists group_members_device_group on group_members (device_id, group_id);
 
--- migrate:down transaction:false
-drop index concurrently if exists group_members_device_group;
+-- migrate:down

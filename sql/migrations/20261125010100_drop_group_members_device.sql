@@ -2,5 +2,4 @@
 -- Covered by group_members_device_group (the previous migration).
 drop index concurrently if exists group_members_device;
 
--- migrate:down transaction:false
-create index concurrently if not exists group_members_device on group_members (device_id);
+-- migrate:down

@@ -18,7 +18,3 @@ alter table devices drop column agent_last_checkin;
 alter table devices reset (fillfactor);
 
 -- migrate:down
-alter table devices set (fillfactor = 80);
-alter table devices add column agent_last_checkin timestamptz;
-update devices d set agent_last_checkin = h.at from device_heartbeats h where h.device_id = d.id;
-drop table device_heartbeats;

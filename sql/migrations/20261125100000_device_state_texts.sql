@@ -62,8 +62,3 @@ select refresh_device_state_texts(array(
   select device_id from group_members union select device_id from device_merkmale));
 
 -- migrate:down
--- Dropping the functions drops their triggers.
-drop function device_state_rows_updated() cascade;
-drop function device_state_rows_changed() cascade;
-drop function refresh_device_state_texts(uuid[]);
-alter table devices drop column own_overrides_text, drop column group_ids_text;

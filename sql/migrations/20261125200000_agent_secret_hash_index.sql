@@ -10,6 +10,3 @@ alter table devices
   drop constraint devices_agent_secret_hash_key;
 
 -- migrate:down
-alter table devices
-  add constraint devices_agent_secret_hash_key unique (agent_secret_hash),
-  drop constraint devices_agent_secret_hash_excl;

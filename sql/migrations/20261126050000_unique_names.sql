@@ -85,7 +85,3 @@ create unique index org_units_sibling_name_key
   on org_units (organization_id, parent_id, fleet_name_key(name)) nulls not distinct;
 
 -- migrate:down
--- The renamed duplicates keep their new names.
-drop index org_units_sibling_name_key;
-drop index groups_name_key;
-drop function fleet_name_key(text);

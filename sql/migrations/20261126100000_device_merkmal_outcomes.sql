@@ -109,8 +109,3 @@ on conflict (device_id, merkmal) do update
       reported_at = excluded.reported_at, reported_detail = excluded.reported_detail;
 
 -- migrate:down
-drop trigger device_merkmal_outcomes_record on device_merkmal_events;
-drop function device_merkmal_outcomes_record();
-drop function device_status(timestamptz, timestamptz, timestamptz, timestamptz, interval);
-drop function merkmal_convergence(text, bigint, text, bigint, timestamptz, timestamptz);
-drop table device_merkmal_outcomes;

@@ -35,6 +35,3 @@ $$;
 create aggregate worst_convergence(text) (sfunc = worse_convergence, stype = text, parallel = safe);
 
 -- migrate:down
-drop aggregate worst_convergence(text);
-drop function worse_convergence(text, text);
-drop function device_catalog_outcomes(uuid, text, text, timestamptz);

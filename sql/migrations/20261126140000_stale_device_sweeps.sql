@@ -50,28 +50,3 @@ begin
 end $$;
 
 -- migrate:down
-create or replace function devices_webhook_events() returns trigger
-language plpgsql as $$
-declare
-  v_data jsonb := jsonb_build_object(
-    'device_id', new.id, 'serial', new.serial, 'hostname', new.hostname, 'oe_id', new.oe_id);
-begin
-  if old.archived_at is null and new.archived_at is not null then
-    perform emit_webhook_event(new.organization_id, 'device.archived', v_data);
-  end if;
-  if old.deprovisioned_at is null and new.deprovisioned_at is not null then
-    perform emit_webhook_event(new.organization_id, 'device.deprovisioned', v_data);
-  end if;
-  if (old.deprovisioned_at is not null or old.agent_secret_hash is not null)
-     and new.deprovisioned_at is null and new.agent_secret_hash is null then
-    perform emit_webhook_event(new.organization_id, 'device.reprovisioned', v_data);
-  end if;
-  if old.agent_secret_hash is null and new.agent_secret_hash is not null then
-    perform emit_webhook_event(new.organization_id, 'device.bootstrapped', v_data);
-  end if;
-  return null;
-end $$;
-alter table webhooks drop constraint webhooks_events_check;
-alter table webhooks add constraint webhooks_events_check check (cardinality(events) between 1 and 11);
-drop table device_stale_marks;
-alter table org_units drop column archive_stale_after_days;

@@ -100,11 +100,3 @@ create trigger rollout_devices_update_text after update on rollout_devices
   referencing old table as old_rows new table as new_rows for each statement execute function rollout_devices_updated();
 
 -- migrate:down
-drop table rollout_devices;
-drop table rollout_rings;
-drop table rollouts;
-drop function rollout_devices_updated();
-drop function rollout_devices_deleted();
-drop function rollout_devices_inserted();
-drop function refresh_device_rollouts_text(uuid[]);
-alter table devices drop column rollouts_text;

@@ -5,4 +5,3 @@
 alter table devices add column agent_version text check (length(agent_version) <= 100);
 
 -- migrate:down
-alter table devices drop column agent_version;

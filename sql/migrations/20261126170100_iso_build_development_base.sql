@@ -5,4 +5,3 @@
 alter table iso_builds add column development_base boolean not null default false;
 
 -- migrate:down
-alter table iso_builds drop column development_base;

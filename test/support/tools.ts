@@ -29,6 +29,8 @@ export const TOOLS = {
   'qemu-system-x86_64': { apt: 'qemu-system-x86' },
   socat: { apt: 'socat' },
   debootstrap: { apt: 'debootstrap', path: '/usr/sbin/debootstrap' },
+  // Debian's PostgreSQL 15, not on PATH: .ci/schema.ts dumps the schema with it.
+  'postgresql-15': { apt: 'postgresql-15', path: '/usr/lib/postgresql/15/bin/initdb' },
   'debian-installer-12-netboot-amd64': {
     apt: 'debian-installer-12-netboot-amd64',
     path: '/usr/lib/debian-installer/images/12/amd64/text/debian-installer/amd64/linux',
