@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 
 export const MARKER = '// fleet: queue fixed (api/db/postgres_queue_fix.ts)';
 
-/** The module after its first line, as postgres 3.4.7–3.4.9 ship it. */
+/** The module after its first line, as postgres 3.4.9 (the version package.json pins) ships it. */
 export const ORIGINAL_BODY = `
 
 function Queue(initial = []) {
