@@ -7,7 +7,9 @@
  */
 import { appConfig, ConfigError, configWarnings, type Env, loadEnv } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
+import { checkPostgresQueue } from './db/postgres_queue_fix.ts';
 import { errorBody } from './http/errors.ts';
+import { processMetrics } from './metrics/metrics.ts';
 import {
   type ApiDatabase,
   apiHandler,
@@ -109,6 +111,7 @@ onShutdown(log, [{ name: 'requests drained', run: async () => http?.close() }, .
 });
 try {
   for (const warning of configWarnings(env)) log.warn(warning);
+  checkPostgresQueue(log, processMetrics());
   http = listenFirst(env, log);
   const config = appConfig(env, {
     adminToken: env.ADMIN_TOKEN,

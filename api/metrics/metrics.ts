@@ -18,7 +18,8 @@ const FLEET_CACHE_MS = 5_000;
 
 let processRegistry: Registry | undefined;
 
-function processMetrics(): Registry {
+/** The metrics of this process (one per process, however many apps): the runtime's and what start-up found. */
+export function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });

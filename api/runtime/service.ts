@@ -10,9 +10,11 @@ import { resolve } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { appConfig, ConfigError, configWarnings, loadEnv, type AppConfig, type Env } from '../config.ts';
 import { migrate } from '../db/migrate.ts';
+import { checkPostgresQueue } from '../db/postgres_queue_fix.ts';
 import { randomToken } from '../http/crypto.ts';
 import { errorBody } from '../http/errors.ts';
 import { createLogger, type Logger } from '../log.ts';
+import { processMetrics } from '../metrics/metrics.ts';
 import type { Runner } from 'graphile-worker';
 import { startWorker } from '../../jobs/worker.ts';
 import {
@@ -50,6 +52,7 @@ async function loadRuntime(): Promise<Runtime> {
   }
   const log = createLogger(env.LOG_LEVEL);
   for (const warning of configWarnings(env)) log.warn(warning);
+  checkPostgresQueue(log, processMetrics());
   // ISO images and work files hold activation codes and WLAN passwords: readable by the
   // service's user only, from the moment they are created (the build script inherits it).
   process.umask(0o077);

@@ -273,6 +273,7 @@ try {
     'GET /metrics has the fleet gauges and process metrics under Deno',
   );
   check(/^process_resident_memory_bytes [1-9]\d*$/m.test(text), 'process_resident_memory_bytes is not 0 under Deno');
+  check(/^fleet_db_queue_patched 1$/m.test(text), "Deno loads postgres.js's fixed queue (fleet_db_queue_patched 1)");
   check(
     /^fleet_checkin_reads_total\{source="primary"\} [1-9]/m.test(text) && /^fleet_heartbeats_pending \d+$/m.test(text),
     'GET /metrics has the check-in path metrics under Deno',
