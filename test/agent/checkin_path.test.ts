@@ -7,9 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { CheckinPath, CheckinPools } from '../../api/agent/checkin_path.ts';
 import { loadEnv } from '../../api/config.ts';
 import { silentLogger } from '../../api/log.ts';
-import { apiHandler, openApiDatabase } from '../../api/runtime/api_service.ts';
 import { enrollAgent, storedCheckinOf } from '../support/agent.ts';
-import { useTestApp } from '../support/app.ts';
 
 const built = vi.hoisted(() => [] as Array<{ pools: CheckinPools; path: CheckinPath }>);
 
@@ -25,6 +23,11 @@ vi.mock('../../api/agent/checkin_path.ts', async (importOriginal) => {
   };
 });
 
+// A worker runs several files with one module cache (isolate: false): the two modules that
+// build a check-in path are loaded afresh here, after the mock, so they call it.
+vi.resetModules();
+const { useTestApp } = await import('../support/app.ts');
+const { apiHandler, openApiDatabase } = await import('../../api/runtime/api_service.ts');
 const ctx = useTestApp();
 
 type Fetch = (request: Request) => Response | Promise<Response>;
