@@ -360,6 +360,107 @@ describe.skipIf(missingTools('python3'))('fleet_agent_helpers.py', { timeout: 60
     });
   });
 
+  describe('record-applied and same-as-applied', () => {
+    const COMMIT = 'c0ffee0c0ffee0c0ffee0c0ffee0c0ffee0c0ff';
+    const desired = {
+      repository_url: 'https://git.example/roles.git',
+      poll_interval_seconds: 60,
+      blueprints: [
+        { merkmal: 'base', ansible_role: 'base' },
+        { merkmal: 'desktop', ansible_role: 'desktop' },
+      ],
+      auftraege: [
+        { merkmal: 'qgis', ansible_role: 'qgis', state: 'present', optionen: { version: '3.34', plugins: ['a'] } },
+        { merkmal: 'gastsitzung', ansible_role: 'guest_session', state: 'absent', optionen: null },
+      ],
+    };
+    const [qgis, gast] = desired.auftraege;
+
+    /** A record of `desired` applied at COMMIT, private. */
+    async function recorded(): Promise<string> {
+      const record = fresh();
+      expect(step('record-applied', await file(desired), COMMIT, record)).toEqual({ code: 0, stdout: '', stderr: '' });
+      expect(await mode(record)).toBe(0o600);
+      return record;
+    }
+
+    async function compare(state: unknown, commit: string, record: string) {
+      return step('same-as-applied', await file(state), commit, record);
+    }
+
+    it('the record holds the blueprints, the orders and the commit, not the rest of the answer', async () => {
+      expect(await json(await recorded())).toEqual({
+        blueprints: desired.blueprints,
+        auftraege: desired.auftraege,
+        commit: COMMIT,
+      });
+    });
+
+    it('the same content in another order of keys and items, or another poll interval or URL: same', async () => {
+      const record = await recorded();
+      expect(await compare(desired, COMMIT, record)).toEqual({ code: 0, stdout: 'same\n', stderr: '' });
+      const reordered = {
+        auftraege: [
+          { optionen: null, state: 'absent', ansible_role: 'guest_session', merkmal: 'gastsitzung' },
+          { optionen: { plugins: ['a'], version: '3.34' }, state: 'present', merkmal: 'qgis', ansible_role: 'qgis' },
+        ],
+        blueprints: [...desired.blueprints]
+          .reverse()
+          .map((b) => ({ ansible_role: b.ansible_role, merkmal: b.merkmal })),
+        poll_interval_seconds: 30,
+        repository_url: 'https://mirror.example/roles.git',
+      };
+      expect((await compare(reordered, COMMIT, record)).stdout).toBe('same\n');
+    });
+
+    it.each([
+      ['new optionen', { auftraege: [{ ...qgis, optionen: { version: '3.36', plugins: ['a'] } }, gast] }],
+      [
+        'a list in optionen grown',
+        { auftraege: [{ ...qgis, optionen: { version: '3.34', plugins: ['a', 'b'] } }, gast] },
+      ],
+      ['optionen {} instead of null', { auftraege: [qgis, { ...gast, optionen: {} }] }],
+      ['another state', { auftraege: [qgis, { ...gast, state: 'present' }] }],
+      ['another role', { auftraege: [{ ...qgis, ansible_role: 'qgis_ltr' }, gast] }],
+      [
+        'an order more',
+        { auftraege: [...desired.auftraege, { ...qgis, merkmal: 'firefox', ansible_role: 'firefox' }] },
+      ],
+      ['an order less', { auftraege: [qgis] }],
+      ['a blueprint less', { blueprints: desired.blueprints.slice(1) }],
+    ])('%s: changed', async (_, change) => {
+      const run = await compare({ ...desired, ...change }, COMMIT, await recorded());
+      expect(run).toEqual({ code: 0, stdout: 'changed\n', stderr: '' });
+    });
+
+    it('another commit of the roles, or none known: changed', async () => {
+      const record = await recorded();
+      expect((await compare(desired, 'f00df00df00df00df00df00df00df00df00df00d', record)).stdout).toBe('changed\n');
+      expect((await compare(desired, '', record)).stdout).toBe('changed\n');
+    });
+
+    it('no record, or one that cannot be read: changed', async () => {
+      expect((await compare(desired, COMMIT, join(dir, 'none'))).stdout).toBe('changed\n');
+      expect((await compare(desired, COMMIT, await file('{'))).stdout).toBe('changed\n');
+      expect((await compare(desired, COMMIT, await file(['a list']))).stdout).toBe('changed\n');
+    });
+
+    it('a desired state without its lists: exit 1 naming the step, no record written', async () => {
+      const record = fresh();
+      expect(step('record-applied', await file({ blueprints: [] }), COMMIT, record)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: "record-applied: 'auftraege'\n",
+      });
+      await expect(stat(record)).rejects.toThrow('ENOENT');
+      expect(await compare({ blueprints: {}, auftraege: [] }, COMMIT, record)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'same-as-applied: blueprints and auftraege must be lists\n',
+      });
+    });
+  });
+
   it('report-body: the spooled report’s entries without its outcomes', async () => {
     const spooled = await file({
       entries: [{ merkmal: 'qgis', event: 'applied' }],

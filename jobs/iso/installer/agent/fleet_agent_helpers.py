@@ -4,9 +4,10 @@
 
 fleet-agent (POSIX sh) does the requests, the waits and the logging; these steps read the
 configuration and the service's answers, write the request bodies and the agent's state
-files, and sum up an apply. Arguments are paths (never secrets); every file written is
-private and replaced atomically. A step that fails exits 1 with one line on stderr, named
-after the step; `outcomes` exits 5 when a role failed. Standard library only: the device
+files, sum up an apply and tell whether a desired state is the one last applied. Arguments
+are paths and plain words (never secrets); every file written is private and replaced
+atomically. A step that fails exits 1 with one line on stderr, named after the step;
+`outcomes` exits 5 when a role failed. Standard library only: the device
 has the distribution's python3 and nothing else.
 """
 
@@ -223,6 +224,40 @@ def outcomes(results_path, log_path, desired_path, reported_path, out_path, whic
     sys.exit(5 if failed else 0)
 
 
+def canonical(blueprints, auftraege, commit):
+    """What an apply puts on the device, as one text: the blueprints and the orders (each
+    item with its keys sorted, the items in a sorted order) and the roles' commit. Equal
+    states give equal texts whatever the order of keys or items in the answer."""
+    def items(values):
+        if not isinstance(values, list):
+            raise ValueError("blueprints and auftraege must be lists")
+        return sorted(json.dumps(v, sort_keys=True) for v in values)
+    return json.dumps({"blueprints": items(blueprints), "auftraege": items(auftraege), "commit": commit},
+                      sort_keys=True)
+
+
+def record_applied(desired_path, commit, record_path):
+    """Records what an apply that succeeded put on the device: the desired state's blueprints
+    and orders and the roles' commit (compared by `same-as-applied`)."""
+    desired = load(desired_path)
+    canonical(desired["blueprints"], desired["auftraege"], commit)
+    record = {"blueprints": desired["blueprints"], "auftraege": desired["auftraege"], "commit": commit}
+    write_atomic(record_path, json.dumps(record, sort_keys=True) + "\n")
+
+
+def same_as_applied(desired_path, commit, record_path):
+    """Prints "same" when the desired state, with the roles at `commit`, is what the last
+    successful apply recorded, else "changed" (also with no record, or no commit known)."""
+    desired = load(desired_path)
+    mine = canonical(desired["blueprints"], desired["auftraege"], commit)
+    record = load_or_empty(record_path)
+    try:
+        last = canonical(record["blueprints"], record["auftraege"], record["commit"])
+    except (KeyError, TypeError, ValueError):
+        last = None
+    print("same" if commit and mine == last else "changed")
+
+
 def report_body(spooled_path, out_path):
     """The body to send for a spooled report (its entries, not its outcomes)."""
     spooled = load(spooled_path)
@@ -254,6 +289,8 @@ STEPS = {
     "report-body": report_body,
     "accepted": accepted,
     "poll": poll,
+    "record-applied": record_applied,
+    "same-as-applied": same_as_applied,
 }
 
 
