@@ -9,8 +9,9 @@
  * device_agent_lifecycle.test.ts; a repository over git's dumb HTTP device_agent_dumb_http.test.ts.
  *
  * ansible-playbook costs seconds of CPU per run, so each apply here serves several checks:
- * five applies in all, one after another on one device (the tests of this file depend on
- * their order; the files of `npm run test:device` do not depend on each other).
+ * five applies in all (and cycles that apply nothing), one after another on one device (the
+ * tests of this file depend on their order; the files of `npm run test:device` do not depend
+ * on each other).
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -287,6 +288,30 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'xorriso', 'dash'))('the
     expect((await events()).filter((e) => e.merkmal === 'libreoffice' && e.type === 'applied')).toHaveLength(1);
     expect(await playbookRuns()).toBe(3);
   }, 900_000);
+
+  it('a 200 with the content last applied (a Merkmal deselected and selected again at the device): no playbook, no report, the tag kept', async () => {
+    const before = await reports();
+    const spool = join(device.root, 'var/lib/fleet/spool');
+    await ok(ctx, 'POST', `/api/v1/devices/${device.deviceId}/catalog/libreoffice/deselect`);
+    await ok(ctx, 'POST', `/api/v1/devices/${device.deviceId}/catalog/libreoffice/select`);
+    // A tag the service does not give: the check-in is a 200 whatever its tag covers.
+    const etagFile = join(device.root, 'var/lib/fleet/etag');
+    await writeFile(etagFile, '"stale"\n');
+
+    const same = await once();
+    figures.push(`200 as last applied: ${same.wallMs} ms wall, ${Math.round(same.cpuMs)} ms CPU`);
+    expect(same.code, same.stdout).toBe(0);
+    expect(same.stdout).toMatch(
+      /checked in: desired state and roles \(commit [0-9a-f]{7}\) as last applied, nothing to apply/,
+    );
+    expect(same.stdout).not.toContain('applying');
+    expect(await playbookRuns()).toBe(3);
+    expect(await reports()).toEqual(before);
+    expect(await readdir(spool)).toEqual([]);
+    expect((await readFile(etagFile, 'utf8')).trim()).toMatch(/^"[0-9A-Za-z]+"$/);
+    expect((await readFile(etagFile, 'utf8')).trim()).not.toBe('"stale"');
+    expect(await mode(join(device.root, 'var/lib/fleet/applied.json'))).toBe(0o600);
+  }, 600_000);
 
   it('a new desired state (new optionen, a deselection, a Merkmal deselected and selected again) confirms every order, also where the outcome stays as it was', async () => {
     const before = await reports();
