@@ -77,6 +77,21 @@ export async function countDevicesByOrgUnit(db: Db, organizationId: string): Pro
   return new Map(rows.map((r) => [r.id, r.n]));
 }
 
+/**
+ * The ids of the unit and of every unit below it (what an `oe_id` filter selects), the
+ * unit first. `union` (not `union all`) ends the walk even on a corrupt, cyclic tree.
+ */
+export async function orgUnitSubtree(db: Db, id: string): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    with recursive sub (id, depth) as (
+      select id, 0 from org_units where id = ${id}
+      union
+      select u.id, s.depth + 1 from org_units u join sub s on u.parent_id = s.id where s.depth < 1000
+    )
+    select id from sub group by id order by min(depth), id`;
+  return rows.map((r) => r.id);
+}
+
 export async function createOrgUnit(sql: Db, organizationId: string, input: OrgUnitCreateInput): Promise<OrgUnitRow> {
   return transaction(sql, async (tx) => {
     await requireOrganization(tx, organizationId);
