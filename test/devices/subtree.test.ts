@@ -1,7 +1,9 @@
 /**
  * An org unit means its subtree (CONTRACT §26): the device list's `oe_id` selects the unit
  * and every unit below it, paged like any list; another organization's unit is 404 for its
- * key and 422 for the operator (§24), an unknown one 404.
+ * key and 422 for the operator (§24), an unknown one 404; the org unit object counts its
+ * devices directly (`devices`) and in its subtree (`devices_total`), archived ones not,
+ * on every answer that returns one, after moves of devices and of units and after archiving.
  */
 import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../support/access.ts';
@@ -106,5 +108,74 @@ describe('GET /organizations/{id}/devices?oe_id=: the subtree', () => {
     const operator = await ctx.request('GET', `${base}?oe_id=${other.school}`);
     expect(operator.status).toBe(422);
     expect(operator.body.error).toBe('organization_mismatch');
+  });
+});
+
+describe('the org unit object: devices and devices_total', () => {
+  const counts = (u: { devices: number; devices_total: number }) => [u.devices, u.devices_total];
+
+  it('counts directly and over the subtree on GET, on the list, after moves and archiving', async () => {
+    const t = await tree();
+    const get = async (id: string) => {
+      const res = await ctx.request('GET', `/api/v1/org-units/${id}`);
+      expect(res.status).toBe(200);
+      return counts(res.body);
+    };
+    const listed = async () => {
+      const res = await ctx.request('GET', `/api/v1/organizations/${t.org.id}/org-units?limit=2`);
+      expect(res.status).toBe(200);
+      const page2 = await ctx.request(
+        'GET',
+        `/api/v1/organizations/${t.org.id}/org-units?limit=500&cursor=${res.body.next_cursor}`,
+      );
+      const map = new Map<string, number[]>();
+      for (const u of [...res.body.items, ...page2.body.items]) map.set(u.id, counts(u));
+      return map;
+    };
+    expect(await get(t.school)).toEqual([2, 7]);
+    expect(await get(t.klasse)).toEqual([3, 5]);
+    expect(await get(t.kurs)).toEqual([2, 2]); // the archived one not
+    expect(await get(t.org.default_oe_id)).toEqual([1, 1]);
+    let list = await listed();
+    expect(list.get(t.school)).toEqual([2, 7]);
+    expect(list.get(t.klasse)).toEqual([3, 5]);
+    expect(list.get(t.kurs)).toEqual([2, 2]);
+    expect(list.get(t.beside)).toEqual([1, 1]);
+
+    // A device moved from the course to the school, one archived in the class.
+    const move = await ctx.request('PUT', `/api/v1/devices/${t.inKurs[0]!.id}/org-unit`, { body: { oe_id: t.school } });
+    expect(move.status).toBe(200);
+    const archive = await ctx.request('POST', `/api/v1/devices/${t.inKlasse[0]!.id}/archive`);
+    expect(archive.status).toBe(200);
+    expect(await get(t.school)).toEqual([3, 6]);
+    expect(await get(t.klasse)).toEqual([2, 3]);
+    expect(await get(t.kurs)).toEqual([1, 1]);
+
+    // The course, with its device, moved to the administration: the PATCH answers its counts.
+    const moved = await ctx.request('PATCH', `/api/v1/org-units/${t.kurs}`, { body: { parent_id: t.beside } });
+    expect(moved.status).toBe(200);
+    expect(counts(moved.body)).toEqual([1, 1]);
+    list = await listed();
+    expect(list.get(t.school)).toEqual([3, 5]);
+    expect(list.get(t.klasse)).toEqual([2, 2]);
+    expect(list.get(t.beside)).toEqual([1, 2]);
+    expect(await walk(t.org.id, `oe_id=${t.beside}`, 500)).toEqual(['ST-C2', 'ST-V1']);
+
+    // A new unit has none; a rename keeps the counts.
+    const created = await ctx.request('POST', `/api/v1/organizations/${t.org.id}/org-units`, {
+      body: { name: 'Neu', parent_id: t.school },
+    });
+    expect(created.status).toBe(201);
+    expect(counts(created.body)).toEqual([0, 0]);
+    const renamed = await ctx.request('PATCH', `/api/v1/org-units/${t.school}`, { body: { name: 'Schule Nord' } });
+    expect(counts(renamed.body)).toEqual([3, 5]);
+  });
+
+  it('is declared in the OpenAPI document', async () => {
+    const doc = await ctx.request('GET', '/api/v1/openapi.json');
+    const props = doc.body.components.schemas.OrgUnit.properties;
+    expect(props.devices_total.description).toMatch(/subtree/);
+    expect(props.devices.description).toMatch(/directly/);
+    expect(doc.body.components.schemas.OrgUnit.required).toEqual(expect.arrayContaining(['devices', 'devices_total']));
   });
 });
