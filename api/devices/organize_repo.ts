@@ -1,5 +1,6 @@
 /** SQL of the admin's device views (list, filters, orders) and of moving a device to an org unit. */
 import { Buffer } from 'node:buffer';
+import type postgres from 'postgres';
 import { afterKey, keyOrder } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
 import { isPgError, pgError, transaction } from '../db/client.ts';
@@ -8,7 +9,7 @@ import type { RecordEffectiveState } from '../access/effective_state.ts';
 import { organizationOf } from '../access/owners.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { isUuid } from '../http/uuid.ts';
-import { requireOrgUnitOf } from '../org_units/repo.ts';
+import { orgUnitSubtree, requireOrgUnitOf } from '../org_units/repo.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import {
   type Convergence,
@@ -22,7 +23,7 @@ import {
 } from './repo.ts';
 
 export interface DeviceFilter {
-  /** Only devices filed directly in this org unit (not its descendants). */
+  /** Only devices of this org unit's subtree: filed in it or in any unit below it. */
   oe_id?: string | undefined;
   /** Only members of this group. */
   group_id?: string | undefined;
@@ -146,11 +147,21 @@ export async function requireGroupOf(db: Db, groupId: string, organizationId: st
 }
 
 /**
+ * What `matching` selects, resolved once per statement: the units of `oe_id`'s subtree
+ * (null without the filter). Looked up before the statement, not as a subquery in it: the
+ * planner then knows how many units the filter names, and a one-unit subtree plans as the
+ * single unit did (by the devices' `oe_id` index), a wide one by the list's order.
+ */
+interface Resolved {
+  units: string[] | null;
+}
+
+/**
  * A filter's unit, group and Merkmal exist and are the organization's (404, 422 otherwise;
  * an unknown Merkmal 422 `unknown_merkmal`), and a Merkmal comes with a convergence it can
- * filter by (`merkmalFilterable`; 400 otherwise).
+ * filter by (`merkmalFilterable`; 400 otherwise). Answers the unit's subtree (`Resolved`).
  */
-async function requireFilter(db: Db, organizationId: string, filter: DeviceFilter): Promise<void> {
+async function requireFilter(db: Db, organizationId: string, filter: DeviceFilter): Promise<Resolved> {
   if (filter.merkmal !== undefined && !merkmalFilterable(filter.convergence)) {
     throw new ApiError('invalid_request', 'merkmal filters by its convergence: failed or pending', {
       details: [{ path: ['convergence'], message: 'with merkmal: failed or pending' }],
@@ -163,6 +174,12 @@ async function requireFilter(db: Db, organizationId: string, filter: DeviceFilte
     const [known] = await db`select 1 from merkmale where key = ${filter.merkmal}`;
     if (!known) throw new ApiError('unknown_merkmal', `Merkmal "${filter.merkmal}" does not exist`);
   }
+  return { units: filter.oe_id === undefined ? null : await orgUnitSubtree(db, filter.oe_id) };
+}
+
+/** The `oe_id` filter over a row's `oe_id` column: the unit's subtree, or no filter. */
+function inUnits(db: Db, column: postgres.PendingQuery<postgres.Row[]>, resolved: Resolved) {
+  return resolved.units === null ? db`true` : db`${column} = any(${resolved.units}::uuid[])`;
 }
 
 /**
@@ -170,11 +187,11 @@ async function requireFilter(db: Db, organizationId: string, filter: DeviceFilte
  * `dt` and status `st` joined (as `deviceSelect` joins them): the list, its count and the
  * ids of a bulk action all match the same devices (`fleetMatching` too, over the fleet rows).
  */
-function matching(db: Db, organizationId: string, filter: DeviceFilter) {
+function matching(db: Db, organizationId: string, filter: DeviceFilter, resolved: Resolved) {
   return db`
     d.organization_id = ${organizationId}
       and d.archived_at is null
-      and ${filter.oe_id === undefined ? db`true` : db`d.oe_id = ${filter.oe_id}`}
+      and ${inUnits(db, db`d.oe_id`, resolved)}
       and ${
         filter.group_id === undefined
           ? db`true`
@@ -231,10 +248,10 @@ function fleetCountable(filter: DeviceFilter): boolean {
 }
 
 /** The filter (`fleetCountable`) over the fleet rows `device_fleet f`: the same devices as `matching`. */
-function fleetMatching(db: Db, organizationId: string, filter: DeviceFilter) {
+function fleetMatching(db: Db, organizationId: string, filter: DeviceFilter, resolved: Resolved) {
   return db`
     f.organization_id = ${organizationId}
-      and ${filter.oe_id === undefined ? db`true` : db`f.oe_id = ${filter.oe_id}`}
+      and ${inUnits(db, db`f.oe_id`, resolved)}
       and ${
         filter.group_id === undefined
           ? db`true`
@@ -265,7 +282,7 @@ async function listOrganizationDevices(
   limit: number,
   context: ListContext,
 ): Promise<ListedDevice[]> {
-  await requireFilter(db, organizationId, filter);
+  const resolved = await requireFilter(db, organizationId, filter);
   const { key, text, order: shown, time } = sortKey(db, sort);
   // Walking back is walking the reversed order on from the cursor (each order is the other reversed).
   const order = cursor?.before ? (shown === 'asc' ? 'desc' : 'asc') : shown;
@@ -285,7 +302,7 @@ async function listOrganizationDevices(
   return db<ListedDevice[]>`
     with page as materialized (
       select d.id from devices d ${matchingJoins(db, filter, context)}
-      where ${matching(db, organizationId, filter)}
+      where ${matching(db, organizationId, filter, resolved)}
         and ${afterKey(db, key, db`d.id`, after, order, nullable)}
       order by ${keyOrder(db, key, db`d.id`, order, nullable)}
       limit ${limit + 1}
@@ -334,14 +351,14 @@ export async function countOrganizationDevices(
   filter: DeviceFilter,
   context: ListContext,
 ): Promise<number> {
-  await requireFilter(db, organizationId, filter);
+  const resolved = await requireFilter(db, organizationId, filter);
   // From the fleet rows where the filter allows: an index-only count, not a scan of the devices' rows.
   const [row] = await db<{ n: number }[]>`${
     fleetCountable(filter)
-      ? db`select count(*)::int as n from device_fleet f where ${fleetMatching(db, organizationId, filter)}`
+      ? db`select count(*)::int as n from device_fleet f where ${fleetMatching(db, organizationId, filter, resolved)}`
       : db`
         select count(*)::int as n from devices d ${matchingJoins(db, filter, context)}
-        where ${matching(db, organizationId, filter)}`
+        where ${matching(db, organizationId, filter, resolved)}`
   }`;
   return row!.n;
 }
@@ -356,10 +373,10 @@ export async function listMatchingDeviceIds(
   filter: DeviceFilter,
   context: ListContext,
 ): Promise<{ id: string; serial: string }[]> {
-  await requireFilter(db, organizationId, filter);
+  const resolved = await requireFilter(db, organizationId, filter);
   return db<{ id: string; serial: string }[]>`
     select d.id, d.serial from devices d ${matchingJoins(db, filter, context)}
-    where ${matching(db, organizationId, filter)}
+    where ${matching(db, organizationId, filter, resolved)}
     order by d.serial, d.id`;
 }
 

@@ -36,7 +36,7 @@ const DeviceListQuery = PageQuery.extend({
         '(another order, or anything else: 400).',
     }),
   oe_id: UuidFilter.optional().openapi({
-    description: 'Only devices filed directly in this org unit (not in its descendants).',
+    description: "Only the devices of this org unit's subtree: filed in it or in any unit below it.",
   }),
   group_id: UuidFilter.optional().openapi({ description: 'Only members of this group.' }),
   stale: z

@@ -24,7 +24,19 @@ export interface OrgUnitRow {
   created_at: Date;
 }
 
-export function serializeOrgUnit(row: OrgUnitRow): OrgUnitType {
+/**
+ * A unit with its device counts, as every answer carries it: `devices` filed directly in
+ * it, `devices_total` in its subtree (it and every unit below it), archived devices not
+ * counted (as the device list, whose `oe_id` filter is the subtree, counts them).
+ */
+export type CountedOrgUnit = OrgUnitRow & DeviceCounts;
+
+export interface DeviceCounts {
+  devices: number;
+  devices_total: number;
+}
+
+export function serializeOrgUnit(row: CountedOrgUnit): OrgUnitType {
   return { ...row, created_at: iso(row.created_at) };
 }
 
@@ -69,12 +81,62 @@ export async function listOrgUnits(
     limit ${limit + 1}`;
 }
 
-/** The number of (non-archived) devices per org unit of the organization; a unit without any is absent. */
-export async function countDevicesByOrgUnit(db: Db, organizationId: string): Promise<Map<string, number>> {
-  const rows = await db<{ id: string; n: number }[]>`
-    select oe_id as id, count(*)::int as n from devices
-    where organization_id = ${organizationId} and archived_at is null group by oe_id`;
-  return new Map(rows.map((r) => [r.id, r.n]));
+/**
+ * The ids of the unit and of every unit below it (what an `oe_id` filter selects), the
+ * unit first. `union` (not `union all`) ends the walk even on a corrupt, cyclic tree.
+ */
+export async function orgUnitSubtree(db: Db, id: string): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    with recursive sub (id, depth) as (
+      select id, 0 from org_units where id = ${id}
+      union
+      select u.id, s.depth + 1 from org_units u join sub s on u.parent_id = s.id where s.depth < 1000
+    )
+    select id from sub group by id order by min(depth), id`;
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The device counts (`DeviceCounts`) of the organization's units `ids` (all of them when
+ * null), in one statement: the live devices per unit from the fleet rows' index
+ * (`device_fleet_scope`: one row per device that is not archived, written in the
+ * transaction of every change of a device), summed up the tree over the unit's subtree.
+ */
+export async function countDevicesOfUnits(
+  db: Db,
+  organizationId: string,
+  ids: readonly string[] | null,
+): Promise<Map<string, DeviceCounts>> {
+  const rows = await db<({ id: string } & DeviceCounts)[]>`
+    with recursive below (root, id, depth) as (
+      select u.id, u.id, 0 from org_units u
+      where u.organization_id = ${organizationId}
+        and (${ids === null} or u.id = any(${(ids ?? []) as string[]}::uuid[]))
+      union
+      select b.root, u.id, b.depth + 1 from org_units u join below b on u.parent_id = b.id where b.depth < 1000
+    ),
+    direct as (
+      select f.oe_id, count(*)::int as n from device_fleet f
+      where f.organization_id = ${organizationId} and f.oe_id in (select id from below)
+      group by f.oe_id
+    )
+    select b.root as id,
+           coalesce(sum(d.n) filter (where b.id = b.root), 0)::int as devices,
+           coalesce(sum(d.n), 0)::int as devices_total
+    from (select distinct root, id from below) b left join direct d on d.oe_id = b.id
+    group by b.root`;
+  return new Map(rows.map(({ id, ...counts }) => [id, counts]));
+}
+
+/** The rows with their device counts (`countDevicesOfUnits`), in their order. */
+export async function withDeviceCounts(db: Db, rows: OrgUnitRow[]): Promise<CountedOrgUnit[]> {
+  if (rows.length === 0) return [];
+  const counts = await countDevicesOfUnits(
+    db,
+    rows[0]!.organization_id,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => ({ ...r, ...(counts.get(r.id) ?? { devices: 0, devices_total: 0 }) }));
 }
 
 export async function createOrgUnit(sql: Db, organizationId: string, input: OrgUnitCreateInput): Promise<OrgUnitRow> {

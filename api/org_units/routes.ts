@@ -98,9 +98,11 @@ export function orgUnitRoutes(record: RecordEffectiveState) {
     .openapi(createOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { row, audit } = await createUnit(c.get('db'), id, body);
+      const sql = c.get('db');
+      const { row, audit } = await createUnit(sql, id, body);
       recordAudit(c, audit);
-      return c.json(repo.serializeOrgUnit(row), 201);
+      const [counted] = await repo.withDeviceCounts(sql, [row]);
+      return c.json(repo.serializeOrgUnit(counted!), 201);
     })
     .openapi(listOrgUnits, async (c) => {
       const { id } = c.req.valid('param');
@@ -108,19 +110,22 @@ export function orgUnitRoutes(record: RecordEffectiveState) {
       const sql = c.get('db');
       await requireOrganization(sql, id);
       const rows = await repo.listOrgUnits(sql, id, decodeCursor(cursor), limit);
-      return c.json(toPage(rows, limit, repo.serializeOrgUnit), 200);
+      return c.json(toPage(await repo.withDeviceCounts(sql, rows), limit, repo.serializeOrgUnit), 200);
     })
     .openapi(getOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
-      const row = await repo.requireOrgUnit(c.get('db'), id);
-      return c.json(repo.serializeOrgUnit(row), 200);
+      const sql = c.get('db');
+      const [counted] = await repo.withDeviceCounts(sql, [await repo.requireOrgUnit(sql, id)]);
+      return c.json(repo.serializeOrgUnit(counted!), 200);
     })
     .openapi(patchOrgUnit, async (c) => {
       const { id } = c.req.valid('param');
       const patch = c.req.valid('json');
-      const { row, audit } = await updateUnit(c.get('db'), id, patch, c.get('caller'), record);
+      const sql = c.get('db');
+      const { row, audit } = await updateUnit(sql, id, patch, c.get('caller'), record);
       recordAudit(c, audit);
-      return c.json(repo.serializeOrgUnit(row), 200);
+      const [counted] = await repo.withDeviceCounts(sql, [row]);
+      return c.json(repo.serializeOrgUnit(counted!), 200);
     })
     .openapi(deleteOrgUnit, async (c) => {
       const { id } = c.req.valid('param');

@@ -34,6 +34,21 @@ export const OrgUnit = z
       .int()
       .nullable()
       .openapi({ description: `This unit's own value (\`null\`: inherited). ${ARCHIVE_RULE}` }),
+    devices: z.number().int().min(0).openapi({
+      description:
+        'Devices filed directly in this unit (their `oe_id` is this unit, not a unit below it), archived ones not counted.',
+      example: 12,
+    }),
+    devices_total: z
+      .number()
+      .int()
+      .min(0)
+      .openapi({
+        description:
+          "Devices in this unit's subtree (the unit and every unit below it), archived ones not counted: what " +
+          '`GET /organizations/{id}/devices?oe_id=` of this unit lists.',
+        example: 240,
+      }),
     created_at: Timestamp,
   })
   .openapi('OrgUnit');

@@ -50,10 +50,10 @@ const noResult = ({ audit }: { audit: AuditEntry }) => ({ audit, result: null })
 /** A form's parent field: '' is the top level. */
 const parentOf = (value: string | undefined) => (value ? value : null);
 
-/** Devices (not archived) and overrides per org unit, members and overrides per group. */
+/** Devices (not archived: directly and in the subtree) and overrides per org unit, members and overrides per group. */
 async function countsAndOverrides(db: Db, organizationId: string) {
   const [unitDevices, groupMembers, unitOverrides, groupOverrides] = await Promise.all([
-    orgUnits.countDevicesByOrgUnit(db, organizationId),
+    orgUnits.countDevicesOfUnits(db, organizationId, null),
     groups.countMembersByGroup(db, organizationId),
     listOrganizationOverrides(db, 'org-units', organizationId),
     listOrganizationOverrides(db, 'groups', organizationId),
@@ -139,6 +139,7 @@ export function organizationRoutes() {
             <tr>
               <th scope="col">{text.units.unit}</th>
               <th scope="col">{text.units.devices}</th>
+              <th scope="col">{text.units.devicesTotal}</th>
               <th scope="col">{text.overrides}</th>
               {write ? <th scope="col">{text.action}</th> : null}
             </tr>
@@ -154,8 +155,10 @@ export function organizationRoutes() {
                   {u.name}
                   {u.protected ? text.units.standard : ''}
                 </td>
+                <td>{extra.unitDevices.get(u.id)?.devices ?? 0}</td>
                 <td>
-                  <a href={`/portal/devices?oe_id=${u.id}`}>{extra.unitDevices.get(u.id) ?? 0}</a>
+                  {/* The list's unit filter is the subtree: the total is what the link lists. */}
+                  <a href={`/portal/devices?oe_id=${u.id}`}>{extra.unitDevices.get(u.id)?.devices_total ?? 0}</a>
                 </td>
                 <td>{(extra.unitOverrides.get(u.id) ?? []).join(', ') || '–'}</td>
                 {write ? <td>{u.protected ? '–' : <a href={`/portal/org-units/${u.id}`}>{text.edit}</a>}</td> : null}

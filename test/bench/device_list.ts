@@ -110,6 +110,12 @@ try {
   await timed('page 41, q=BENCH, sort=serial', deepSerial);
   const deepUnit = await deep(`/portal/devices?oe_id=${unit!.id}&sort=-created_at`, 3);
   await timed('page 4, one unit, sort=-created_at', deepUnit);
+  // A unit's filter is its subtree: a top unit holds a fifth of the fleet, in its nine classes.
+  const [school] = await sql<{ id: string }[]>`
+    select id from org_units where organization_id = ${orgId} and name = 'Schule 1' and parent_id is null`;
+  await timed('first page, a top unit (subtree), sort=serial', `/portal/devices?oe_id=${school!.id}&sort=serial`);
+  const deepSchool = await deep(`/portal/devices?oe_id=${school!.id}&sort=-created_at`, 10);
+  await timed('page 11, a top unit (subtree), sort=-created_at', deepSchool);
   await timed('first page, stale=true', '/portal/devices?stale=true');
   await timed('first page, q=b (a broad search)', '/portal/devices?q=b');
   // The serial prefix of ten devices in the middle (seed_organization.ts names them BENCH-0000001 on).

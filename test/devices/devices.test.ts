@@ -103,7 +103,7 @@ describe('GET /api/v1/organizations/{id}/devices', () => {
     );
   });
 
-  it('filters by org unit (directly filed devices) and by group, also combined', async () => {
+  it('filters by org unit (its subtree) and by group, also combined', async () => {
     const org = await createOrganization(ctx);
     const unit = await insertOrgUnit(ctx.sql, org.id, 'Schule');
     const child = await insertOrgUnit(ctx.sql, org.id, 'Klasse', unit);
@@ -117,7 +117,7 @@ describe('GET /api/v1/organizations/{id}/devices', () => {
     await addToGroup(ctx.sql, group, archived.id);
 
     const base = `/api/v1/organizations/${org.id}/devices`;
-    expect(ids((await ctx.request('GET', `${base}?oe_id=${unit}`)).body)).toEqual([inUnit.id]);
+    expect(ids((await ctx.request('GET', `${base}?oe_id=${unit}`)).body)).toEqual([inUnit.id, inChild.id]);
     expect(ids((await ctx.request('GET', `${base}?oe_id=${child}`)).body)).toEqual([inChild.id]);
     expect(ids((await ctx.request('GET', `${base}?oe_id=${org.default_oe_id}`)).body)).toEqual([inDefault.id]);
     expect(ids((await ctx.request('GET', `${base}?group_id=${group}`)).body)).toEqual([inUnit.id, inDefault.id]);

@@ -34,6 +34,8 @@ describe('POST /api/v1/organizations/{id}/org-units', () => {
     expect(Object.keys(top).sort()).toEqual([
       'archive_stale_after_days',
       'created_at',
+      'devices',
+      'devices_total',
       'id',
       'name',
       'organization_id',
@@ -46,6 +48,8 @@ describe('POST /api/v1/organizations/{id}/org-units', () => {
       name: 'Schule Nord',
       protected: false,
       archive_stale_after_days: null,
+      devices: 0,
+      devices_total: 0,
     });
     const explicitTop = await createUnit(org.id, 'Rathaus', null);
     expect(explicitTop.parent_id).toBeNull();

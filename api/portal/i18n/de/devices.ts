@@ -9,7 +9,7 @@ export const devices = {
   list: {
     filtersLabel: 'Geräte filtern',
     search: 'Suche (Seriennummer oder Hostname)',
-    orgUnit: 'Organisationseinheit',
+    orgUnit: 'Organisationseinheit (mit den Einheiten darunter)',
     group: 'Gruppe',
     status: 'Status',
     convergence: 'Umsetzung',

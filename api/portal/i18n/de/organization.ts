@@ -29,7 +29,8 @@ export const organization = {
     parent: 'Übergeordnete Einheit',
     topLevel: '– oberste Ebene –',
     unit: 'Organisationseinheit',
-    devices: 'Geräte',
+    devices: 'Geräte direkt',
+    devicesTotal: 'Geräte mit Unter-Einheiten',
     /** After the name of the protected unit every organization has. */
     standard: ' (Standard)',
     pageTitle: (name: string) => `Organisationseinheit ${name}`,

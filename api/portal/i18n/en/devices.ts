@@ -8,7 +8,7 @@ export const devices: typeof reference = {
   list: {
     filtersLabel: 'Filter devices',
     search: 'Search (serial number or hostname)',
-    orgUnit: 'Org unit',
+    orgUnit: 'Org unit (with the units below it)',
     group: 'Group',
     status: 'Status',
     convergence: 'Convergence',
