@@ -56,6 +56,40 @@ const CreatedBy = z
   ])
   .openapi({ description: 'Who created it, as the audit log names an actor.', example: { type: 'operator' } });
 
+const WaitingFor = z
+  .object({
+    reason: z.enum(['no_live_devices', 'soak', 'reports']).openapi({
+      description:
+        'The first condition of the next ring the ring does not meet yet, in this order: `no_live_devices` (none of ' +
+        'its devices is active: all stale, or not bootstrapped yet), `soak` (its `soak_seconds` have not passed), ' +
+        '`reports` (fewer than `needed` of its active devices reported).',
+    }),
+    until: Timestamp.optional().openapi({ description: 'With `soak`: when the soak ends.' }),
+    reported: z.number().int().min(0).openapi({
+      description: 'Its active devices that reported (converged or failed) since the change reached them.',
+      example: 3,
+    }),
+    needed: z
+      .number()
+      .int()
+      .min(0)
+      .openapi({
+        description:
+          'The reports it takes in all (not those still missing): max(min(5, active), ' +
+          'ceil(`min_reported_ratio` × active)).',
+        example: 5,
+      }),
+  })
+  .nullable()
+  .openapi('RolloutRingWaitingFor', {
+    description:
+      'What the current ring of a running or paused rollout waits for before the next ring opens (a ring passes on ' +
+      'evidence, never on silence); null for every other ring, for a rollout that ended, and once the ring meets ' +
+      'every condition (the next judging opens the next ring, or pauses for failures). A ring none of whose ' +
+      'devices is still managed (none fell into it, or all were archived or deprovisioned) passes at once.',
+    example: { reason: 'reports', reported: 3, needed: 5 },
+  });
+
 const RingDetail = z
   .object({
     ring: z.number().int().openapi({ description: 'The ring, 0 first.', example: 0 }),
@@ -69,6 +103,7 @@ const RingDetail = z
     }),
     pending: z.number().int().openapi({ description: 'Of those: not reported since the change.', example: 3 }),
     failed: z.number().int().openapi({ description: 'Of those: reported a failure since the change.', example: 1 }),
+    waiting_for: WaitingFor,
   })
   .openapi('RolloutRing');
 

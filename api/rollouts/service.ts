@@ -14,6 +14,7 @@ import { decodeCursor, toPage } from '../http/pagination.ts';
 import { lockOrganization } from '../org_units/lock.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import { ringFigures } from './figures.ts';
+import { ringVerdict } from './judge.ts';
 import { emitRolloutWebhook } from './notify.ts';
 import * as repo from './repo.ts';
 import { assignRings, changeOf, devicesAltered, openRing, releaseDevices, type RolloutScope } from './rings.ts';
@@ -31,9 +32,23 @@ import {
 
 type Action = 'select' | 'deselect' | 'unset';
 
-/** The Rollout object of a row, with every ring's figures now. */
+/**
+ * The Rollout object of a row, with every ring's figures now, and what the current ring
+ * waits for by the judge's own rule while the rollout is under way (running or paused).
+ */
 async function serialize(db: Db, row: repo.RolloutRow, pollIntervalSeconds: number): Promise<RolloutType> {
   const figures = await ringFigures(db, row.id, pollIntervalSeconds);
+  const underWay = row.status === 'running' || row.status === 'paused';
+  const waitingFor = (ring: (typeof figures)[number]) =>
+    underWay && ring.ring === row.current_ring
+      ? ringVerdict({
+          figures: ring,
+          soaked: ring.soaked ?? 0,
+          soakSeconds: row.soak_seconds,
+          maxFailureRatio: row.max_failure_ratio,
+          minReportedRatio: row.min_reported_ratio,
+        }).waitingFor
+      : null;
   return {
     id: row.id,
     organization_id: row.organization_id,
@@ -52,14 +67,15 @@ async function serialize(db: Db, row: repo.RolloutRow, pollIntervalSeconds: numb
     created_by: row.created_by as RolloutType['created_by'],
     created_at: row.created_at.toISOString(),
     completed_at: row.completed_at === null ? null : row.completed_at.toISOString(),
-    rings_detail: figures.map(({ ring, percent, devices, opened_at, converged, pending, failed }) => ({
-      ring,
-      percent,
-      devices,
-      opened_at: opened_at === null ? null : new Date(opened_at).toISOString(),
-      converged,
-      pending,
-      failed,
+    rings_detail: figures.map((f) => ({
+      ring: f.ring,
+      percent: f.percent,
+      devices: f.devices,
+      opened_at: f.opened_at === null ? null : new Date(f.opened_at).toISOString(),
+      converged: f.converged,
+      pending: f.pending,
+      failed: f.failed,
+      waiting_for: waitingFor(f),
     })),
   };
 }
