@@ -33,7 +33,7 @@ export interface RingFigures {
  * archived) and its last report of the Merkmal (`reported_event`, `reported_at`,
  * `reported_detail`).
  */
-function rolloutDevices(db: Db, rolloutId: string, pollIntervalSeconds: number) {
+export function rolloutDevices(db: Db, rolloutId: string, pollIntervalSeconds: number) {
   return db`
     select rd.ring::int as ring, d.id as device_id, d.serial, d.hostname, s.status,
            case when rr.opened_at is not null and s.status in ('active', 'stale') then

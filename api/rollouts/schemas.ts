@@ -1,6 +1,7 @@
 /** The Rollout object, its create body and its list's query. */
 import { z } from '@hono/zod-openapi';
-import { Optionen } from '../catalog/schemas.ts';
+import { Optionen, Reported } from '../catalog/schemas.ts';
+import { Convergence } from '../devices/schemas.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 import { collectionOf, PageQuery } from '../http/pagination.ts';
 
@@ -175,3 +176,41 @@ export const RolloutQuery = PageQuery.extend({
 });
 
 export const RolloutList = collectionOf(Rollout, 'RolloutList');
+
+/** A ring's number in a query: one decimal digit (a rollout has at most 10 rings), else the schema refuses it. */
+const ringDigit = (value: unknown) => (typeof value === 'string' && /^[0-9]$/.test(value) ? Number(value) : value);
+
+export const RolloutDeviceQuery = PageQuery.extend({
+  ring: z
+    .preprocess(ringDigit, z.number().int().min(0).max(9))
+    .optional()
+    .openapi({ type: 'integer', minimum: 0, maximum: 9, description: 'Only the devices of this ring (0 first).' }),
+  convergence: Convergence.optional().openapi({
+    description:
+      "Only the devices with this convergence on the rollout's Merkmal (a ring not opened yet has none; stale " +
+      'devices are listed, marked `stale`, though the ring figures do not count them).',
+  }),
+});
+
+const RolloutDevice = z
+  .object({
+    device_id: Uuid,
+    serial_number: z.string().openapi({ description: "The device's serial.", example: 'PF3XK2QZ' }),
+    hostname: z.string().nullable().openapi({ example: 'arbeitsplatz-017' }),
+    ring: z.number().int().openapi({ description: 'Its ring, 0 first.', example: 0 }),
+    convergence: Convergence.nullable().openapi({
+      description:
+        "On the rollout's Merkmal, since its last change (as a device's catalog says it); null while its ring is not " +
+        'opened, and for a device that has no convergence (`enrolled`, `deprovisioned`, `archived`).',
+    }),
+    reported: Reported,
+    stale: z.boolean().openapi({
+      description: 'No check-in for three poll intervals: the ring figures and the judge do not count it.',
+      example: false,
+    }),
+  })
+  .openapi('RolloutDevice');
+
+export type RolloutDeviceType = z.infer<typeof RolloutDevice>;
+
+export const RolloutDeviceList = collectionOf(RolloutDevice, 'RolloutDeviceList');
