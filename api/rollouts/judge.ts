@@ -1,7 +1,8 @@
 /**
  * The judge of a running rollout (api/rollouts/README.md, Judging): over the open ring's
  * devices that are live and not stale, it pauses the rollout when too many of those that
- * reported failed, opens the next ring once the soak has passed and enough reported, and
+ * reported failed, opens the next ring once the soak has passed and enough reported (on
+ * evidence, never on silence: a ring without a live device waits), and
  * after the last ring writes the change at the scope as a selection would and completes.
  *
  * One transaction with the rollout's row locked `for update`: two workers judging the same

@@ -151,7 +151,9 @@ export const RolloutCreate = z
       example: DEFAULT_MAX_FAILURE_RATIO,
     }),
     min_reported_ratio: Ratio.optional().openapi({
-      description: 'The next ring opens only when reported / devices of the open ring reached this. 0 to 1.',
+      description:
+        "The next ring opens only when this share of the open ring's live devices, and at least min(5, live), " +
+        'reported; a ring without a live device waits. 0 to 1.',
       default: DEFAULT_MIN_REPORTED_RATIO,
       example: DEFAULT_MIN_REPORTED_RATIO,
     }),
