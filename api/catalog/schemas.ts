@@ -24,6 +24,19 @@ const Origin = z.enum(['workspace', 'oe', 'gruppe', 'geraet']).openapi({
     "the majority of the device's groups, or the device's own override.",
 });
 
+/** The agent's last report of a Merkmal (§22): a catalog item's, a rollout device's. */
+export const Reported = z
+  .object({
+    event: z.enum(['applied', 'apply_failed', 'removed', 'remove_failed']),
+    at: Timestamp,
+    detail: z.unknown().openapi({ description: "The report entry's `detail`; null without one.", example: null }),
+  })
+  .nullable()
+  .openapi({
+    description: "The agent's last report for this Merkmal (whenever it was); null when it never reported one.",
+    example: { event: 'applied', at: '2026-11-26T08:15:00.000Z', detail: null },
+  });
+
 const CatalogItem = z
   .object({
     merkmal: z.string().openapi({ example: 'libreoffice' }),
@@ -32,17 +45,7 @@ const CatalogItem = z
     state: OverrideState,
     origin: Origin,
     optionen: Optionen.openapi({ description: 'From the override that decided (`{}` for the workspace default).' }),
-    reported: z
-      .object({
-        event: z.enum(['applied', 'apply_failed', 'removed', 'remove_failed']),
-        at: Timestamp,
-        detail: z.unknown().openapi({ description: "The report entry's `detail`; null without one.", example: null }),
-      })
-      .nullable()
-      .openapi({
-        description: "The agent's last report for this Merkmal (whenever it was); null when it never reported one.",
-        example: { event: 'applied', at: '2026-11-26T08:15:00.000Z', detail: null },
-      }),
+    reported: Reported,
     convergence: Convergence,
   })
   .openapi('CatalogItem');

@@ -1,6 +1,7 @@
 /**
  * Staged rollouts in the portal: the organization's rollouts (newest first, by status,
- * paged), a rollout with a bar per ring (its devices converged, pending, failed), pause,
+ * paged), a rollout with a bar per ring (its devices converged, pending, failed, each
+ * figure a link to the list of those devices) and what its current ring waits for, pause,
  * resume and abort after a confirmation, and the creation "in rings" that an org unit's or
  * a group's catalog change offers. Reads and writes go through the rollouts' own
  * declarations and service functions, as the API's routes do. The rollout page refreshes
@@ -25,10 +26,15 @@ import {
   abortRollout,
   createRollout,
   getRollout,
+  listRolloutDevices,
   listRollouts,
   pauseRollout,
   resumeRollout,
 } from '../rollouts/service.ts';
+import type { Convergence } from '../devices/repo.ts';
+import { ConvergenceBadge } from './badges.tsx';
+import { reportLabel, reportMessage } from './labels.ts';
+import { RelativeTime } from './relative_time.tsx';
 import { canWrite, type PortalEnv, portalRead, type PortalWriter, postWrite } from './access.ts';
 import { formFields, invalidInput, redirectWith, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
 import { formatNumber, formatTime, t } from './i18n/index.ts';
@@ -150,6 +156,24 @@ function RingBar(props: { ring: RingDetail }) {
   );
 }
 
+/** The portal's list of a ring's devices, of one convergence when given. */
+function ringDevicesHref(rolloutId: string, ring: number, convergence?: Convergence): string {
+  const query = new URLSearchParams({ ring: String(ring), ...(convergence ? { convergence } : {}) });
+  return `/portal/rollouts/${rolloutId}/devices?${query}`;
+}
+
+/** What the current ring waits for before the next opens, in words; null when it waits for nothing. */
+function waitingText(r: Rollout): string | null {
+  const ring = r.rings_detail.find((d) => d.ring === r.current_ring);
+  const waiting = ring?.waiting_for;
+  if (!ring || !waiting) return null;
+  const text = t().rollouts.waiting;
+  const n = formatNumber(ring.ring + 1);
+  if (waiting.reason === 'no_live_devices') return text.noLiveDevices(n);
+  if (waiting.reason === 'soak') return text.soak(n, formatTime(waiting.until ?? ring.opened_at ?? r.created_at));
+  return text.reports(n, formatNumber(waiting.reported), formatNumber(waiting.needed));
+}
+
 function RingTable(props: { rollout: Rollout }) {
   const r = props.rollout;
   const text = t().rollouts;
@@ -174,7 +198,9 @@ function RingTable(props: { rollout: Rollout }) {
               <span class="muted">({text.upTo(text.percent(formatNumber(d.percent)))})</span>
             </th>
             <td class="number" data-field="devices">
-              {formatNumber(d.devices)}
+              <a href={ringDevicesHref(r.id, d.ring)} title={text.ringDevicesOf(formatNumber(d.ring + 1))}>
+                {formatNumber(d.devices)}
+              </a>
             </td>
             <td>{d.opened_at ? <RingBar ring={d} /> : <span class="muted">{text.notOpened}</span>}</td>
             <td>
@@ -182,10 +208,12 @@ function RingTable(props: { rollout: Rollout }) {
                 <span class="ring-figures">
                   {figureKinds.map((kind) => (
                     <>
-                      {/* A zero is plain: only what there is stands out. */}
-                      <span class={d[kind] > 0 ? `badge ${kind}` : 'badge'} data-count={kind}>
-                        {formatNumber(d[kind])} {text.figure[kind]}
-                      </span>{' '}
+                      {/* A zero is plain: only what there is stands out. Each figure lists its devices. */}
+                      <a href={ringDevicesHref(r.id, d.ring, kind)}>
+                        <span class={d[kind] > 0 ? `badge ${kind}` : 'badge'} data-count={kind}>
+                          {formatNumber(d[kind])} {text.figure[kind]}
+                        </span>
+                      </a>{' '}
                     </>
                   ))}
                 </span>
@@ -532,6 +560,8 @@ export function rolloutRoutes() {
     const text = t().rollouts;
     const title = text.title(r.merkmal, text.actions[r.action]);
     const soak = r.soak_seconds === 0 ? null : duration(r.soak_seconds);
+    const waiting = waitingText(r);
+    const waitingReason = r.rings_detail.find((d) => d.ring === r.current_ring)?.waiting_for?.reason;
     return render(
       c,
       <Layout title={title} session={session} flash={takeFlash(c)} scripts={live ? [SCRIPT] : []}>
@@ -578,6 +608,11 @@ export function rolloutRoutes() {
             </span>
             {r.completed_at ? ` · ${text.completedAt} ${formatTime(r.completed_at)}` : null}
           </p>
+          {waiting === null ? null : (
+            <p data-field="waiting_for" data-reason={waitingReason}>
+              {waiting}
+            </p>
+          )}
           {admin ? <RolloutActions rollout={r} /> : null}
           <RingTable rollout={r} />
           <p class="muted">{text.uncounted}</p>
@@ -596,6 +631,99 @@ export function rolloutRoutes() {
             {text.refreshNote(formatNumber(REFRESH_SECONDS))} <a href={`/portal/rollouts/${r.id}`}>{text.refresh}</a>
           </p>
         ) : null}
+      </Layout>,
+    );
+  });
+
+  app.get('/rollouts/:id/devices', async (c) => {
+    const session = c.get('session');
+    const id = c.req.param('id').toLowerCase();
+    const db = await portalRead(c, rolloutOps.listRolloutDevices, { param: { id } });
+    const poll = c.get('deps').config.agentPollIntervalSeconds;
+    const r = await getRollout(db, id, poll);
+    const q = c.req.query();
+    // What the page cannot take is left out, as the rollouts' list does with its filter.
+    const ring =
+      q.ring !== undefined && /^[0-9]$/.test(q.ring) && Number(q.ring) < r.rings.length ? Number(q.ring) : undefined;
+    const convergence = figureKinds.find((k) => k === q.convergence);
+    const cursor = q.cursor && q.cursor.length <= 200 ? q.cursor : undefined;
+    const page = await listRolloutDevices(db, id, { ring, convergence, cursor, limit: PAGE_SIZE }, poll);
+    const text = t().rollouts;
+    const list = text.deviceList;
+    const query = (more: Record<string, string>) =>
+      `/portal/rollouts/${id}/devices?${new URLSearchParams({
+        ...(ring === undefined ? {} : { ring: String(ring) }),
+        ...(convergence ? { convergence } : {}),
+        ...more,
+      })}`;
+    const ringName = ring === undefined ? null : text.ring(formatNumber(ring + 1));
+    const heading = list.title(ringName, convergence ? text.figure[convergence] : null);
+    const now = new Date();
+    return render(
+      c,
+      <Layout title={heading} session={session}>
+        <p>
+          <a href={`/portal/rollouts/${r.id}`}>{list.back(r.merkmal, text.actions[r.action])}</a>
+        </p>
+        <p class="muted">{list.intro}</p>
+        {page.items.length === 0 ? (
+          <p class="empty">{list.empty}</p>
+        ) : (
+          <table class="rollout-devices">
+            <thead>
+              <tr>
+                <th scope="col">{list.serial}</th>
+                <th scope="col">{list.hostname}</th>
+                <th scope="col">{text.ringsHeading}</th>
+                <th scope="col">{list.convergence}</th>
+                <th scope="col">{list.reported}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.items.map((d) => (
+                <tr data-device={d.device_id} data-stale={d.stale ? 'true' : undefined}>
+                  <td>
+                    <a href={`/portal/devices/${d.device_id}`}>{d.serial_number}</a>
+                    {d.stale ? (
+                      <>
+                        {' '}
+                        <span class="badge status-stale">{list.stale}</span>
+                      </>
+                    ) : null}
+                  </td>
+                  <td>{d.hostname ?? '–'}</td>
+                  <td>{text.ring(formatNumber(d.ring + 1))}</td>
+                  <td>
+                    {d.convergence === null ? (
+                      <span class="muted">{list.notOpened}</span>
+                    ) : (
+                      <ConvergenceBadge convergence={d.convergence} />
+                    )}
+                  </td>
+                  <td>
+                    {d.reported === null ? (
+                      <span class="muted">{list.nothingReported}</span>
+                    ) : (
+                      <>
+                        {reportLabel(d.reported.event)}, <RelativeTime at={new Date(d.reported.at)} now={now} />
+                        {reportMessage(d.reported.detail) === null ? null : (
+                          <>
+                            : <span class="muted">{reportMessage(d.reported.detail)}</span>
+                          </>
+                        )}
+                      </>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        <p>
+          {cursor ? <a href={query({})}>{text.first}</a> : null}
+          {cursor && page.next_cursor ? ' · ' : null}
+          {page.next_cursor ? <a href={query({ cursor: page.next_cursor })}>{text.next}</a> : null}
+        </p>
       </Layout>,
     );
   });

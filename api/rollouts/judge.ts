@@ -1,7 +1,8 @@
 /**
  * The judge of a running rollout (api/rollouts/README.md, Judging): over the open ring's
  * devices that are live and not stale, it pauses the rollout when too many of those that
- * reported failed, opens the next ring once the soak has passed and enough reported, and
+ * reported failed, opens the next ring once the soak has passed and enough reported (on
+ * evidence, never on silence: a ring without a live device waits), and
  * after the last ring writes the change at the scope as a selection would and completes.
  *
  * One transaction with the rollout's row locked `for update`: two workers judging the same
@@ -22,20 +23,31 @@ import { JUDGE_INTERVAL_SECONDS, scheduleJudge } from './schedule.ts';
 
 export type JudgeOutcome = 'paused' | 'ring_opened' | 'completed' | 'aborted' | 'waiting' | 'not_running';
 
-/** Below this many reports a ring is not paused for its failures (unless it has fewer devices). */
-const MIN_REPORTS_TO_PAUSE = 5;
+/** A ring passes only once at least min(5, its live devices) reported; as many must report before a pause. */
+const MIN_REPORTS = 5;
 
 const system: Actor = { type: 'system' };
 
-/** The rollout's row as the judge reads it: with the seconds since its current ring opened. */
-interface RolloutRow extends Omit<repo.RolloutRow, 'paused_reason' | 'created_by' | 'created_at' | 'completed_at'> {
-  /** Seconds since the current ring opened, by the transaction's clock. */
-  soaked: number | null;
+/** The rollout's row as the judge reads it. */
+type RolloutRow = Omit<repo.RolloutRow, 'paused_reason' | 'created_by' | 'created_at' | 'completed_at'>;
+
+/**
+ * What the current ring still waits for before the next may open, the first unmet of:
+ * `no_live_devices` (none of its devices is live), `soak` (until `until`), `reports`.
+ * `reported`: its live devices that reported since the change reached them; `needed`: the
+ * reports it takes in all, max(min(5, live), ⌈min_reported_ratio × live⌉).
+ */
+export interface WaitingFor {
+  reason: 'no_live_devices' | 'soak' | 'reports';
+  until?: string;
+  reported: number;
+  needed: number;
 }
 
-/** What the judge sees of a ring: its live devices, how many reported, the failures not accepted. */
+/** What the judge sees of a ring: its devices, its live devices' figures, the failures not accepted, its soak. */
 interface RingVerdictInput {
-  figures: Pick<RingFigures, 'converged' | 'pending' | 'failed' | 'accepted_failures'>;
+  figures: Pick<RingFigures, 'members' | 'converged' | 'pending' | 'failed' | 'accepted_failures' | 'opened_at'>;
+  /** Seconds since the ring opened. */
   soaked: number;
   soakSeconds: number;
   maxFailureRatio: number;
@@ -43,21 +55,40 @@ interface RingVerdictInput {
 }
 
 /**
- * The rule, without I/O: `pause` when failures beyond the accepted ones are more than the
- * ratio allows of those that reported, once at least min(5, devices) reported; `pass` when
- * the soak has passed, enough reported and the failures are within the ratio (a ring
- * without live devices passes at once); else `wait`.
+ * The rule, without I/O, and its one place (the judge acts on `verdict`, the Rollout object
+ * shows `waitingFor`). A ring passes on evidence, never on silence:
+ * - `pause` when failures beyond the accepted ones are more than the ratio allows of those
+ *   that reported, once at least min(5, live) reported;
+ * - `pass` at once for an empty ring (none of its devices is still managed); else when it
+ *   has a live device, the soak has passed and `needed` of its live devices reported;
+ * - else `wait`, for what `waitingFor` names. A ring none of whose devices is live waits.
  */
-export function ringVerdict(input: RingVerdictInput): 'pause' | 'pass' | 'wait' {
-  const { converged, pending, failed, accepted_failures } = input.figures;
-  const devices = converged + pending + failed;
+export function ringVerdict(input: RingVerdictInput): {
+  verdict: 'pause' | 'pass' | 'wait';
+  waitingFor: WaitingFor | null;
+} {
+  const { members, converged, pending, failed, accepted_failures } = input.figures;
+  const live = converged + pending + failed;
   const reported = converged + failed;
+  // Ratios such as 0.7 × 10 are 7.000000000000001 in floating point: not a report more.
+  const needed = Math.max(Math.min(MIN_REPORTS, live), Math.ceil(input.minReportedRatio * live - 1e-9));
+  const waitingFor = members === 0 ? null : firstUnmet(input, live, reported, needed);
   const failing = Math.max(0, failed - accepted_failures);
   const tooMany = reported > 0 && failing / reported > input.maxFailureRatio;
-  if (failing > 0 && reported >= Math.min(MIN_REPORTS_TO_PAUSE, devices) && tooMany) return 'pause';
-  if (devices === 0) return 'pass';
-  if (input.soaked >= input.soakSeconds && reported / devices >= input.minReportedRatio && !tooMany) return 'pass';
-  return 'wait';
+  if (failing > 0 && reported >= Math.min(MIN_REPORTS, live) && tooMany) return { verdict: 'pause', waitingFor };
+  // Past every condition the failures are within the ratio: with `needed` reported, too many would have paused.
+  return waitingFor === null ? { verdict: 'pass', waitingFor } : { verdict: 'wait', waitingFor };
+}
+
+/** The first condition of the next ring a ring with devices does not meet, or null. */
+function firstUnmet(input: RingVerdictInput, live: number, reported: number, needed: number): WaitingFor | null {
+  if (live === 0) return { reason: 'no_live_devices', reported, needed };
+  if (input.soaked < input.soakSeconds) {
+    const opened = input.figures.opened_at === null ? Date.now() : new Date(input.figures.opened_at).getTime();
+    return { reason: 'soak', until: new Date(opened + input.soakSeconds * 1000).toISOString(), reported, needed };
+  }
+  if (reported < needed) return { reason: 'reports', reported, needed };
+  return null;
 }
 
 /**
@@ -74,9 +105,7 @@ export async function judgeRollout(
     const [rollout] = await tx<RolloutRow[]>`
       select r.id, r.organization_id, r.scope, r.scope_id, r.merkmal, r.action, r.optionen,
              r.rings::int[] as rings, r.max_failure_ratio, r.min_reported_ratio, r.soak_seconds, r.status,
-             r.current_ring::int as current_ring,
-             (select extract(epoch from now() - rr.opened_at)::float8 from rollout_rings rr
-               where rr.rollout_id = r.id and rr.ring = r.current_ring) as soaked
+             r.current_ring::int as current_ring
       from rollouts r where r.id = ${rolloutId}
       for update of r`;
     if (rollout?.status !== 'running') return 'not_running';
@@ -85,8 +114,8 @@ export async function judgeRollout(
       (f) => f.ring === rollout.current_ring,
     );
     if (!ring) throw new Error(`rollout ${rollout.id} has no ring ${rollout.current_ring}`);
-    const soaked = rollout.soaked ?? 0;
-    const verdict = ringVerdict({
+    const soaked = ring.soaked ?? 0;
+    const { verdict } = ringVerdict({
       figures: ring,
       soaked,
       soakSeconds: rollout.soak_seconds,

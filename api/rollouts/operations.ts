@@ -13,6 +13,7 @@ export const createRollout = operation({
 });
 export const listRollouts = operation({ access: 'org_viewer', tenant: { param: { id: 'organization' } } });
 export const getRollout = operation({ access: 'org_viewer', tenant: { param: { id: 'rollout' } } });
+export const listRolloutDevices = operation({ access: 'org_viewer', tenant: { param: { id: 'rollout' } } });
 export const pauseRollout = operation({
   access: 'org_admin',
   tenant: { param: { id: 'rollout' } },

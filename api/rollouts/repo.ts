@@ -6,6 +6,9 @@ import type { Actor } from '../access/declaration.ts';
 import { afterCursor } from '../db/keyset.ts';
 import type { Db } from '../db/client.ts';
 import type { Cursor } from '../http/pagination.ts';
+import type { ReportedEvent } from '../catalog/outcomes.ts';
+import type { Convergence } from '../devices/repo.ts';
+import { rolloutDevices } from './figures.ts';
 import type { RolloutScope } from './rings.ts';
 import type { RolloutStatus } from './schemas.ts';
 
@@ -110,4 +113,47 @@ export async function setStatus(
 /** The open ring's failures so far become accepted: the judge counts only failures beyond them. */
 export async function acceptFailures(db: Db, id: string, ring: number, failed: number): Promise<void> {
   await db`update rollout_rings set accepted_failures = ${failed} where rollout_id = ${id} and ring = ${ring}`;
+}
+
+/** A device of the rollout as its list shows it (`rolloutDevices`). */
+export interface RolloutDeviceRow {
+  ring: number;
+  device_id: string;
+  serial: string;
+  hostname: string | null;
+  status: 'archived' | 'deprovisioned' | 'enrolled' | 'stale' | 'active';
+  convergence: Convergence | null;
+  reported_event: ReportedEvent | null;
+  reported_at: Date | null;
+  reported_detail: unknown;
+}
+
+/** Where a page of the rollout's devices starts: after this ring, serial and device id. */
+export interface RolloutDeviceKey {
+  ring: number;
+  serial: string;
+  deviceId: string;
+}
+
+/**
+ * Up to `limit + 1` of the rollout's devices (one more tells that there are more), by
+ * ring, serial and id, after `after`; of one ring and of one convergence when asked.
+ */
+export async function listRolloutDevices(
+  db: Db,
+  rolloutId: string,
+  pollIntervalSeconds: number,
+  filter: { ring?: number | undefined; convergence?: Convergence | undefined },
+  after: RolloutDeviceKey | null,
+  limit: number,
+): Promise<RolloutDeviceRow[]> {
+  return db<RolloutDeviceRow[]>`
+    select x.ring, x.device_id, x.serial, x.hostname, x.status, x.convergence,
+           x.reported_event, x.reported_at, x.reported_detail
+    from (${rolloutDevices(db, rolloutId, pollIntervalSeconds)}) x
+    where ${filter.ring === undefined ? db`true` : db`x.ring = ${filter.ring}`}
+      and ${filter.convergence === undefined ? db`true` : db`x.convergence = ${filter.convergence}`}
+      and ${after === null ? db`true` : db`(x.ring, x.serial, x.device_id) > (${after.ring}, ${after.serial}, ${after.deviceId}::uuid)`}
+    order by x.ring, x.serial, x.device_id
+    limit ${limit + 1}`;
 }

@@ -1,14 +1,22 @@
 /**
  * Rollouts (api/rollouts/README.md): a select, deselect or unset of one Merkmal at an org
  * unit or a group, made in rings of the devices it alters and stopped by itself when too
- * many fail; created, listed, read, paused, resumed and aborted here.
+ * many fail; created, listed, read (with its devices), paused, resumed and aborted here.
  */
 import { recordAudit } from '../access/middleware.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import { IdParams, json, jsonBody } from '../http/openapi.ts';
 import * as ops from './operations.ts';
-import { Rollout, RolloutCreate, RolloutList, RolloutQuery } from './schemas.ts';
-import { abortRollout, createRollout, getRollout, listRollouts, pauseRollout, resumeRollout } from './service.ts';
+import { Rollout, RolloutCreate, RolloutDeviceList, RolloutDeviceQuery, RolloutList, RolloutQuery } from './schemas.ts';
+import {
+  abortRollout,
+  createRollout,
+  getRollout,
+  listRolloutDevices,
+  listRollouts,
+  pauseRollout,
+  resumeRollout,
+} from './service.ts';
 
 const tags = ['Rollouts'];
 
@@ -56,6 +64,24 @@ const getRolloutRoute = defineRoute({
   errors: ['not_found'],
   request: { params: IdParams },
   responses: { 200: json(Rollout, 'The rollout') },
+});
+
+const listRolloutDevicesRoute = defineRoute({
+  method: 'get',
+  path: '/rollouts/{id}/devices',
+  operationId: 'listRolloutDevices',
+  tags,
+  summary: "The rollout's devices: each with its ring, convergence, last report and whether it is stale",
+  description:
+    'Every device the rollout took at its creation, by ring, serial and id; `ring` and `convergence` narrow it to ' +
+    "a ring's figure (the portal links each ring's converged, pending and failed figures here). `convergence` is " +
+    "the device's on the rollout's Merkmal since its last change, null while its ring is not opened; `reported` " +
+    "the agent's last report of the Merkmal. Stale devices are listed (`stale: true`) though the ring figures and " +
+    "the judge count only live ones. A `ring` the rollout does not have is 400; another organization's rollout 404.",
+  operation: ops.listRolloutDevices,
+  errors: ['not_found'],
+  request: { params: IdParams, query: RolloutDeviceQuery },
+  responses: { 200: json(RolloutDeviceList, 'A page of the devices') },
 });
 
 const transitions = [
@@ -135,6 +161,16 @@ export function rolloutRoutes() {
     .openapi(getRolloutRoute, async (c) => {
       const { id } = c.req.valid('param');
       return c.json(await getRollout(c.get('db'), id, c.get('deps').config.agentPollIntervalSeconds), 200);
+    })
+    .openapi(listRolloutDevicesRoute, async (c) => {
+      const { id } = c.req.valid('param');
+      const page = await listRolloutDevices(
+        c.get('db'),
+        id,
+        c.req.valid('query'),
+        c.get('deps').config.agentPollIntervalSeconds,
+      );
+      return c.json(page, 200);
     });
   for (const t of transitions) {
     router.openapi(transitionRoute(t), async (c) => {

@@ -1,6 +1,7 @@
 /** The Rollout object, its create body and its list's query. */
 import { z } from '@hono/zod-openapi';
-import { Optionen } from '../catalog/schemas.ts';
+import { Optionen, Reported } from '../catalog/schemas.ts';
+import { Convergence } from '../devices/schemas.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 import { collectionOf, PageQuery } from '../http/pagination.ts';
 
@@ -56,6 +57,40 @@ const CreatedBy = z
   ])
   .openapi({ description: 'Who created it, as the audit log names an actor.', example: { type: 'operator' } });
 
+const WaitingFor = z
+  .object({
+    reason: z.enum(['no_live_devices', 'soak', 'reports']).openapi({
+      description:
+        'The first condition of the next ring the ring does not meet yet, in this order: `no_live_devices` (none of ' +
+        'its devices is active: all stale, or not bootstrapped yet), `soak` (its `soak_seconds` have not passed), ' +
+        '`reports` (fewer than `needed` of its active devices reported).',
+    }),
+    until: Timestamp.optional().openapi({ description: 'With `soak`: when the soak ends.' }),
+    reported: z.number().int().min(0).openapi({
+      description: 'Its active devices that reported (converged or failed) since the change reached them.',
+      example: 3,
+    }),
+    needed: z
+      .number()
+      .int()
+      .min(0)
+      .openapi({
+        description:
+          'The reports it takes in all (not those still missing): max(min(5, active), ' +
+          'ceil(`min_reported_ratio` × active)).',
+        example: 5,
+      }),
+  })
+  .nullable()
+  .openapi('RolloutRingWaitingFor', {
+    description:
+      'What the current ring of a running or paused rollout waits for before the next ring opens (a ring passes on ' +
+      'evidence, never on silence); null for every other ring, for a rollout that ended, and once the ring meets ' +
+      'every condition (the next judging opens the next ring, or pauses for failures). A ring none of whose ' +
+      'devices is still managed (none fell into it, or all were archived or deprovisioned) passes at once.',
+    example: { reason: 'reports', reported: 3, needed: 5 },
+  });
+
 const RingDetail = z
   .object({
     ring: z.number().int().openapi({ description: 'The ring, 0 first.', example: 0 }),
@@ -69,6 +104,7 @@ const RingDetail = z
     }),
     pending: z.number().int().openapi({ description: 'Of those: not reported since the change.', example: 3 }),
     failed: z.number().int().openapi({ description: 'Of those: reported a failure since the change.', example: 1 }),
+    waiting_for: WaitingFor,
   })
   .openapi('RolloutRing');
 
@@ -115,7 +151,9 @@ export const RolloutCreate = z
       example: DEFAULT_MAX_FAILURE_RATIO,
     }),
     min_reported_ratio: Ratio.optional().openapi({
-      description: 'The next ring opens only when reported / devices of the open ring reached this. 0 to 1.',
+      description:
+        "The next ring opens only when this share of the open ring's live devices, and at least min(5, live), " +
+        'reported; a ring without a live device waits. 0 to 1.',
       default: DEFAULT_MIN_REPORTED_RATIO,
       example: DEFAULT_MIN_REPORTED_RATIO,
     }),
@@ -140,3 +178,41 @@ export const RolloutQuery = PageQuery.extend({
 });
 
 export const RolloutList = collectionOf(Rollout, 'RolloutList');
+
+/** A ring's number in a query: one decimal digit (a rollout has at most 10 rings), else the schema refuses it. */
+const ringDigit = (value: unknown) => (typeof value === 'string' && /^[0-9]$/.test(value) ? Number(value) : value);
+
+export const RolloutDeviceQuery = PageQuery.extend({
+  ring: z
+    .preprocess(ringDigit, z.number().int().min(0).max(9))
+    .optional()
+    .openapi({ type: 'integer', minimum: 0, maximum: 9, description: 'Only the devices of this ring (0 first).' }),
+  convergence: Convergence.optional().openapi({
+    description:
+      "Only the devices with this convergence on the rollout's Merkmal (a ring not opened yet has none; stale " +
+      'devices are listed, marked `stale`, though the ring figures do not count them).',
+  }),
+});
+
+const RolloutDevice = z
+  .object({
+    device_id: Uuid,
+    serial_number: z.string().openapi({ description: "The device's serial.", example: 'PF3XK2QZ' }),
+    hostname: z.string().nullable().openapi({ example: 'arbeitsplatz-017' }),
+    ring: z.number().int().openapi({ description: 'Its ring, 0 first.', example: 0 }),
+    convergence: Convergence.nullable().openapi({
+      description:
+        "On the rollout's Merkmal, since its last change (as a device's catalog says it); null while its ring is not " +
+        'opened, and for a device that has no convergence (`enrolled`, `deprovisioned`, `archived`).',
+    }),
+    reported: Reported,
+    stale: z.boolean().openapi({
+      description: 'No check-in for three poll intervals: the ring figures and the judge do not count it.',
+      example: false,
+    }),
+  })
+  .openapi('RolloutDevice');
+
+export type RolloutDeviceType = z.infer<typeof RolloutDevice>;
+
+export const RolloutDeviceList = collectionOf(RolloutDevice, 'RolloutDeviceList');

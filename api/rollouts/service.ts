@@ -7,13 +7,17 @@
 import { actorOf, type AuditEntry, type Caller } from '../access/declaration.ts';
 import { organizationOf } from '../access/owners.ts';
 import { requireCatalogMerkmal, requireNoRollout } from '../catalog/repo.ts';
+import { Buffer } from 'node:buffer';
+import type { Convergence } from '../devices/repo.ts';
 import { type Db, isPgError, pgError, transaction } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { invalidRequest } from '../http/openapi.ts';
 import { decodeCursor, toPage } from '../http/pagination.ts';
+import { isUuid } from '../http/uuid.ts';
 import { lockOrganization } from '../org_units/lock.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import { ringFigures } from './figures.ts';
+import { ringVerdict } from './judge.ts';
 import { emitRolloutWebhook } from './notify.ts';
 import * as repo from './repo.ts';
 import { assignRings, changeOf, devicesAltered, openRing, releaseDevices, type RolloutScope } from './rings.ts';
@@ -25,15 +29,30 @@ import {
   DEFAULT_SOAK_SECONDS,
   RolloutCreate,
   type RolloutCreateBody,
+  type RolloutDeviceType,
   type RolloutStatus,
   type RolloutType,
 } from './schemas.ts';
 
 type Action = 'select' | 'deselect' | 'unset';
 
-/** The Rollout object of a row, with every ring's figures now. */
+/**
+ * The Rollout object of a row, with every ring's figures now, and what the current ring
+ * waits for by the judge's own rule while the rollout is under way (running or paused).
+ */
 async function serialize(db: Db, row: repo.RolloutRow, pollIntervalSeconds: number): Promise<RolloutType> {
   const figures = await ringFigures(db, row.id, pollIntervalSeconds);
+  const underWay = row.status === 'running' || row.status === 'paused';
+  const waitingFor = (ring: (typeof figures)[number]) =>
+    underWay && ring.ring === row.current_ring
+      ? ringVerdict({
+          figures: ring,
+          soaked: ring.soaked ?? 0,
+          soakSeconds: row.soak_seconds,
+          maxFailureRatio: row.max_failure_ratio,
+          minReportedRatio: row.min_reported_ratio,
+        }).waitingFor
+      : null;
   return {
     id: row.id,
     organization_id: row.organization_id,
@@ -52,14 +71,15 @@ async function serialize(db: Db, row: repo.RolloutRow, pollIntervalSeconds: numb
     created_by: row.created_by as RolloutType['created_by'],
     created_at: row.created_at.toISOString(),
     completed_at: row.completed_at === null ? null : row.completed_at.toISOString(),
-    rings_detail: figures.map(({ ring, percent, devices, opened_at, converged, pending, failed }) => ({
-      ring,
-      percent,
-      devices,
-      opened_at: opened_at === null ? null : new Date(opened_at).toISOString(),
-      converged,
-      pending,
-      failed,
+    rings_detail: figures.map((f) => ({
+      ring: f.ring,
+      percent: f.percent,
+      devices: f.devices,
+      opened_at: f.opened_at === null ? null : new Date(f.opened_at).toISOString(),
+      converged: f.converged,
+      pending: f.pending,
+      failed: f.failed,
+      waiting_for: waitingFor(f),
     })),
   };
 }
@@ -211,6 +231,91 @@ export async function listRollouts(
   const items = [];
   for (const row of page.items) items.push(await serialize(db, row, pollIntervalSeconds));
   return { items, next_cursor: page.next_cursor };
+}
+
+function encodeDeviceKey(row: repo.RolloutDeviceRow): string {
+  return Buffer.from(JSON.stringify([row.ring, row.serial, row.device_id])).toString('base64url');
+}
+
+/**
+ * The key a cursor of `encodeDeviceKey` holds, or null without one. A forged or damaged one
+ * (or one of another list) is a 400: it must round-trip exactly, with a ring of 0–9, a
+ * serial as the devices table allows one and a UUID, so nothing reaches SQL that
+ * PostgreSQL would refuse.
+ */
+function decodeDeviceKey(cursor: string | undefined): repo.RolloutDeviceKey | null {
+  if (cursor === undefined) return null;
+  try {
+    const parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    const [ring, serial, id] = parts;
+    if (
+      parts.length !== 3 ||
+      !Number.isInteger(ring) ||
+      (ring as number) < 0 ||
+      (ring as number) > 9 ||
+      typeof serial !== 'string' ||
+      serial.length < 1 ||
+      serial.length > 128 ||
+      serial.includes('\u0000') ||
+      typeof id !== 'string' ||
+      !isUuid(id) ||
+      Buffer.from(JSON.stringify(parts)).toString('base64url') !== cursor
+    ) {
+      throw new Error('not a cursor of this list');
+    }
+    return { ring: ring as number, serial, deviceId: id.toLowerCase() };
+  } catch {
+    throw new ApiError('invalid_request', 'cursor is not valid', {
+      details: [{ path: ['cursor'], message: 'not a cursor of this list' }],
+    });
+  }
+}
+
+/**
+ * A page of the rollout's devices by ring, serial and id (`GET /rollouts/{id}/devices`,
+ * and the portal's list of a ring's devices): each with its ring, its convergence on the
+ * rollout's Merkmal (by the rule the ring figures count with), its last report of it and
+ * whether it is stale. 404 for no such rollout; 400 for a ring the rollout does not have.
+ */
+export async function listRolloutDevices(
+  db: Db,
+  id: string,
+  query: {
+    ring?: number | undefined;
+    convergence?: Convergence | undefined;
+    cursor?: string | undefined;
+    limit?: number | undefined;
+  },
+  pollIntervalSeconds: number,
+): Promise<{ items: RolloutDeviceType[]; next_cursor: string | null }> {
+  const limit = query.limit ?? 100;
+  const after = decodeDeviceKey(query.cursor);
+  const row = await repo.getRollout(db, id);
+  if (row === null) throw notFound('rollout', id);
+  if (query.ring !== undefined && query.ring >= row.rings.length) {
+    throw new ApiError('invalid_request', `rollout ${id} has rings 0 to ${row.rings.length - 1}`, {
+      details: [{ path: ['ring'], message: `not a ring of this rollout (0 to ${row.rings.length - 1})` }],
+    });
+  }
+  const filter = { ring: query.ring, convergence: query.convergence };
+  const rows = await repo.listRolloutDevices(db, id, pollIntervalSeconds, filter, after, limit);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    items: page.map((r) => ({
+      device_id: r.device_id,
+      serial_number: r.serial,
+      hostname: r.hostname,
+      ring: r.ring,
+      convergence: r.convergence,
+      reported:
+        r.reported_event === null
+          ? null
+          : { event: r.reported_event, at: r.reported_at!.toISOString(), detail: r.reported_detail ?? null },
+      stale: r.status === 'stale',
+    })),
+    next_cursor: rows.length > limit && last ? encodeDeviceKey(last) : null,
+  };
 }
 
 /**

@@ -102,6 +102,8 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'POST /api/v1/organizations/{id}/rollouts': 'admin',
   'GET /api/v1/organizations/{id}/rollouts': 'viewer',
   'GET /api/v1/rollouts/{id}': 'viewer',
+  // §26
+  'GET /api/v1/rollouts/{id}/devices': 'viewer',
   'POST /api/v1/rollouts/{id}/pause': 'admin',
   'POST /api/v1/rollouts/{id}/resume': 'admin',
   'POST /api/v1/rollouts/{id}/abort': 'admin',

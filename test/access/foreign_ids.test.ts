@@ -340,6 +340,7 @@ const portalRoutesWithIds: Record<string, PortalField[]> = {
   'POST /portal/rollouts': [{ in: 'form', name: 'scope_id', kind: 'orgUnitId' }],
   'GET /portal/rollouts/:id': [],
   'GET /portal/rollouts/:id/confirm/:verb': [],
+  'GET /portal/rollouts/:id/devices': [],
   'POST /portal/rollouts/:id/pause': [],
   'POST /portal/rollouts/:id/resume': [],
   'POST /portal/rollouts/:id/abort': [],

@@ -1,7 +1,8 @@
 /**
  * The judge of a running rollout, rule by rule, over reports written through the real report
  * route: the automatic pause (and none below min(5, n) reports), the next ring only after
- * the soak and enough reports, an admin's resume accepting the failures so far, completion
+ * the soak and enough reports (a ring without a live device waits; an empty one passes),
+ * what the current ring waits for, an admin's resume accepting the failures so far, completion
  * (the scope's override, its audit row and webhook, the devices' states untouched for the
  * opened ones), a scope deleted meanwhile, and two judges at once on two connections.
  */
@@ -9,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listOverrides } from '../../api/catalog/repo.ts';
 import { createSql, type Sql } from '../../api/db/client.ts';
 import { judgeRollout } from '../../api/rollouts/judge.ts';
+import { getRollout } from '../../api/rollouts/service.ts';
 import { checkin, enrollAgent, type EnrolledAgent, waitForLockWaiter } from '../support/agent.ts';
-import { useTestApp } from '../support/app.ts';
+import { useTestApp, writeHeartbeats } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { addToGroup, insertGroup } from '../support/devices.ts';
 import {
@@ -63,6 +65,11 @@ function rollout(f: Fleet, ringOf: number[], options: Partial<RolloutInput> = {}
 
 async function reports(f: Fleet, outcomes: Array<[number, 'applied' | 'apply_failed']>) {
   for (const [i, event] of outcomes) await reportOutcome(ctx, f.agents[i]!.secret, MERKMAL, event);
+}
+
+/** `waiting_for` of each ring, as the Rollout object says it. */
+async function waitingFor(id: string) {
+  return (await getRollout(ctx.sql, id, 300)).rings_detail.map((r) => r.waiting_for);
 }
 
 async function auditRows(action: string, targetId: string) {
@@ -188,15 +195,68 @@ describe('judgeRollout: the next ring', () => {
     expect(await judge(id)).toBe('ring_opened');
   });
 
-  it('counts only live devices that are not stale: a ring whose devices all went silent passes at once', async () => {
+  it('a ring whose devices all went silent waits for a live device, and says so; it passes once one reports', async () => {
+    const f = await fleet(3);
+    const id = await rollout(f, [0, 0, 1], { soakSeconds: 3600 });
+    const silent = [f.agents[0]!.device_id, f.agents[1]!.device_id];
+    await ctx.sql`update devices set agent_secret_issued_at = now() - interval '1 hour' where id = any(${silent}::uuid[])`;
+    await ctx.sql`update device_heartbeats set at = null where device_id = any(${silent}::uuid[])`;
+    await soak(ctx.sql, id);
+    expect(await judge(id)).toBe('waiting');
+    expect(await judge(id)).toBe('waiting');
+    expect((await rolloutState(ctx.sql, id)).current_ring).toBe(0);
+    expect((await waitingFor(id))[0]).toEqual({ reason: 'no_live_devices', reported: 0, needed: 0 });
+    for (const agent of f.agents.slice(2)) expect(await stateEvents(ctx.sql, agent.device_id, MERKMAL)).toEqual([]);
+
+    // One comes back (a check-in) and reports: min(5, 1) = 1 of 1 live device reported.
+    await checkin(ctx, f.agents[0]!.secret);
+    await writeHeartbeats(ctx);
+    await reports(f, [[0, 'applied']]);
+    expect(await judge(id)).toBe('ring_opened');
+  });
+
+  it('a ring whose devices were all archived since is empty: it passes at once', async () => {
     const f = await fleet(3);
     const id = await rollout(f, [0, 0, 1], { soakSeconds: 3600 });
     await ctx.sql`
-      update devices set agent_secret_issued_at = now() - interval '1 hour'
-      where id = any(${[f.agents[0]!.device_id, f.agents[1]!.device_id]}::uuid[])`;
-    await ctx.sql`
-      delete from device_heartbeats where device_id = any(${[f.agents[0]!.device_id, f.agents[1]!.device_id]}::uuid[])`;
+      update devices set archived_at = now() where id = any(${[f.agents[0]!.device_id, f.agents[1]!.device_id]}::uuid[])`;
+    expect((await waitingFor(id))[0]).toBeNull();
     expect(await judge(id)).toBe('ring_opened');
+  });
+
+  it('says what the current ring waits for: the soak until it ends, then the reports, reported of needed', async () => {
+    const f = await fleet(8);
+    const id = await rollout(f, [0, 0, 0, 0, 0, 0, 0, 1], {
+      soakSeconds: 3600,
+      minReportedRatio: 0.9,
+      maxFailureRatio: 0.25,
+    });
+    await reports(f, [
+      [0, 'applied'],
+      [1, 'apply_failed'],
+    ]);
+    const [opened] = await ctx.sql<{ opened_at: Date }[]>`
+      select opened_at from rollout_rings where rollout_id = ${id} and ring = 0`;
+    expect(await waitingFor(id)).toEqual([
+      {
+        reason: 'soak',
+        until: new Date(opened!.opened_at.getTime() + 3600_000).toISOString(),
+        reported: 2,
+        needed: 7, // ⌈0.9 × 7⌉
+      },
+      null, // closed: waits for nothing of its own
+    ]);
+    await soak(ctx.sql, id);
+    expect(await judge(id)).toBe('waiting');
+    expect((await waitingFor(id))[0]).toEqual({ reason: 'reports', reported: 2, needed: 7 });
+    await reports(
+      f,
+      [2, 3, 4, 5, 6].map((i) => [i, 'applied'] as [number, 'applied']),
+    );
+    expect((await waitingFor(id))[0]).toBeNull();
+    expect(await judge(id)).toBe('ring_opened');
+    expect((await waitingFor(id))[1]).toEqual(expect.objectContaining({ reason: 'soak', reported: 0, needed: 1 }));
+    expect((await waitingFor(id))[0]).toBeNull();
   });
 });
 

@@ -58,6 +58,34 @@ export const rollouts = {
   notOpened: 'noch nicht geöffnet',
   /** A ring's figures beside their counts. */
   figure: { converged: 'umgesetzt', pending: 'ausstehend', failed: 'fehlgeschlagen' },
+  /** The link of a ring's device count to its devices. */
+  ringDevicesOf: (ring: string) => `Geräte von Ring ${ring}`,
+  /** What the current ring waits for before the next opens (a ring passes on reports, never on silence). */
+  waiting: {
+    noLiveDevices: (ring: string) =>
+      `Ring ${ring} wartet auf erreichbare Geräte: keines seiner Geräte hat sich zuletzt gemeldet (alle veraltet). ` +
+      'Der nächste Ring öffnet erst, wenn Geräte berichtet haben.',
+    soak: (ring: string, until: string) => `Ring ${ring} wartet die Wartezeit ab, bis ${until}.`,
+    reports: (ring: string, reported: string, needed: string) =>
+      `Ring ${ring} wartet auf Berichte: ${reported} von ${needed} nötigen Geräten haben berichtet.`,
+  },
+  /** The list of a rollout's devices (of a ring, of a convergence). */
+  deviceList: {
+    title: (ring: string | null, figure: string | null) =>
+      `Geräte des Rollouts${ring === null ? '' : `: ${ring}`}${figure === null ? '' : `, ${figure}`}`,
+    back: (merkmal: string, action: string) => `← Zum Rollout: ${merkmal} ${action}`,
+    intro:
+      'Die Geräte, die das Rollout bei seinem Start in seine Ringe gelegt hat, nach Ring und Seriennummer. ' +
+      'Veraltete Geräte stehen hier (markiert), zählen in den Zahlen des Rings aber nicht mit.',
+    empty: 'Keine Geräte.',
+    serial: 'Seriennummer',
+    hostname: 'Hostname',
+    convergence: 'Umsetzung',
+    reported: 'Letzter Bericht',
+    stale: 'veraltet',
+    notOpened: 'Ring noch nicht geöffnet',
+    nothingReported: 'noch kein Bericht',
+  },
   uncounted: 'Veraltete oder deprovisionierte Geräte zählen nicht mit (grauer Rest des Balkens).',
   barLabel: (devices: number, converged: string, pending: string, failed: string, shown: string) =>
     `${converged} umgesetzt, ${pending} ausstehend, ${failed} fehlgeschlagen von ${devicesDative(devices, shown)}`,

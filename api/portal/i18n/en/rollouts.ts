@@ -51,6 +51,31 @@ export const rollouts: typeof german = {
   opened: 'Opened',
   notOpened: 'not opened yet',
   figure: { converged: 'converged', pending: 'pending', failed: 'failed' },
+  ringDevicesOf: (ring: string) => `Devices of ring ${ring}`,
+  waiting: {
+    noLiveDevices: (ring: string) =>
+      `Ring ${ring} is waiting for live devices: none of its devices has checked in lately (all stale). ` +
+      'The next ring opens only once devices have reported.',
+    soak: (ring: string, until: string) => `Ring ${ring} is waiting for its soak time to end, at ${until}.`,
+    reports: (ring: string, reported: string, needed: string) =>
+      `Ring ${ring} is waiting for reports: ${reported} of the ${needed} devices needed have reported.`,
+  },
+  deviceList: {
+    title: (ring: string | null, figure: string | null) =>
+      `Rollout devices${ring === null ? '' : `: ${ring}`}${figure === null ? '' : `, ${figure}`}`,
+    back: (merkmal: string, action: string) => `← To the rollout: ${action} ${merkmal}`,
+    intro:
+      'The devices the rollout put in its rings when it started, by ring and serial number. ' +
+      'Stale devices are listed (marked) but not counted in the ring figures.',
+    empty: 'No devices.',
+    serial: 'Serial number',
+    hostname: 'Hostname',
+    convergence: 'Convergence',
+    reported: 'Last report',
+    stale: 'stale',
+    notOpened: 'ring not opened yet',
+    nothingReported: 'no report yet',
+  },
   uncounted: 'Stale or deprovisioned devices are not counted (the grey rest of the bar).',
   barLabel: (devices: number, converged: string, pending: string, failed: string, shown: string) =>
     `${converged} converged, ${pending} pending, ${failed} failed of ${shown} ${plural(devices, 'device', 'devices')}`,
