@@ -5,9 +5,11 @@
  * returns its own inputs of its desired state, and the heartbeat is recorded for the next
  * batched write (heartbeats.ts); hardware, when sent, is stored at once in that statement
  * on the primary, with the agent version. A version sent without hardware is written only
- * when it differs from the one the read returned. The ETag is a stamp of those inputs and of the versions of everything
- * else the answer depends on, so an unchanged state is answered 304 without resolving the
- * catalog at all.
+ * when it differs from the one the read returned. The ETag is a stamp of the answer's content
+ * (CONTRACT §26), so it moves exactly when the answer does; the stamp of the inputs (the
+ * read's own columns and the versions of everything else the answer depends on) is the key
+ * under which each process remembers that content's tag (`contentTags`), so an unchanged
+ * state is answered 304 without resolving the catalog at all.
  */
 import type { AppConfig } from '../config.ts';
 import type { Db } from '../db/client.ts';
@@ -71,34 +73,92 @@ async function readCheckin(config: AppConfig, input: CheckinInput, source: Db) {
   return { row, answer: row && isLiveDevice(row) ? await answerFor(source, config, row, input) : undefined };
 }
 
-/** The ETag of a live device's desired state, and the state itself unless the agent has it. */
+/**
+ * The ETag of a live device's desired state, and the state itself unless the agent has it.
+ * The tag is always the content's (`contentTag`): remembered under the stamp of the read's
+ * inputs when they are as before, else computed from the answer resolved now, the very
+ * body that is sent when the agent's tag differs.
+ */
 async function answerFor(
   db: Db,
   config: AppConfig,
   row: repo.CheckinRow,
   input: { ifNoneMatch: string | undefined },
 ): Promise<CheckinAnswer> {
-  const etag = `"${stamp(`${answerStamp(config, await seedVersion(db, ''))}|${stateInputs(row)}`)}"`;
+  const inputs = `${answerStamp(config, await seedVersion(db, ''))}|${stateInputs(row)}`;
+  const key = stampPair(inputs);
+  const tags = contentTagsOf(db);
+  const known = tags.get(key);
+  if (known !== undefined && input.ifNoneMatch !== undefined && matchesIfNoneMatch(input.ifNoneMatch, known)) {
+    return { etag: known, notModified: true };
+  }
+  // The inputs moved (or this process has not seen them, or the agent holds another tag):
+  // resolve from the in-memory caches and tag what would be sent.
+  const { template, catalog, resolved } = await resolveStateRow(db, row);
+  const body = {
+    device_id: row.id,
+    blueprints: await repo.cachedTemplateBlueprints(db, template.id),
+    repository_url: config.roleRepositoryUrl,
+    poll_interval_seconds: config.agentPollIntervalSeconds,
+    auftraege: resolved.map((s, i) => ({
+      merkmal: s.merkmal,
+      ansible_role: catalog[i]!.ansibleRole,
+      state: s.state,
+      optionen: s.optionen,
+    })),
+  };
+  const etag = contentTag(body);
+  if (known !== etag) {
+    tags.delete(key);
+    tags.set(key, etag);
+    if (tags.size > MAX_CONTENT_TAGS) tags.delete(tags.keys().next().value!);
+  }
   if (input.ifNoneMatch !== undefined && matchesIfNoneMatch(input.ifNoneMatch, etag)) {
     return { etag, notModified: true };
   }
-  const { template, catalog, resolved } = await resolveStateRow(db, row);
-  return {
-    etag,
-    notModified: false,
-    body: {
-      device_id: row.id,
-      blueprints: await repo.cachedTemplateBlueprints(db, template.id),
-      repository_url: config.roleRepositoryUrl,
-      poll_interval_seconds: config.agentPollIntervalSeconds,
-      auftraege: resolved.map((s, i) => ({
-        merkmal: s.merkmal,
-        ansible_role: catalog[i]!.ansibleRole,
-        state: s.state,
-        optionen: s.optionen,
-      })),
-    },
-  };
+  return { etag, notModified: false, body };
+}
+
+/**
+ * The ETag of an answer: a stamp of its content in a canonical form (fixed field order,
+ * `optionen` with their keys sorted at every depth), with the answer's format version. The
+ * device id is left out: it never changes for a device, and without it devices with the
+ * same inputs share one remembered tag.
+ */
+function contentTag(body: z.infer<typeof CheckinResponse>): string {
+  let text = `${ANSWER_FORMAT}|${body.repository_url}|${body.poll_interval_seconds}|`;
+  for (const b of body.blueprints) text += `${JSON.stringify(b.merkmal)}:${JSON.stringify(b.ansible_role)},`;
+  text += '|';
+  for (const a of body.auftraege) {
+    text += `${JSON.stringify(a.merkmal)}:${JSON.stringify(a.ansible_role)}:${a.state}:${canonicalJson(a.optionen)},`;
+  }
+  return `"${stampPair(text)}"`;
+}
+
+/** JSON with every object's keys sorted, so equal `optionen` give equal text whatever order they came in. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * Inputs stamps remembered per database client (the replica's and the primary's apart, as
+ * their caches are), each with the content tag of the answer resolved for them; the oldest
+ * goes first. Devices with the same inputs share an entry. A stamp forgotten (evicted, a
+ * restarted process, another API process) costs one resolution from memory, never a 200:
+ * the tag is the content's, the same in every process.
+ */
+const contentTagsPerClient = new WeakMap<object, Map<string, string>>();
+const MAX_CONTENT_TAGS = 200_000;
+
+function contentTagsOf(db: Db): Map<string, string> {
+  let tags = contentTagsPerClient.get(db);
+  if (!tags) contentTagsPerClient.set(db, (tags = new Map()));
+  return tags;
 }
 
 /**
@@ -113,7 +173,9 @@ const ANSWER_FORMAT = 2;
  * unit, its groups, its own overrides (both in the order the database gives them), the
  * rollouts applied to it (what each changes is fixed when it is created), and the
  * version of its organization's org-unit tree and unit and group overrides (moved by
- * triggers on every change of them).
+ * triggers on every change of them). While these are as before the answer is as before;
+ * when they moved, the answer may still be the same (an empty group created): the key of
+ * `contentTags`, never the ETag itself.
  */
 function stateInputs(row: repo.CheckinRow): string {
   return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${row.group_ids}|${row.device}|${row.rollouts}`;
@@ -121,8 +183,8 @@ function stateInputs(row: repo.CheckinRow): string {
 
 /**
  * The stamp of what every device's answer shares (its shape, the seed data, the
- * configuration), computed once per configuration and seed version: the ETag is a stamp
- * of it and the device's own inputs.
+ * configuration), computed once per configuration and seed version: the inputs stamp is a
+ * stamp of it and the device's own inputs.
  */
 const answerStamps = new WeakMap<AppConfig, { seedVersion: string; stamp: string }>();
 function answerStamp(config: AppConfig, version: string): string {
@@ -143,10 +205,18 @@ const seedVersion = seedDataCache(async (db) => {
   return row?.version ?? '';
 });
 
+/**
+ * Two 53-bit stamps of `text` (differently seeded), 28 hex digits: with a key shared by
+ * every device of the same inputs, one stamp's collisions would be within reach of a fleet.
+ */
+function stampPair(text: string): string {
+  return `${stamp(text).padStart(14, '0')}${stamp(text, 0x9e3779b9).padStart(14, '0')}`;
+}
+
 /** A 53-bit hash (cyrb53) as hex: an ETag needs no cryptographic strength, only to change with its input. */
-function stamp(text: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
+function stamp(text: string, seed = 0): string {
+  let h1 = 0xdeadbeef ^ seed;
+  let h2 = 0x41c6ce57 ^ seed;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     h1 = Math.imul(h1 ^ ch, 2654435761);

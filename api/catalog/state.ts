@@ -77,8 +77,8 @@ const effectiveTemplate = seedDataCache(async (db, assigned): Promise<EffectiveT
 /**
  * The row `deviceStateColumns` produce; `resolveStateRow` turns it into the resolved catalog.
  * The groups and the device's own overrides stay the texts the database keeps on the
- * device's row, in a fixed order: the check-in's ETag is a stamp of them, and an unchanged
- * check-in (304) never needs them parsed (`ownInputs` does that for the resolution).
+ * device's row, in a fixed order: the check-in's key of its remembered ETag is a stamp of
+ * them, and an unchanged check-in (304) never needs them parsed (`ownInputs` does that for the resolution).
  */
 export interface StateRow {
   /** The device's assigned template, null when none was resolved yet. */

@@ -1,6 +1,7 @@
 /**
- * Check-in at scale (CONTRACT §14): the ETag of the desired state, 304 for an unchanged
- * one (the check-in still counts), every kind of change moving the tag, and load shedding.
+ * Check-in at scale (CONTRACT §14, §26): the ETag of the desired state, 304 for an unchanged
+ * one (the check-in still counts), every kind of change of the answer moving the tag, and
+ * load shedding. Which devices' tags a change moves, across a fleet: checkin_etag_fleet.test.ts.
  */
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
@@ -120,6 +121,8 @@ describe('the ETag of the desired state', () => {
         }),
         201,
       );
+      // A move changes the answer only when the new chain decides something otherwise (§26).
+      ok(await ctx.request('POST', `/api/v1/org-units/${top.body.id}/catalog/firefox/deselect`));
       await expectChange(agent, async () =>
         ok(await ctx.request('PUT', `/api/v1/devices/${agent.device_id}/org-unit`, { body: { oe_id: child.body.id } })),
       );
@@ -144,14 +147,19 @@ describe('the ETag of the desired state', () => {
       await expectChange(agent, async () =>
         ok(await ctx.request('POST', `/api/v1/groups/${group.body.id}/catalog/onlyoffice/deselect`)),
       );
+      // Leaving a group whose `absent` agrees with the workspace default would change nothing (§26).
+      await expectChange(agent, async () =>
+        ok(await ctx.request('POST', `/api/v1/groups/${group.body.id}/catalog/onlyoffice/select`)),
+      );
       await expectChange(agent, async () =>
         ok(await ctx.request('DELETE', `/api/v1/groups/${group.body.id}/devices/${agent.device_id}`), 204),
       );
     });
 
-    it('a template change (reprovision, resolve to Ubuntu, bootstrap)', async () => {
+    it('a template change (reprovision, resolve to Ubuntu, bootstrap) only when its answer differs', async () => {
       const agent = await enrollAgent(ctx);
       const before = await etagOf(agent.secret);
+      const answer = (await checkin(agent.secret)).body;
       ok(await ctx.request('POST', `/api/v1/devices/${agent.device_id}/reprovision`));
       const blueprint = await resolveDevice(ctx, {
         code: agent.code,
@@ -159,9 +167,12 @@ describe('the ETag of the desired state', () => {
         template_id: TEMPLATES.ubuntuStandard,
       });
       const secret = await bootstrapAgent(ctx, blueprint.agent);
+      // The seed gives both backends the same roles: Ubuntu's answer is Debian's (§26), and
+      // the tag stays. Where the roles differ the tag moves (the migration's case below).
+      expect((await checkin(secret)).body).toEqual(answer);
       const res = await checkin(secret, { 'if-none-match': before });
-      expect(res.status).toBe(200);
-      expect(res.headers.get('etag')).not.toBe(before);
+      expect(res.status).toBe(304);
+      expect(res.headers.get('etag')).toBe(before);
     });
 
     it('a configuration change (poll interval, role repository)', async () => {
@@ -202,11 +213,12 @@ describe('the ETag of the desired state', () => {
           state: 'absent',
           optionen: {},
         });
+        // Debian's answer is as it was: its tag too (§26), though the seed version moved.
         const onDebian = await call(debian.secret, before.debian);
-        expect(onDebian.status).toBe(200);
-        expect(onDebian.body.auftraege.find((a: { merkmal: string }) => a.merkmal === 'qgis').ansible_role).toBe(
-          'qgis',
-        );
+        expect(onDebian.status).toBe(304);
+        const full = await request(app, 'POST', '/api/v1/agent/checkin', { token: debian.secret });
+        expect(full.headers.get('etag')).toBe(before.debian);
+        expect(full.body.auftraege.find((a: { merkmal: string }) => a.merkmal === 'qgis').ansible_role).toBe('qgis');
       } finally {
         await ctx.sql`update blueprints set ansible_role = 'qgis' where merkmal = 'qgis' and backend = 'ubuntu'`;
         await ctx.sql`delete from schema_migrations where version = '99990101000000'`;

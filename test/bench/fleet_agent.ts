@@ -91,8 +91,16 @@ export class SimAgent {
   /** A report that found no answer, sent again at the next cycle (the shell agent spools it). */
   private pendingReport: Report | null = null;
   private reportInFlight = false;
+  /**
+   * How many times this agent ran its desired state (each apply, whatever came of it): the
+   * simulator counts from it the applies a change caused.
+   */
+  applies = 0;
   /** The desired state last applied (the orders of the last 200), kept for a 304's apply. */
   private desired: Order[] | null = null;
+  /** The whole desired state (orders, blueprints, repository) as canonical JSON, as last applied without a failure. */
+  private appliedContent: string | null = null;
+  private desiredContent: string | null = null;
   private lastApplyFailed = false;
   private lastFullApplyAt = 0;
   /** Per Merkmal, the outcome of the last accepted report (event and optionen). */
@@ -183,8 +191,12 @@ export class SimAgent {
     if (answer?.status === 200 || answer?.status === 304) this.refused = null;
     if (answer?.status === 200) {
       this.etag = answer.etag;
-      this.desired = (JSON.parse(answer.body) as { auftraege: Order[] }).auftraege;
-      await this.apply(auth, 'every');
+      const state = JSON.parse(answer.body) as { auftraege: Order[]; blueprints: unknown; repository_url: unknown };
+      const content = canonical([state.auftraege, state.blueprints, state.repository_url]);
+      this.desired = state.auftraege;
+      this.desiredContent = content;
+      // The state it already runs, told again: nothing to do (a failed last apply is retried).
+      if (content !== this.appliedContent || this.lastApplyFailed) await this.apply(auth, 'every');
     } else if (
       answer?.status === 304 &&
       this.desired !== null &&
@@ -205,6 +217,7 @@ export class SimAgent {
     const report: Report = { entries: [], outcomes: new Map() };
     let failed = false;
     const at = this.now();
+    this.applies++;
     for (const order of this.desired!) {
       const entry = this.outcome(order);
       const optionen = order.optionen ?? {};
@@ -219,6 +232,7 @@ export class SimAgent {
       report.outcomes.set(order.merkmal, outcome);
     }
     this.lastApplyFailed = failed;
+    this.appliedContent = failed ? null : this.desiredContent;
     if (!failed) this.lastFullApplyAt = at;
     // The report is spooled before it is sent: a lost one goes first in the next cycle.
     if (report.entries.length > 0) await this.sendReport(auth, report);

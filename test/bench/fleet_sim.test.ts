@@ -4,7 +4,8 @@
  * after a 200, a retry after a 304 when the last apply failed, Retry-After waited out on a
  * 503, the poll interval after no answer. Run against an in-process app with a handful of
  * devices; behaviour only, never timing. And the simulator itself (fleet_sim.ts), run small
- * as `npm run bench:fleet` runs it: its rollouts complete, and pause in ring 0 when failing.
+ * as `npm run bench:fleet` runs it: its rollouts complete, and pause in ring 0 when failing;
+ * its changes that alter no answer cost no 200 (scenario amplification).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -189,6 +190,30 @@ describe('the fleet simulator agent', () => {
     expect(sent.slice(quiet).map((s) => s.path)).toEqual(['/api/v1/agent/checkin']);
   });
 
+  it('after a 200 with the state it last applied runs and reports nothing; a changed one it applies and reports', async () => {
+    const org = await createOrganization(ctx);
+    const { deviceId, token } = await newDevice(org.id);
+    const sent: Sent[] = [];
+    const agent = new SimAgent(deviceId, token, recordingTransport(sent), { pollSeconds: 10 });
+    await agent.cycle();
+    expect(agent.applies).toBe(1);
+
+    // A tag the service does not know (another process's, an older format's): a 200, same state.
+    agent.etag = '"0"';
+    const same = sent.length;
+    expect((await agent.cycle()).checkin).toBe(200);
+    expect(sent.slice(same).map((s) => s.path)).toEqual(['/api/v1/agent/checkin']);
+    expect(agent.applies).toBe(1);
+
+    const res = await ctx.request('POST', `/api/v1/devices/${deviceId}/catalog/qgis/select`);
+    expect(res.status).toBe(200);
+    const changed = sent.length;
+    expect((await agent.cycle()).checkin).toBe(200);
+    expect(sent.slice(changed).map((s) => s.path)).toEqual(['/api/v1/agent/checkin', '/api/v1/agent/report']);
+    expect(agent.applies).toBe(2);
+    expect(agent.ran('qgis', 'present')).toBe(true);
+  });
+
   it('waits out Retry-After on a 503, and the poll interval when nothing answers', async () => {
     const org = await createOrganization(ctx);
     const { deviceId, token } = await newDevice(org.id);
@@ -324,4 +349,27 @@ describe('the fleet simulator, small', () => {
     expect(paused.ran_outside_opened_rings).toBe(0);
     expect(paused.ran_before_ring_opened).toBe(0);
   }, 300_000);
+
+  it('amplification: an empty group, a rename and its deletion cost no 200, a selection at a unit of 1 % exactly its devices', async () => {
+    const run = await runSimulator(
+      ['--devices=300', '--poll-seconds=1', '--scenario=amplification', '--retry-after-seconds=2'],
+      // Under a minute on a quiet host.
+      200_000,
+    );
+    expect(run.code, run.output).toBe(0);
+    const figures = run.figures?.amplification as
+      | { unit_devices: number; changes: Array<Record<string, number | string>> }
+      | undefined;
+    expect(figures, run.output).toBeDefined();
+    expect(figures!.unit_devices).toBe(3);
+    expect(
+      figures!.changes.map((c) => [c.target, c.checkins_200, c.applies, c.reports, c.applied_outside, c.missed]),
+      run.output,
+    ).toEqual([
+      [0, 0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0],
+      [3, 3, 3, 3, 0, 0],
+    ]);
+  }, 220_000);
 });

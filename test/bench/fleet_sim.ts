@@ -26,6 +26,13 @@
  *   `--fail-probability` (0.2 unless given) against `--max-failure-ratio` (0.1). Prints where
  *   it paused and how many devices outside the opened rings ran the change (target 0),
  *   counted from the agents' own records against the rollout's ring of each device.
+ * - `amplification` (not in the default list): one change after another, each waited out
+ *   until every agent has checked in and reported since: an empty group created, a group of
+ *   devices renamed, the empty group deleted, and a selection (`onlyoffice` with `optionen`)
+ *   at an org unit holding 1 % of the fleet (made by the seed, "Ein Prozent", top-level, in
+ *   the largest organization, the Merkmal's other overrides removed so the selection alters
+ *   each of its devices). Prints the check-in 200s, applies and reports each caused, against
+ *   their targets: 0, 0, 0 and exactly the unit's devices (CONTRACT §26).
  * - `returning`: once every agent has checked in, a closed-loop burst of check-ins measures
  *   the service's capacity; then the service stops for `--outage-seconds` while the agents
  *   keep polling (refused connections, retried at the poll interval with jitter) and starts
@@ -86,6 +93,7 @@ const chosen = (flag('scenario') ?? ALL_SCENARIOS.join(','))
   .map((name) => name.trim())
   .filter((name) => name !== '');
 const withRollouts = chosen.some((name) => name.startsWith('rollout'));
+const withAmplification = chosen.includes('amplification');
 
 function ringsFlag(): number[] {
   const raw = flag('rings') ?? '10,50,100';
@@ -147,6 +155,9 @@ const rolloutFailProbability = flag('fail-probability') ? settings.failProbabili
  * two stay apart.
  */
 const ROLLOUT_MERKMAL: Record<string, string> = { rollout: 'qgis', 'rollout-failing': 'gastsitzung' };
+
+/** The Merkmal the amplification scenario selects at its unit: another one, so it runs beside the rollouts. */
+const AMPLIFICATION_MERKMAL = 'onlyoffice';
 
 // ---------------------------------------------------------------------------------------
 // What every request came to, per second of the run
@@ -246,6 +257,15 @@ interface Target {
   devices: number;
 }
 
+/** What the amplification scenario changes: its organization, a group of devices to rename, the 1 % unit. */
+interface AmplificationTarget {
+  organizationId: string;
+  groupId: string;
+  unitId: string;
+  /** The devices in the unit: the ones whose answer its selection alters. */
+  unitDevices: Set<string>;
+}
+
 interface Run {
   fleet: Fleet;
   /** Where the service listens and its admin token, for a scenario's own operator calls (a rollout's). */
@@ -253,6 +273,7 @@ interface Run {
   /** The simulator's own connection string, for reading what the service wrote (a rollout's rings). */
   databaseUrl: string;
   target: Target | null;
+  amplification: AmplificationTarget | null;
   /** Stops the service; `restart` starts it again on the same port. */
   stopService(): Promise<void>;
   startService(): Promise<void>;
@@ -278,6 +299,12 @@ const scenarios: Record<string, Scenario> = {
     description: 'the same with the Merkmal failing above the threshold: where it pauses, who ran it',
     needsWorker: true,
     run: (run) => rolloutScenario(run, 'rollout-failing'),
+  },
+  amplification: {
+    description:
+      'an empty group created, a group renamed, the empty group deleted, a selection at a unit of 1 %: who gets a 200, applies, reports',
+    needsWorker: false,
+    run: amplificationScenario,
   },
   returning: {
     description: 'the service stops for --outage-seconds while the fleet keeps polling, then starts again',
@@ -310,7 +337,9 @@ const budgetMs =
   settings.startSeconds * 1000 +
   (settings.pollSeconds * 20 + settings.outageSeconds + settings.burstSeconds) * 1000 +
   settings.scenarios.filter((name) => name.startsWith('rollout')).length *
-    (rolloutLimitMs + settings.pollSeconds * 5000 + settings.devices * 5);
+    (rolloutLimitMs + settings.pollSeconds * 5000 + settings.devices * 5) +
+  // Amplification: four changes, each waited out for a poll round or two and a shed agent's return.
+  (withAmplification ? 4 * (shedWaitMs * 2 + settings.pollSeconds * 3300 + 3000 + settings.devices * 2) : 0);
 
 let stateDir: string | null = null;
 let pg: RunningPostgres | null = null;
@@ -355,9 +384,11 @@ async function until(done: () => boolean, timeoutMs: number): Promise<boolean> {
 }
 
 /** Seeds the fleet, then trades each device's agent secret for a bootstrap token. */
-async function seed(
-  url: string,
-): Promise<{ devices: Array<{ deviceId: string; token: string }>; target: Target | null }> {
+async function seed(url: string): Promise<{
+  devices: Array<{ deviceId: string; token: string }>;
+  target: Target | null;
+  amplification: AmplificationTarget | null;
+}> {
   const admin = createSql(url, { max: 1, applicationName: 'fleet-sim', timeoutSeconds: 3600 });
   try {
     const counts = await seedFleet(
@@ -368,6 +399,7 @@ async function seed(
     log(`seeded: ${JSON.stringify(counts)}`);
     const devices = await admin<Array<{ id: string }>>`select id from devices order by serial`;
     const tokens = devices.map(() => randomToken(32));
+    const amplification = withAmplification ? await seedAmplification(admin, settings.devices) : null;
     const target = await admin.begin(async (tx) => {
       await tx`update devices set agent_secret_hash = null, agent_secret_issued_at = null`;
       await tx`
@@ -391,7 +423,7 @@ async function seed(
       return { organizationId: group!.organization_id, groupId: group!.id, devices: members.count };
     });
     await admin`vacuum analyze`;
-    return { devices: devices.map((d, i) => ({ deviceId: d.id, token: tokens[i]! })), target };
+    return { devices: devices.map((d, i) => ({ deviceId: d.id, token: tokens[i]! })), target, amplification };
   } finally {
     await admin.end();
   }
@@ -404,7 +436,8 @@ async function main(): Promise<void> {
   await chmod(stateDir, 0o711); // the postgres user must traverse into it when we run as root
   pg = await startEmbeddedPostgres({ stateDir, database: 'fleet_sim', log: silentLogger });
   await migrate(pg.url, silentLogger);
-  const { devices, target } = await seed(pg.url);
+  const { devices, target, amplification } = await seed(pg.url);
+  if (amplification) log(`amplification: the unit "Ein Prozent" holds ${amplification.unitDevices.size} devices`);
   if (target) log(`rollouts aim at the group "Ganze Flotte" of ${target.devices} devices`);
 
   const port = await freePort();
@@ -501,6 +534,7 @@ async function main(): Promise<void> {
     service: { base: `http://127.0.0.1:${port}`, adminToken: env.ADMIN_TOKEN },
     databaseUrl: pg.url,
     target,
+    amplification,
     async stopService() {
       await server?.stop();
       server = null;
@@ -812,6 +846,139 @@ async function ringsOf(url: string, rolloutId: string): Promise<Map<string, numb
   } finally {
     await db.end();
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// Scenario: amplification, what a change costs the fleet (CONTRACT §26)
+
+/**
+ * Before any agent runs: a top-level unit "Ein Prozent" in the largest organization with
+ * 1 % of the fleet (at least one device) moved into it, and every override of
+ * AMPLIFICATION_MERKMAL but those of org units removed (the unit is top-level, so none is on
+ * its chain): a selection there alters each of its devices and no other. A group of devices
+ * of that organization is the one to rename.
+ */
+async function seedAmplification(admin: ReturnType<typeof createSql>, devices: number): Promise<AmplificationTarget> {
+  const size = Math.max(1, Math.round(devices / 100));
+  return admin.begin(async (tx) => {
+    const [org] = await tx<Array<{ organization_id: string }>>`
+      select organization_id from devices group by organization_id order by count(*) desc, organization_id limit 1`;
+    const organizationId = org!.organization_id;
+    const [unit] = await tx<Array<{ id: string }>>`
+      insert into org_units (organization_id, name) values (${organizationId}, 'Ein Prozent') returning id`;
+    const moved = await tx<Array<{ id: string }>>`
+      update devices set oe_id = ${unit!.id}
+      where id in (select id from devices where organization_id = ${organizationId} order by serial limit ${size})
+      returning id`;
+    await tx`delete from group_merkmale where merkmal = ${AMPLIFICATION_MERKMAL}`;
+    await tx`delete from device_merkmale where merkmal = ${AMPLIFICATION_MERKMAL}`;
+    const [group] = await tx<Array<{ id: string }>>`
+      select g.id from groups g join group_members m on m.group_id = g.id
+      where g.organization_id = ${organizationId}
+      group by g.id order by count(*) desc, g.id limit 1`;
+    return { organizationId, groupId: group!.id, unitId: unit!.id, unitDevices: new Set(moved.map((d) => d.id)) };
+  });
+}
+
+/** What one change of the amplification scenario caused, and what it should have. */
+interface ChangeFigures {
+  change: string;
+  /** Devices whose answer the change alters: its target for each figure. */
+  target: number;
+  checkins_200: number;
+  applies: number;
+  reports: number;
+  /** Devices that applied, outside the ones the change alters (target 0). */
+  applied_outside: number;
+  /** Devices the change alters that did not apply (target 0). */
+  missed: number;
+  seconds: number;
+}
+
+async function amplificationScenario(run: Run): Promise<Figures> {
+  const target = run.amplification!;
+  const { agents, lastAnswered, tally } = run.fleet;
+  const everyone = () => agents.every((a, i) => a.refused !== null || (lastAnswered[i]! > 0 && a.settled));
+  const results: ChangeFigures[] = [];
+
+  /** Makes the change, waits until every agent has checked in (and reported) since, counts. */
+  const measure = async (change: string, altered: Set<string>, make: () => Promise<void>) => {
+    await until(everyone, shedWaitMs);
+    const before = {
+      ok: tally.totals.get('checkin 200') ?? 0,
+      reports: tally.totals.get('report 200') ?? 0,
+      applies: agents.map((a) => a.applies),
+    };
+    const startedAt = performance.now();
+    await make();
+    const madeAt = performance.now();
+    // A check-in answered a moment after the change was asked before it: two seconds more.
+    await sleep(pollRoundMs());
+    const settled = await until(
+      () => agents.every((a, i) => a.refused !== null || (lastAnswered[i]! > madeAt + 2000 && a.settled)),
+      shedWaitMs + pollRoundMs() * 2,
+    );
+    if (!settled) log(`amplification: not every agent checked in after "${change}"`);
+    let applies = 0;
+    let appliedOutside = 0;
+    let missed = 0;
+    agents.forEach((a, i) => {
+      const ran = a.applies - before.applies[i]!;
+      applies += ran;
+      if (ran > 0 && !altered.has(a.deviceId)) appliedOutside++;
+      if (ran === 0 && altered.has(a.deviceId)) missed++;
+    });
+    const figures: ChangeFigures = {
+      change,
+      target: altered.size,
+      checkins_200: (tally.totals.get('checkin 200') ?? 0) - before.ok,
+      applies,
+      reports: (tally.totals.get('report 200') ?? 0) - before.reports,
+      applied_outside: appliedOutside,
+      missed,
+      seconds: round1((performance.now() - startedAt) / 1000),
+    };
+    log(`amplification: ${change}: ${JSON.stringify(figures)}`);
+    results.push(figures);
+  };
+
+  const none = new Set<string>();
+  const call = async (method: string, path: string, body?: unknown) => {
+    const answer = await operatorCall<{ id?: string }>(run, method, path, body);
+    if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body;
+  };
+  let emptyGroup = '';
+  await measure('an empty group created', none, async () => {
+    emptyGroup = (await call('POST', `/api/v1/organizations/${target.organizationId}/groups`, { name: 'Leer' })).id!;
+  });
+  await measure('a group of devices renamed', none, async () => {
+    await call('PATCH', `/api/v1/groups/${target.groupId}`, { name: 'Umbenannt' });
+  });
+  await measure('the empty group deleted', none, async () => {
+    await call('DELETE', `/api/v1/groups/${emptyGroup}`);
+  });
+  await measure(`a selection at the unit of 1 % (${target.unitDevices.size} devices)`, target.unitDevices, async () => {
+    await call('POST', `/api/v1/org-units/${target.unitId}/catalog/${AMPLIFICATION_MERKMAL}/select`, {
+      optionen: { 'fleet-sim': 'amplification' },
+    });
+  });
+
+  console.log('');
+  console.log(
+    `amplification: ${agents.length} agents, poll ${settings.pollSeconds} s; each change waited out until every agent checked in and reported since`,
+  );
+  console.log(
+    '  change                                             | target | 200s  | applies | reports | applied outside | missed',
+  );
+  for (const r of results) {
+    console.log(
+      `  ${r.change.padEnd(50)} | ${String(r.target).padStart(6)} | ${String(r.checkins_200).padStart(5)} | ` +
+        `${String(r.applies).padStart(7)} | ${String(r.reports).padStart(7)} | ${String(r.applied_outside).padStart(15)} | ${String(r.missed).padStart(6)}`,
+    );
+  }
+  console.log('');
+  return { devices: agents.length, unit_devices: target.unitDevices.size, changes: results };
 }
 
 // ---------------------------------------------------------------------------------------
