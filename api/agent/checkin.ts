@@ -5,11 +5,11 @@
  * returns its own inputs of its desired state, and the heartbeat is recorded for the next
  * batched write (heartbeats.ts); hardware, when sent, is stored at once in that statement
  * on the primary, with the agent version. A version sent without hardware is written only
- * when it differs from the one the read returned. The ETag is a stamp of the answer's content
- * (CONTRACT §26), so it moves exactly when the answer does; the stamp of the inputs (the
- * read's own columns and the versions of everything else the answer depends on) is the key
- * under which each process remembers that content's tag (`contentTags`), so an unchanged
- * state is answered 304 without resolving the catalog at all.
+ * when it differs from the one the read returned. The ETag is a stamp of the answer's
+ * content, so it moves exactly when the answer does; the stamp of the inputs (the read's
+ * own columns and the versions of everything else the answer depends on) is the key under
+ * which each process remembers that content's tag (`contentTags`), so an unchanged state is
+ * answered 304 without resolving the catalog at all.
  */
 import type { AppConfig } from '../config.ts';
 import type { Db } from '../db/client.ts';
