@@ -111,7 +111,10 @@ async function dueNow(deliveryId: string) {
 /** Every event type of §16: each must arrive in the first test. */
 const ALL_EVENTS: string[] = [...WEBHOOK_EVENT_TYPES];
 
+// nock intercepts every HTTP request of the process while it is active, and a worker runs
+// further files after this one (isolate: false): on here only, restored after.
 beforeAll(() => {
+  if (!nock.isActive()) nock.activate();
   nock.disableNetConnect();
   nock.enableNetConnect('127.0.0.1');
 });
@@ -122,6 +125,7 @@ afterEach(async () => {
 });
 afterAll(() => {
   nock.enableNetConnect();
+  nock.restore();
 });
 
 describe('events', () => {
