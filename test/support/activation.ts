@@ -4,7 +4,7 @@
  */
 import { expect } from 'vitest';
 import type { TestContext } from './app.ts';
-import { activationCodeOf } from './builders.ts';
+import { activationCodeOf, sequence } from './builders.ts';
 
 /** The seeded templates (CONTRACT §4), the same in every installation. */
 export const TEMPLATES = {
@@ -35,7 +35,7 @@ export interface RuntimeBlueprintBody {
 let serials = 0;
 
 export function newSerial(): string {
-  return `SN-${++serials}-${crypto.randomUUID().slice(0, 8).toUpperCase()}`;
+  return `SN-${sequence(++serials)}-${crypto.randomUUID().slice(0, 8).toUpperCase()}`;
 }
 
 /** Activates a device of the organization with its classic code (a fresh serial unless given). */

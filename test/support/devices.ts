@@ -3,6 +3,7 @@
  * devices directly instead of going through activation, so they depend on nothing else.
  */
 import type { Sql } from '../../api/db/client.ts';
+import { sequence } from './builders.ts';
 
 /** The seeded templates (CONTRACT §4). */
 export const TEMPLATE_IDS = {
@@ -34,7 +35,7 @@ export interface InsertedDevice {
 let counter = 0;
 
 export async function insertDevice(sql: Sql, options: InsertDeviceOptions): Promise<InsertedDevice> {
-  const serial = options.serial ?? `SN-${++counter}-${crypto.randomUUID().slice(0, 8)}`;
+  const serial = options.serial ?? `SN-${sequence(++counter)}-${crypto.randomUUID().slice(0, 8)}`;
   // created_at strictly increases within the organization, so lists ordered by
   // (created_at, id) show devices in the order a test inserted them.
   const [row] = await sql<InsertedDevice[]>`
@@ -80,7 +81,11 @@ export async function insertOrgUnitChain(
   return ids;
 }
 
-export async function insertGroup(sql: Sql, organizationId: string, name = `Gruppe ${++counter}`): Promise<string> {
+export async function insertGroup(
+  sql: Sql,
+  organizationId: string,
+  name = `Gruppe ${sequence(++counter)}`,
+): Promise<string> {
   const [row] = await sql<{ id: string }[]>`
     insert into groups (organization_id, name) values (${organizationId}, ${name}) returning id`;
   return row!.id;
