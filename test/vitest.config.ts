@@ -20,8 +20,8 @@ export default defineConfig({
     globalSetup: ['test/support/global_setup.ts', 'test/support/tools_setup.ts'],
     pool: 'forks',
     // One module cache per worker, not per file: a file no longer pays the import of the
-    // whole app (the suite's CPU 346 → 238 s). A file that mocks a module loads its
-    // importers afresh (test/agent/checkin_path.test.ts).
+    // whole app. A file that mocks a module loads its importers afresh
+    // (test/agent/checkin_path.test.ts); one that changes global state (nock) undoes it.
     isolate: false,
     maxWorkers: 4,
     testTimeout: 30_000,
