@@ -722,6 +722,29 @@ WITH (fillfactor='80');
 
 
 --
+-- Name: device_inventories; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.device_inventories (
+    device_id uuid NOT NULL,
+    organization_id uuid NOT NULL,
+    package_set_id bigint NOT NULL,
+    os_id text NOT NULL,
+    os_version_id text NOT NULL,
+    os_codename text NOT NULL,
+    release text NOT NULL,
+    kernel text NOT NULL,
+    pending jsonb DEFAULT '[]'::jsonb NOT NULL,
+    security_pending_count integer DEFAULT 0 NOT NULL,
+    reboot_required boolean DEFAULT false NOT NULL,
+    luks jsonb,
+    inventory_at timestamp with time zone DEFAULT public.now_ms() NOT NULL,
+    CONSTRAINT device_inventories_luks_check CHECK (((luks IS NULL) OR (jsonb_typeof(luks) = 'array'::text))),
+    CONSTRAINT device_inventories_pending_check CHECK ((jsonb_typeof(pending) = 'array'::text))
+);
+
+
+--
 -- Name: device_merkmal_events; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -820,10 +843,12 @@ CREATE TABLE public.devices (
     own_overrides_text text DEFAULT '[]'::text NOT NULL,
     rollouts_text text DEFAULT ''::text NOT NULL,
     agent_version text,
+    inventory_hash bytea,
     CONSTRAINT devices_agent_secret_hash_check CHECK ((octet_length(agent_secret_hash) = 32)),
     CONSTRAINT devices_agent_version_check CHECK ((length(agent_version) <= 100)),
     CONSTRAINT devices_check CHECK (((agent_secret_hash IS NULL) = (agent_secret_issued_at IS NULL))),
     CONSTRAINT devices_hostname_check CHECK (((length(hostname) >= 1) AND (length(hostname) <= 253))),
+    CONSTRAINT devices_inventory_hash_check CHECK ((octet_length(inventory_hash) = 32)),
     CONSTRAINT devices_serial_check CHECK (((length(serial) >= 1) AND (length(serial) <= 128)))
 );
 
@@ -1027,6 +1052,48 @@ CREATE TABLE public.organizations (
 CREATE TABLE public.override_versions (
     organization_id uuid NOT NULL,
     version bigint NOT NULL
+);
+
+
+--
+-- Name: package_set_packages; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.package_set_packages (
+    set_id bigint NOT NULL,
+    name text NOT NULL,
+    arch text NOT NULL,
+    version text NOT NULL,
+    source text NOT NULL,
+    source_version text NOT NULL
+);
+
+
+--
+-- Name: package_sets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.package_sets (
+    id bigint NOT NULL,
+    content_hash bytea NOT NULL,
+    packages_count integer NOT NULL,
+    created_at timestamp with time zone DEFAULT public.now_ms() NOT NULL,
+    CONSTRAINT package_sets_content_hash_check CHECK ((octet_length(content_hash) = 32)),
+    CONSTRAINT package_sets_packages_count_check CHECK ((packages_count >= 0))
+);
+
+
+--
+-- Name: package_sets_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.package_sets ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.package_sets_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 
@@ -1345,6 +1412,14 @@ ALTER TABLE ONLY public.device_heartbeats
 
 
 --
+-- Name: device_inventories device_inventories_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_inventories
+    ADD CONSTRAINT device_inventories_pkey PRIMARY KEY (device_id);
+
+
+--
 -- Name: device_merkmal_events device_merkmal_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1513,6 +1588,30 @@ ALTER TABLE ONLY public.override_versions
 
 
 --
+-- Name: package_set_packages package_set_packages_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.package_set_packages
+    ADD CONSTRAINT package_set_packages_pkey PRIMARY KEY (set_id, name, arch);
+
+
+--
+-- Name: package_sets package_sets_content_hash_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.package_sets
+    ADD CONSTRAINT package_sets_content_hash_key UNIQUE (content_hash);
+
+
+--
+-- Name: package_sets package_sets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.package_sets
+    ADD CONSTRAINT package_sets_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: portal_sessions portal_sessions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1667,6 +1766,20 @@ CREATE INDEX device_fleet_scope ON public.device_fleet USING btree (organization
 
 
 --
+-- Name: device_inventories_organization; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_inventories_organization ON public.device_inventories USING btree (organization_id);
+
+
+--
+-- Name: device_inventories_set; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_inventories_set ON public.device_inventories USING btree (package_set_id, release);
+
+
+--
 -- Name: device_merkmal_events_device_seq; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1762,6 +1875,20 @@ CREATE INDEX org_units_parent ON public.org_units USING btree (parent_id);
 --
 
 CREATE UNIQUE INDEX org_units_sibling_name_key ON public.org_units USING btree (organization_id, parent_id, public.fleet_name_key(name)) NULLS NOT DISTINCT;
+
+
+--
+-- Name: package_set_packages_name; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX package_set_packages_name ON public.package_set_packages USING btree (name, set_id);
+
+
+--
+-- Name: package_set_packages_source; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX package_set_packages_source ON public.package_set_packages USING btree (source, set_id);
 
 
 --
@@ -2102,6 +2229,30 @@ ALTER TABLE ONLY public.device_heartbeats
 
 
 --
+-- Name: device_inventories device_inventories_device_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_inventories
+    ADD CONSTRAINT device_inventories_device_id_fkey FOREIGN KEY (device_id) REFERENCES public.devices(id) ON DELETE CASCADE;
+
+
+--
+-- Name: device_inventories device_inventories_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_inventories
+    ADD CONSTRAINT device_inventories_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+
+--
+-- Name: device_inventories device_inventories_package_set_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_inventories
+    ADD CONSTRAINT device_inventories_package_set_id_fkey FOREIGN KEY (package_set_id) REFERENCES public.package_sets(id);
+
+
+--
 -- Name: device_merkmal_events device_merkmal_events_device_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2318,6 +2469,14 @@ ALTER TABLE ONLY public.override_versions
 
 
 --
+-- Name: package_set_packages package_set_packages_set_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.package_set_packages
+    ADD CONSTRAINT package_set_packages_set_id_fkey FOREIGN KEY (set_id) REFERENCES public.package_sets(id) ON DELETE CASCADE;
+
+
+--
 -- Name: portal_sessions portal_sessions_api_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2483,4 +2642,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261126160000'),
     ('20261126170000'),
     ('20261126170100'),
-    ('20261126170200');
+    ('20261126170200'),
+    ('20261128090000');
