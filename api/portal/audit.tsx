@@ -185,37 +185,39 @@ export function auditRoutes() {
         {page.length === 0 ? (
           <p class="empty">{text.none}</p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{text.time}</th>
-                <th scope="col">{text.who}</th>
-                <th scope="col">{text.action}</th>
-                <th scope="col">{text.target}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.map((e) => (
-                <tr data-seq={String(e.seq)}>
-                  <td>{formatTime(e.created_at)}</td>
-                  <td>{whoOf(e, text)}</td>
-                  <td>
-                    <a href={link({ action: e.action })}>
-                      <code>{e.action}</code>
-                    </a>
-                  </td>
-                  <td data-field="target">
-                    <Target
-                      event={e}
-                      name={e.target_id ? names.get(e.target_id) : undefined}
-                      recorded={e.target_id ? recorded.get(e.target_id) : undefined}
-                      filterHref={byTarget(e.target_id ?? '')}
-                    />
-                  </td>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{text.time}</th>
+                  <th scope="col">{text.who}</th>
+                  <th scope="col">{text.action}</th>
+                  <th scope="col">{text.target}</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {page.map((e) => (
+                  <tr data-seq={String(e.seq)}>
+                    <td>{formatTime(e.created_at)}</td>
+                    <td>{whoOf(e, text)}</td>
+                    <td>
+                      <a href={link({ action: e.action })}>
+                        <code>{e.action}</code>
+                      </a>
+                    </td>
+                    <td data-field="target">
+                      <Target
+                        event={e}
+                        name={e.target_id ? names.get(e.target_id) : undefined}
+                        recorded={e.target_id ? recorded.get(e.target_id) : undefined}
+                        filterHref={byTarget(e.target_id ?? '')}
+                      />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         <nav class="pager" aria-label={text.pages}>
           {hasNewer ? <a href={link({})}>{text.first}</a> : null}

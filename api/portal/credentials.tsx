@@ -56,38 +56,40 @@ export function credentialRoutes() {
             <button type="submit">{text.create}</button>
           </p>
         </form>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{text.name}</th>
-              <th scope="col">{text.role}</th>
-              <th scope="col">{text.prefix}</th>
-              <th scope="col">{text.lastUsed}</th>
-              <th scope="col">{text.expires}</th>
-              <th scope="col">{text.revoked}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.slice(0, 500).map((k) => (
+        <div class="table-wrap">
+          <table>
+            <thead>
               <tr>
-                <td>{k.name}</td>
-                <td>{text.roles[k.role]}</td>
-                <td>
-                  <code>{k.prefix}</code>
-                </td>
-                <td>{formatTime(k.last_used_at)}</td>
-                <td>{formatTime(k.expires_at)}</td>
-                <td>
-                  {k.revoked_at ? (
-                    formatTime(k.revoked_at)
-                  ) : (
-                    <a href={`/portal/api-keys/${k.id}/revoke`}>{text.revokeLink}</a>
-                  )}
-                </td>
+                <th scope="col">{text.name}</th>
+                <th scope="col">{text.role}</th>
+                <th scope="col">{text.prefix}</th>
+                <th scope="col">{text.lastUsed}</th>
+                <th scope="col">{text.expires}</th>
+                <th scope="col">{text.revoked}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {keys.slice(0, 500).map((k) => (
+                <tr>
+                  <td>{k.name}</td>
+                  <td>{text.roles[k.role]}</td>
+                  <td>
+                    <code>{k.prefix}</code>
+                  </td>
+                  <td>{formatTime(k.last_used_at)}</td>
+                  <td>{formatTime(k.expires_at)}</td>
+                  <td>
+                    {k.revoked_at ? (
+                      formatTime(k.revoked_at)
+                    ) : (
+                      <a href={`/portal/api-keys/${k.id}/revoke`}>{text.revokeLink}</a>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </Layout>,
     );
   });

@@ -290,24 +290,26 @@ function Result(props: {
           <p>
             <strong data-field="failed">{devices(outcome.failed.length)}</strong> {text.notChanged}
           </p>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{text.serial}</th>
-                <th scope="col">{text.reason}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {outcome.failed.map(({ item, error }) => (
-                <tr data-failed={item}>
-                  <td>
-                    <a href={`/portal/devices/${item}`}>{props.serials.get(item) ?? item}</a>
-                  </td>
-                  <td data-code={error.code}>{text.reasons[error.code] ?? error.message}</td>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{text.serial}</th>
+                  <th scope="col">{text.reason}</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {outcome.failed.map(({ item, error }) => (
+                  <tr data-failed={item}>
+                    <td>
+                      <a href={`/portal/devices/${item}`}>{props.serials.get(item) ?? item}</a>
+                    </td>
+                    <td data-code={error.code}>{text.reasons[error.code] ?? error.message}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       ) : null}
       <p>

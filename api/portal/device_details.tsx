@@ -83,40 +83,42 @@ export function HardwareTable(props: { hardware: Json; reportedAt: Date | null; 
   const text = t().deviceDetails.hardware;
   return (
     <>
-      <table class="hardware">
-        <tbody>
-          {rows.map((r) => (
-            <tr data-hardware={r.key}>
-              <th scope="row">{r.label}</th>
-              <td>
-                {Array.isArray(r.value) ? (
-                  r.value.length === 0 ? (
-                    '–'
+      <div class="table-wrap">
+        <table class="hardware">
+          <tbody>
+            {rows.map((r) => (
+              <tr data-hardware={r.key}>
+                <th scope="row">{r.label}</th>
+                <td>
+                  {Array.isArray(r.value) ? (
+                    r.value.length === 0 ? (
+                      '–'
+                    ) : (
+                      <ul class="plain">
+                        {r.value.map((v) => (
+                          <li>{v}</li>
+                        ))}
+                      </ul>
+                    )
                   ) : (
-                    <ul class="plain">
-                      {r.value.map((v) => (
-                        <li>{v}</li>
-                      ))}
-                    </ul>
-                  )
-                ) : (
-                  r.value
-                )}
-              </td>
+                    r.value
+                  )}
+                </td>
+              </tr>
+            ))}
+            <tr data-hardware="agent_version">
+              <th scope="row">{text.agentVersion}</th>
+              <td>{props.agentVersion ?? text.unknown}</td>
             </tr>
-          ))}
-          <tr data-hardware="agent_version">
-            <th scope="row">{text.agentVersion}</th>
-            <td>{props.agentVersion ?? text.unknown}</td>
-          </tr>
-          {props.reportedAt ? (
-            <tr data-hardware="reported_at">
-              <th scope="row">{text.reportedAt}</th>
-              <td>{formatTime(props.reportedAt)}</td>
-            </tr>
-          ) : null}
-        </tbody>
-      </table>
+            {props.reportedAt ? (
+              <tr data-hardware="reported_at">
+                <th scope="row">{text.reportedAt}</th>
+                <td>{formatTime(props.reportedAt)}</td>
+              </tr>
+            ) : null}
+          </tbody>
+        </table>
+      </div>
       {props.hardware ? (
         <details>
           <summary>{text.raw}</summary>
@@ -168,34 +170,36 @@ export function EventTable(props: {
   const text = t().deviceDetails.events;
   if (props.events.length === 0) return <p class="empty">{text.none}</p>;
   return (
-    <table class="events">
-      <thead>
-        <tr>
-          <th scope="col">{text.time}</th>
-          <th scope="col">{text.merkmal}</th>
-          <th scope="col">{text.event}</th>
-          <th scope="col">{text.cause}</th>
-          <th scope="col">{text.actor}</th>
-          <th scope="col">{text.message}</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.events.map((ev) => {
-          const parts = eventParts(ev, props.sourceName);
-          return (
-            <tr data-event-type={ev.type}>
-              <td>{formatTime(ev.created_at)}</td>
-              <td>{ev.merkmal}</td>
-              <td>{eventLabel(ev.type)}</td>
-              <td data-field="cause">{parts.cause ?? '–'}</td>
-              <td data-field="actor">{parts.actor ?? '–'}</td>
-              <td data-field="message" class="report-message">
-                {parts.message ?? ''}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <div class="table-wrap">
+      <table class="events">
+        <thead>
+          <tr>
+            <th scope="col">{text.time}</th>
+            <th scope="col">{text.merkmal}</th>
+            <th scope="col">{text.event}</th>
+            <th scope="col">{text.cause}</th>
+            <th scope="col">{text.actor}</th>
+            <th scope="col">{text.message}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.events.map((ev) => {
+            const parts = eventParts(ev, props.sourceName);
+            return (
+              <tr data-event-type={ev.type}>
+                <td>{formatTime(ev.created_at)}</td>
+                <td>{ev.merkmal}</td>
+                <td>{eventLabel(ev.type)}</td>
+                <td data-field="cause">{parts.cause ?? '–'}</td>
+                <td data-field="actor">{parts.actor ?? '–'}</td>
+                <td data-field="message" class="report-message">
+                  {parts.message ?? ''}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
   );
 }

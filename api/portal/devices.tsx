@@ -463,119 +463,123 @@ export function deviceRoutes() {
           <a href="/portal/devices">{text.allDevices}</a>
         </p>
         <h2>{text.details}</h2>
-        <table>
-          <tbody>
-            <tr>
-              <th scope="row">{text.rows.serial}</th>
-              <td>{device.serial}</td>
-            </tr>
-            <tr>
-              <th scope="row">{text.rows.hostname}</th>
-              <td>{device.hostname ?? '–'}</td>
-            </tr>
-            <tr>
-              <th scope="row">{text.rows.orgUnit}</th>
-              <td>{unitName}</td>
-            </tr>
-            <tr>
-              <th scope="row">{text.rows.groups}</th>
-              <td>{device.group_ids.map((g) => names.group.get(g) ?? g).join(', ') || '–'}</td>
-            </tr>
-            <tr>
-              <th scope="row">{text.rows.template}</th>
-              <td>
-                {names.template.get(device.template_id) ?? device.template_id} ({device.backend})
-              </td>
-            </tr>
-            <tr>
-              <th scope="row">{text.rows.lastCheckin}</th>
-              <td>{formatTime(device.agent_last_checkin)}</td>
-            </tr>
-            <tr>
-              <th scope="row">{text.rows.status}</th>
-              <td data-field="status">
-                <StatusBadge status={device.status} />
-              </td>
-            </tr>
-            <tr>
-              <th scope="row">{text.rows.convergence}</th>
-              <td data-field="convergence">
-                <ConvergenceBadge convergence={device.convergence} />
-              </td>
-            </tr>
-            <tr>
-              <th scope="row">{text.rows.created}</th>
-              <td>{formatTime(device.created_at)}</td>
-            </tr>
-          </tbody>
-        </table>
+        <div class="table-wrap">
+          <table>
+            <tbody>
+              <tr>
+                <th scope="row">{text.rows.serial}</th>
+                <td>{device.serial}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.rows.hostname}</th>
+                <td>{device.hostname ?? '–'}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.rows.orgUnit}</th>
+                <td>{unitName}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.rows.groups}</th>
+                <td>{device.group_ids.map((g) => names.group.get(g) ?? g).join(', ') || '–'}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.rows.template}</th>
+                <td>
+                  {names.template.get(device.template_id) ?? device.template_id} ({device.backend})
+                </td>
+              </tr>
+              <tr>
+                <th scope="row">{text.rows.lastCheckin}</th>
+                <td>{formatTime(device.agent_last_checkin)}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.rows.status}</th>
+                <td data-field="status">
+                  <StatusBadge status={device.status} />
+                </td>
+              </tr>
+              <tr>
+                <th scope="row">{text.rows.convergence}</th>
+                <td data-field="convergence">
+                  <ConvergenceBadge convergence={device.convergence} />
+                </td>
+              </tr>
+              <tr>
+                <th scope="row">{text.rows.created}</th>
+                <td>{formatTime(device.created_at)}</td>
+              </tr>
+            </tbody>
+          </table>
+        </div>
         {write ? <Lifecycle device={device} /> : null}
         <h2>{text.catalog}</h2>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{text.columns.merkmal}</th>
-              <th scope="col">{text.columns.state}</th>
-              <th scope="col">{text.columns.origin}</th>
-              <th scope="col">{text.columns.explanation}</th>
-              <th scope="col">{text.columns.lastReport}</th>
-              <th scope="col">{text.columns.convergence}</th>
-              {writeDevice ? <th scope="col">{text.columns.atDevice}</th> : null}
-              {write ? <th scope="col">{text.columns.atUnit(unitName)}</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {(catalog ?? []).map((item) => {
-              const e = explanations.get(item.merkmal);
-              return (
-                <tr id={`merkmal-${item.merkmal}`} data-merkmal={item.merkmal}>
-                  <td>
-                    {item.name} <span class="muted">({item.merkmal})</span>
-                  </td>
-                  <td data-field="state">{stateLabel(item.state)}</td>
-                  <td data-field="origin" data-origin={item.origin}>
-                    {text.origins[item.origin] ?? item.origin} <span class="muted">({item.origin})</span>
-                  </td>
-                  <td>
-                    <details>
-                      <summary>{text.why}</summary>
-                      {e ? <Steps e={e} /> : null}
-                    </details>
-                  </td>
-                  <td data-field="reported">
-                    <Reported outcome={outcomes.get(item.merkmal)} />
-                  </td>
-                  <td data-field="convergence">
-                    {/* Missing only when the device was deleted between the two reads: nothing reported since. */}
-                    <ConvergenceBadge convergence={outcomes.get(item.merkmal)?.convergence ?? 'pending'} />
-                  </td>
-                  {writeDevice ? (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{text.columns.merkmal}</th>
+                <th scope="col">{text.columns.state}</th>
+                <th scope="col">{text.columns.origin}</th>
+                <th scope="col">{text.columns.explanation}</th>
+                <th scope="col">{text.columns.lastReport}</th>
+                <th scope="col">{text.columns.convergence}</th>
+                {writeDevice ? <th scope="col">{text.columns.atDevice}</th> : null}
+                {write ? <th scope="col">{text.columns.atUnit(unitName)}</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {(catalog ?? []).map((item) => {
+                const e = explanations.get(item.merkmal);
+                return (
+                  <tr id={`merkmal-${item.merkmal}`} data-merkmal={item.merkmal}>
                     <td>
-                      <SelectionButtons
-                        session={session}
-                        action={`/portal/devices/${id}/catalog/${item.merkmal}`}
-                        label={text.atDeviceLabel(item.name)}
-                        back={`/portal/devices/${id}`}
-                      />
+                      {item.name} <span class="muted">({item.merkmal})</span>
                     </td>
-                  ) : null}
-                  {write ? (
+                    <td data-field="state">{stateLabel(item.state)}</td>
+                    <td data-field="origin" data-origin={item.origin}>
+                      {text.origins[item.origin] ?? item.origin} <span class="muted">({item.origin})</span>
+                    </td>
                     <td>
-                      {/* The unit's change is confirmed first, with the number of devices it changes. */}
-                      <ChangeButtons
-                        scope="org-units"
-                        id={device.oe_id}
-                        merkmal={item.merkmal}
-                        label={text.atUnitLabel(item.name, unitName)}
-                        back={`/portal/devices/${id}`}
-                      />
+                      <details>
+                        <summary>{text.why}</summary>
+                        {e ? <Steps e={e} /> : null}
+                      </details>
                     </td>
-                  ) : null}
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+                    <td data-field="reported">
+                      <Reported outcome={outcomes.get(item.merkmal)} />
+                    </td>
+                    <td data-field="convergence">
+                      {/* Missing only when the device was deleted between the two reads: nothing reported since. */}
+                      <ConvergenceBadge convergence={outcomes.get(item.merkmal)?.convergence ?? 'pending'} />
+                    </td>
+                    {writeDevice ? (
+                      <td>
+                        <SelectionButtons
+                          session={session}
+                          action={`/portal/devices/${id}/catalog/${item.merkmal}`}
+                          label={text.atDeviceLabel(item.name)}
+                          back={`/portal/devices/${id}`}
+                        />
+                      </td>
+                    ) : null}
+                    {write ? (
+                      <td>
+                        {/* The unit's change is confirmed first, with the number of devices it changes. */}
+                        <ChangeButtons
+                          scope="org-units"
+                          id={device.oe_id}
+                          merkmal={item.merkmal}
+                          label={text.atUnitLabel(item.name, unitName)}
+                          back={`/portal/devices/${id}`}
+                        />
+                      </td>
+                    ) : null}
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
         <h2>{text.hardware}</h2>
         <HardwareTable
           hardware={hardware?.hardware ?? null}

@@ -63,50 +63,52 @@ export function enrollmentRoutes() {
         {sessions.length === 0 ? (
           <p class="empty">{text.none}</p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{text.session}</th>
-                <th scope="col">{text.template}</th>
-                <th scope="col">{text.devices}</th>
-                <th scope="col">{text.expires}</th>
-                <th scope="col">{text.status}</th>
-                <th scope="col">{text.action}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {sessions.slice(0, 500).map((s) => {
-                const status = s.revoked_at
-                  ? 'revoked'
-                  : s.expires_at.getTime() <= now
-                    ? 'expired'
-                    : s.devices_used >= s.max_devices
-                      ? 'exhausted'
-                      : 'active';
-                return (
-                  <tr>
-                    <td>
-                      <code>{s.id}</code>
-                    </td>
-                    <td>{templateName.get(s.template_id) ?? s.template_id}</td>
-                    <td>{text.used(formatNumber(s.devices_used), formatNumber(s.max_devices))}</td>
-                    <td>{formatTime(s.expires_at)}</td>
-                    <td>{text.states[status]}</td>
-                    <td>
-                      {status === 'revoked' ? null : (
-                        <form method="post" action={`/portal/enrollment-sessions/${s.id}/revoke`}>
-                          <CsrfField session={session} />
-                          <button type="submit" class="danger">
-                            {text.revoke}
-                          </button>
-                        </form>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{text.session}</th>
+                  <th scope="col">{text.template}</th>
+                  <th scope="col">{text.devices}</th>
+                  <th scope="col">{text.expires}</th>
+                  <th scope="col">{text.status}</th>
+                  <th scope="col">{text.action}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {sessions.slice(0, 500).map((s) => {
+                  const status = s.revoked_at
+                    ? 'revoked'
+                    : s.expires_at.getTime() <= now
+                      ? 'expired'
+                      : s.devices_used >= s.max_devices
+                        ? 'exhausted'
+                        : 'active';
+                  return (
+                    <tr>
+                      <td>
+                        <code>{s.id}</code>
+                      </td>
+                      <td>{templateName.get(s.template_id) ?? s.template_id}</td>
+                      <td>{text.used(formatNumber(s.devices_used), formatNumber(s.max_devices))}</td>
+                      <td>{formatTime(s.expires_at)}</td>
+                      <td>{text.states[status]}</td>
+                      <td>
+                        {status === 'revoked' ? null : (
+                          <form method="post" action={`/portal/enrollment-sessions/${s.id}/revoke`}>
+                            <CsrfField session={session} />
+                            <button type="submit" class="danger">
+                              {text.revoke}
+                            </button>
+                          </form>
+                        )}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
         )}
       </Layout>,
     );

@@ -134,38 +134,40 @@ export function organizationRoutes() {
             </p>
           </form>
         ) : null}
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{text.units.unit}</th>
-              <th scope="col">{text.units.devices}</th>
-              <th scope="col">{text.units.devicesTotal}</th>
-              <th scope="col">{text.overrides}</th>
-              {write ? <th scope="col">{text.action}</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {treeOrder(units).map(([u, depth]) => (
+        <div class="table-wrap">
+          <table>
+            <thead>
               <tr>
-                <td>
-                  {/* Indented by empty boxes, not a style attribute: the policy allows no inline style. */}
-                  {Array.from({ length: depth }, () => (
-                    <span class="indent" />
-                  ))}
-                  {u.name}
-                  {u.protected ? text.units.standard : ''}
-                </td>
-                <td>{extra.unitDevices.get(u.id)?.devices ?? 0}</td>
-                <td>
-                  {/* The list's unit filter is the subtree: the total is what the link lists. */}
-                  <a href={`/portal/devices?oe_id=${u.id}`}>{extra.unitDevices.get(u.id)?.devices_total ?? 0}</a>
-                </td>
-                <td>{(extra.unitOverrides.get(u.id) ?? []).join(', ') || '–'}</td>
-                {write ? <td>{u.protected ? '–' : <a href={`/portal/org-units/${u.id}`}>{text.edit}</a>}</td> : null}
+                <th scope="col">{text.units.unit}</th>
+                <th scope="col">{text.units.devices}</th>
+                <th scope="col">{text.units.devicesTotal}</th>
+                <th scope="col">{text.overrides}</th>
+                {write ? <th scope="col">{text.action}</th> : null}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {treeOrder(units).map(([u, depth]) => (
+                <tr>
+                  <td>
+                    {/* Indented by empty boxes, not a style attribute: the policy allows no inline style. */}
+                    {Array.from({ length: depth }, () => (
+                      <span class="indent" />
+                    ))}
+                    {u.name}
+                    {u.protected ? text.units.standard : ''}
+                  </td>
+                  <td>{extra.unitDevices.get(u.id)?.devices ?? 0}</td>
+                  <td>
+                    {/* The list's unit filter is the subtree: the total is what the link lists. */}
+                    <a href={`/portal/devices?oe_id=${u.id}`}>{extra.unitDevices.get(u.id)?.devices_total ?? 0}</a>
+                  </td>
+                  <td>{(extra.unitOverrides.get(u.id) ?? []).join(', ') || '–'}</td>
+                  {write ? <td>{u.protected ? '–' : <a href={`/portal/org-units/${u.id}`}>{text.edit}</a>}</td> : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </Layout>,
     );
   });
@@ -285,32 +287,34 @@ export function organizationRoutes() {
             {write ? text.groups.noneAdmin : text.groups.noneViewer}
           </p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{text.groups.group}</th>
-                <th scope="col">{text.groups.members}</th>
-                <th scope="col">{text.overrides}</th>
-                {write ? <th scope="col">{text.action}</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {list.slice(0, 10_000).map((g) => (
+          <div class="table-wrap">
+            <table>
+              <thead>
                 <tr>
-                  <td>{g.name}</td>
-                  <td>
-                    <a href={`/portal/devices?group_id=${g.id}`}>{extra.groupMembers.get(g.id) ?? 0}</a>
-                  </td>
-                  <td>{(extra.groupOverrides.get(g.id) ?? []).join(', ') || '–'}</td>
-                  {write ? (
-                    <td>
-                      <a href={`/portal/groups/${g.id}`}>{text.edit}</a>
-                    </td>
-                  ) : null}
+                  <th scope="col">{text.groups.group}</th>
+                  <th scope="col">{text.groups.members}</th>
+                  <th scope="col">{text.overrides}</th>
+                  {write ? <th scope="col">{text.action}</th> : null}
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {list.slice(0, 10_000).map((g) => (
+                  <tr>
+                    <td>{g.name}</td>
+                    <td>
+                      <a href={`/portal/devices?group_id=${g.id}`}>{extra.groupMembers.get(g.id) ?? 0}</a>
+                    </td>
+                    <td>{(extra.groupOverrides.get(g.id) ?? []).join(', ') || '–'}</td>
+                    {write ? (
+                      <td>
+                        <a href={`/portal/groups/${g.id}`}>{text.edit}</a>
+                      </td>
+                    ) : null}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </Layout>,
     );
@@ -347,31 +351,33 @@ export function organizationRoutes() {
         {members.length === 0 ? (
           <p class="empty">{text.groups.noMembers}</p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{text.groups.serial}</th>
-                <th scope="col">{text.groups.hostname}</th>
-                <th scope="col">{text.action}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {members.slice(0, 1000).map((d) => (
+          <div class="table-wrap">
+            <table>
+              <thead>
                 <tr>
-                  <td>
-                    <a href={`/portal/devices/${d.id}`}>{d.serial}</a>
-                  </td>
-                  <td>{d.hostname ?? '–'}</td>
-                  <td>
-                    <form method="post" action={`${base}/members/${d.id}/remove`}>
-                      <CsrfField session={session} />
-                      <button type="submit">{text.groups.remove}</button>
-                    </form>
-                  </td>
+                  <th scope="col">{text.groups.serial}</th>
+                  <th scope="col">{text.groups.hostname}</th>
+                  <th scope="col">{text.action}</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {members.slice(0, 1000).map((d) => (
+                  <tr>
+                    <td>
+                      <a href={`/portal/devices/${d.id}`}>{d.serial}</a>
+                    </td>
+                    <td>{d.hostname ?? '–'}</td>
+                    <td>
+                      <form method="post" action={`${base}/members/${d.id}/remove`}>
+                        <CsrfField session={session} />
+                        <button type="submit">{text.groups.remove}</button>
+                      </form>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         <form method="post" action={`${base}/rename`}>
           <CsrfField session={session} />

@@ -56,35 +56,37 @@ function IsoBuildsInProgress(props: { builds: Array<IsoBuildRow & { in_progress:
         </p>
       ) : (
         <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{text.isoBuilds.created}</th>
-                <th scope="col">{text.isoBuilds.status}</th>
-                <th scope="col">{text.isoBuilds.progress}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {builds.map((b) => (
-                <tr data-build={b.id}>
-                  <td>{formatTime(b.created_at)}</td>
-                  <td data-field="status" data-status={b.status}>
-                    {b.status === 'running' ? text.isoBuilds.statuses.running : text.isoBuilds.statuses.pending}
-                  </td>
-                  <td data-field="progress">
-                    <progress
-                      max={100}
-                      value={b.progress}
-                      aria-label={text.isoBuilds.progressLabel(percent(b.progress))}
-                    >
-                      {percent(b.progress)}
-                    </progress>{' '}
-                    {percent(b.progress)}
-                  </td>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{text.isoBuilds.created}</th>
+                  <th scope="col">{text.isoBuilds.status}</th>
+                  <th scope="col">{text.isoBuilds.progress}</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {builds.map((b) => (
+                  <tr data-build={b.id}>
+                    <td>{formatTime(b.created_at)}</td>
+                    <td data-field="status" data-status={b.status}>
+                      {b.status === 'running' ? text.isoBuilds.statuses.running : text.isoBuilds.statuses.pending}
+                    </td>
+                    <td data-field="progress">
+                      <progress
+                        max={100}
+                        value={b.progress}
+                        aria-label={text.isoBuilds.progressLabel(percent(b.progress))}
+                      >
+                        {percent(b.progress)}
+                      </progress>{' '}
+                      {percent(b.progress)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           <p>
             {total > builds.length ? `${text.isoBuilds.more(formatNumber(builds.length), formatNumber(total))} ` : null}
             <a href="/portal/iso-builds">{text.isoBuilds.allBuilds}</a>
@@ -139,49 +141,51 @@ export function overviewRoutes() {
         {status.merkmale.length === 0 ? (
           <p class="empty">{text.catalogEmpty}</p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{text.merkmal}</th>
-                <th scope="col" class="number">
-                  {text.present}
-                </th>
-                <th scope="col" class="number">
-                  {text.absent}
-                </th>
-                {convergences.map((v) => (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{text.merkmal}</th>
                   <th scope="col" class="number">
-                    {convergenceLabel(v)}
+                    {text.present}
                   </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {status.merkmale.map((m) => (
-                <tr data-merkmal={m.merkmal}>
-                  <td>
-                    {m.name} <span class="muted">({m.merkmal})</span>
-                  </td>
-                  <td class="number" data-field="present">
-                    {formatNumber(m.present)}
-                  </td>
-                  <td class="number" data-field="absent">
-                    {formatNumber(m.absent)}
-                  </td>
+                  <th scope="col" class="number">
+                    {text.absent}
+                  </th>
                   {convergences.map((v) => (
-                    <td class="number" data-field={v}>
-                      <Figure
-                        n={m[v]}
-                        // The list filters a Merkmal's failed and pending devices, not its converged ones.
-                        href={v === 'converged' ? null : devicesWhere({ merkmal: m.merkmal, convergence: v })}
-                        label={text.merkmalFigureLabel(m.name, formatNumber(m[v]), convergenceLabel(v))}
-                      />
-                    </td>
+                    <th scope="col" class="number">
+                      {convergenceLabel(v)}
+                    </th>
                   ))}
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {status.merkmale.map((m) => (
+                  <tr data-merkmal={m.merkmal}>
+                    <td>
+                      {m.name} <span class="muted">({m.merkmal})</span>
+                    </td>
+                    <td class="number" data-field="present">
+                      {formatNumber(m.present)}
+                    </td>
+                    <td class="number" data-field="absent">
+                      {formatNumber(m.absent)}
+                    </td>
+                    {convergences.map((v) => (
+                      <td class="number" data-field={v}>
+                        <Figure
+                          n={m[v]}
+                          // The list filters a Merkmal's failed and pending devices, not its converged ones.
+                          href={v === 'converged' ? null : devicesWhere({ merkmal: m.merkmal, convergence: v })}
+                          label={text.merkmalFigureLabel(m.name, formatNumber(m[v]), convergenceLabel(v))}
+                        />
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         <RolloutsUnderWay rollouts={underWay.rollouts} names={underWay.names} session={session} />
         <IsoBuildsInProgress builds={builds} />

@@ -178,54 +178,56 @@ function RingTable(props: { rollout: Rollout }) {
   const r = props.rollout;
   const text = t().rollouts;
   return (
-    <table class="rings">
-      <thead>
-        <tr>
-          <th scope="col">{text.ringsHeading}</th>
-          <th scope="col" class="number">
-            {text.devices}
-          </th>
-          <th scope="col">{text.bar}</th>
-          <th scope="col">{text.figures}</th>
-          <th scope="col">{text.opened}</th>
-        </tr>
-      </thead>
-      <tbody>
-        {r.rings_detail.map((d) => (
-          <tr data-ring={d.ring} data-opened={d.opened_at ? 'true' : 'false'}>
-            <th scope="row">
-              {text.ring(formatNumber(d.ring + 1))}{' '}
-              <span class="muted">({text.upTo(text.percent(formatNumber(d.percent)))})</span>
+    <div class="table-wrap">
+      <table class="rings">
+        <thead>
+          <tr>
+            <th scope="col">{text.ringsHeading}</th>
+            <th scope="col" class="number">
+              {text.devices}
             </th>
-            <td class="number" data-field="devices">
-              <a href={ringDevicesHref(r.id, d.ring)} title={text.ringDevicesOf(formatNumber(d.ring + 1))}>
-                {formatNumber(d.devices)}
-              </a>
-            </td>
-            <td>{d.opened_at ? <RingBar ring={d} /> : <span class="muted">{text.notOpened}</span>}</td>
-            <td>
-              {d.opened_at ? (
-                <span class="ring-figures">
-                  {figureKinds.map((kind) => (
-                    <>
-                      {/* A zero is plain: only what there is stands out. Each figure lists its devices. */}
-                      <a href={ringDevicesHref(r.id, d.ring, kind)}>
-                        <span class={d[kind] > 0 ? `badge ${kind}` : 'badge'} data-count={kind}>
-                          {formatNumber(d[kind])} {text.figure[kind]}
-                        </span>
-                      </a>{' '}
-                    </>
-                  ))}
-                </span>
-              ) : (
-                '–'
-              )}
-            </td>
-            <td data-field="opened_at">{d.opened_at ? formatTime(d.opened_at) : text.notOpened}</td>
+            <th scope="col">{text.bar}</th>
+            <th scope="col">{text.figures}</th>
+            <th scope="col">{text.opened}</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {r.rings_detail.map((d) => (
+            <tr data-ring={d.ring} data-opened={d.opened_at ? 'true' : 'false'}>
+              <th scope="row">
+                {text.ring(formatNumber(d.ring + 1))}{' '}
+                <span class="muted">({text.upTo(text.percent(formatNumber(d.percent)))})</span>
+              </th>
+              <td class="number" data-field="devices">
+                <a href={ringDevicesHref(r.id, d.ring)} title={text.ringDevicesOf(formatNumber(d.ring + 1))}>
+                  {formatNumber(d.devices)}
+                </a>
+              </td>
+              <td>{d.opened_at ? <RingBar ring={d} /> : <span class="muted">{text.notOpened}</span>}</td>
+              <td>
+                {d.opened_at ? (
+                  <span class="ring-figures">
+                    {figureKinds.map((kind) => (
+                      <>
+                        {/* A zero is plain: only what there is stands out. Each figure lists its devices. */}
+                        <a href={ringDevicesHref(r.id, d.ring, kind)}>
+                          <span class={d[kind] > 0 ? `badge ${kind}` : 'badge'} data-count={kind}>
+                            {formatNumber(d[kind])} {text.figure[kind]}
+                          </span>
+                        </a>{' '}
+                      </>
+                    ))}
+                  </span>
+                ) : (
+                  '–'
+                )}
+              </td>
+              <td data-field="opened_at">{d.opened_at ? formatTime(d.opened_at) : text.notOpened}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -303,41 +305,43 @@ export function RolloutsUnderWay(props: { rollouts: Rollout[]; names: ScopeNames
 function RolloutTable(props: { rollouts: Rollout[]; names: ScopeNames; admin: boolean }) {
   const text = t().rollouts;
   return (
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">{text.created}</th>
-          <th scope="col">{text.scope}</th>
-          <th scope="col">{text.merkmal}</th>
-          <th scope="col">{text.action}</th>
-          <th scope="col">{text.status}</th>
-          <th scope="col">{text.progress}</th>
-          <th scope="col">{text.details}</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.rollouts.map((r) => (
-          <tr data-rollout={r.id}>
-            <td>{formatTime(r.created_at)}</td>
-            <td>
-              <ScopeLink rollout={r} names={props.names} admin={props.admin} />
-            </td>
-            <td>{r.merkmal}</td>
-            <td>{text.actions[r.action]}</td>
-            <td data-field="status" data-status={r.status}>
-              {text.statuses[r.status]}
-              {r.status === 'paused' && r.paused_reason === 'failure_ratio' ? text.pausedForFailures : ''}
-            </td>
-            <td>{progressText(r)}</td>
-            <td>
-              <a href={`/portal/rollouts/${r.id}`} aria-label={text.detailsOf(r.merkmal, text.actions[r.action])}>
-                {text.details}
-              </a>
-            </td>
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">{text.created}</th>
+            <th scope="col">{text.scope}</th>
+            <th scope="col">{text.merkmal}</th>
+            <th scope="col">{text.action}</th>
+            <th scope="col">{text.status}</th>
+            <th scope="col">{text.progress}</th>
+            <th scope="col">{text.details}</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {props.rollouts.map((r) => (
+            <tr data-rollout={r.id}>
+              <td>{formatTime(r.created_at)}</td>
+              <td>
+                <ScopeLink rollout={r} names={props.names} admin={props.admin} />
+              </td>
+              <td>{r.merkmal}</td>
+              <td>{text.actions[r.action]}</td>
+              <td data-field="status" data-status={r.status}>
+                {text.statuses[r.status]}
+                {r.status === 'paused' && r.paused_reason === 'failure_ratio' ? text.pausedForFailures : ''}
+              </td>
+              <td>{progressText(r)}</td>
+              <td>
+                <a href={`/portal/rollouts/${r.id}`} aria-label={text.detailsOf(r.merkmal, text.actions[r.action])}>
+                  {text.details}
+                </a>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -568,38 +572,40 @@ export function rolloutRoutes() {
         <p>
           <a href="/portal/rollouts">{text.back}</a>
         </p>
-        <table>
-          <tbody>
-            <tr>
-              <th scope="row">{text.scope}</th>
-              <td data-field="scope">
-                <ScopeLink rollout={r} names={names} admin={admin} />
-              </td>
-            </tr>
-            <tr>
-              <th scope="row">{text.merkmal}</th>
-              <td data-field="merkmal">{r.merkmal}</td>
-            </tr>
-            <tr>
-              <th scope="row">{text.action}</th>
-              <td data-field="action">{text.actions[r.action]}</td>
-            </tr>
-            <tr>
-              <th scope="row">{text.ringsHeading}</th>
-              <td>{r.rings.map((p) => text.percent(formatNumber(p))).join(' → ')}</td>
-            </tr>
-            <tr>
-              <th scope="row">{text.limits}</th>
-              <td>{text.limitsText(percent(r.max_failure_ratio), percent(r.min_reported_ratio), soak)}</td>
-            </tr>
-            <tr>
-              <th scope="row">{text.createdBy}</th>
-              <td>
-                {actorName(r.created_by as Actor)}, {formatTime(r.created_at)}
-              </td>
-            </tr>
-          </tbody>
-        </table>
+        <div class="table-wrap">
+          <table>
+            <tbody>
+              <tr>
+                <th scope="row">{text.scope}</th>
+                <td data-field="scope">
+                  <ScopeLink rollout={r} names={names} admin={admin} />
+                </td>
+              </tr>
+              <tr>
+                <th scope="row">{text.merkmal}</th>
+                <td data-field="merkmal">{r.merkmal}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.action}</th>
+                <td data-field="action">{text.actions[r.action]}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.ringsHeading}</th>
+                <td>{r.rings.map((p) => text.percent(formatNumber(p))).join(' → ')}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.limits}</th>
+                <td>{text.limitsText(percent(r.max_failure_ratio), percent(r.min_reported_ratio), soak)}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.createdBy}</th>
+                <td>
+                  {actorName(r.created_by as Actor)}, {formatTime(r.created_at)}
+                </td>
+              </tr>
+            </tbody>
+          </table>
+        </div>
         <section id="rollout-live" data-refresh={live ? String(REFRESH_SECONDS) : undefined} aria-live="polite">
           <p>
             <strong>{text.status}:</strong>{' '}
@@ -669,55 +675,57 @@ export function rolloutRoutes() {
         {page.items.length === 0 ? (
           <p class="empty">{list.empty}</p>
         ) : (
-          <table class="rollout-devices">
-            <thead>
-              <tr>
-                <th scope="col">{list.serial}</th>
-                <th scope="col">{list.hostname}</th>
-                <th scope="col">{text.ringsHeading}</th>
-                <th scope="col">{list.convergence}</th>
-                <th scope="col">{list.reported}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((d) => (
-                <tr data-device={d.device_id} data-stale={d.stale ? 'true' : undefined}>
-                  <td>
-                    <a href={`/portal/devices/${d.device_id}`}>{d.serial_number}</a>
-                    {d.stale ? (
-                      <>
-                        {' '}
-                        <span class="badge status-stale">{list.stale}</span>
-                      </>
-                    ) : null}
-                  </td>
-                  <td>{d.hostname ?? '–'}</td>
-                  <td>{text.ring(formatNumber(d.ring + 1))}</td>
-                  <td>
-                    {d.convergence === null ? (
-                      <span class="muted">{list.notOpened}</span>
-                    ) : (
-                      <ConvergenceBadge convergence={d.convergence} />
-                    )}
-                  </td>
-                  <td>
-                    {d.reported === null ? (
-                      <span class="muted">{list.nothingReported}</span>
-                    ) : (
-                      <>
-                        {reportLabel(d.reported.event)}, <RelativeTime at={new Date(d.reported.at)} now={now} />
-                        {reportMessage(d.reported.detail) === null ? null : (
-                          <>
-                            : <span class="muted">{reportMessage(d.reported.detail)}</span>
-                          </>
-                        )}
-                      </>
-                    )}
-                  </td>
+          <div class="table-wrap">
+            <table class="rollout-devices">
+              <thead>
+                <tr>
+                  <th scope="col">{list.serial}</th>
+                  <th scope="col">{list.hostname}</th>
+                  <th scope="col">{text.ringsHeading}</th>
+                  <th scope="col">{list.convergence}</th>
+                  <th scope="col">{list.reported}</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {page.items.map((d) => (
+                  <tr data-device={d.device_id} data-stale={d.stale ? 'true' : undefined}>
+                    <td>
+                      <a href={`/portal/devices/${d.device_id}`}>{d.serial_number}</a>
+                      {d.stale ? (
+                        <>
+                          {' '}
+                          <span class="badge status-stale">{list.stale}</span>
+                        </>
+                      ) : null}
+                    </td>
+                    <td>{d.hostname ?? '–'}</td>
+                    <td>{text.ring(formatNumber(d.ring + 1))}</td>
+                    <td>
+                      {d.convergence === null ? (
+                        <span class="muted">{list.notOpened}</span>
+                      ) : (
+                        <ConvergenceBadge convergence={d.convergence} />
+                      )}
+                    </td>
+                    <td>
+                      {d.reported === null ? (
+                        <span class="muted">{list.nothingReported}</span>
+                      ) : (
+                        <>
+                          {reportLabel(d.reported.event)}, <RelativeTime at={new Date(d.reported.at)} now={now} />
+                          {reportMessage(d.reported.detail) === null ? null : (
+                            <>
+                              : <span class="muted">{reportMessage(d.reported.detail)}</span>
+                            </>
+                          )}
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         <p>
           {cursor ? <a href={query({})}>{text.first}</a> : null}

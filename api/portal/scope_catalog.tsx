@@ -78,60 +78,62 @@ export function ScopeCatalog(props: {
     <>
       <h2>{text.heading}</h2>
       <p class="muted">{text.intro}</p>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">{text.merkmal}</th>
-            <th scope="col">{text.here}</th>
-            <th scope="col" class="number">
-              {text.present}
-            </th>
-            <th scope="col" class="number">
-              {text.converged}
-            </th>
-            <th scope="col" class="number">
-              {text.pending}
-            </th>
-            <th scope="col" class="number">
-              {text.failed}
-            </th>
-            <th scope="col">{text.change}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {catalog.status.merkmale.map((m: FleetStatus['merkmale'][number]) => {
-            const held = catalog.held.get(`${id} ${m.merkmal}`);
-            const state = catalog.overrides.get(m.merkmal);
-            return (
-              <tr data-merkmal={m.merkmal}>
-                <td>
-                  {m.name} <span class="muted">({m.merkmal})</span>
-                </td>
-                <td data-field="override">{state ? stateLabel(state) : text.none}</td>
-                <td class="number">{formatNumber(m.present)}</td>
-                <td class="number">{formatNumber(m.converged)}</td>
-                <td class="number">{formatNumber(m.pending)}</td>
-                <td class="number">{formatNumber(m.failed)}</td>
-                <td>
-                  {held ? (
-                    <a href={`/portal/rollouts/${held}`} data-rollout={held}>
-                      {text.held}
-                    </a>
-                  ) : (
-                    <ChangeButtons
-                      scope={scope}
-                      id={id}
-                      merkmal={m.merkmal}
-                      label={`${m.name} ${text.shortScope[scope](props.name)}`}
-                      back={back}
-                    />
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{text.merkmal}</th>
+              <th scope="col">{text.here}</th>
+              <th scope="col" class="number">
+                {text.present}
+              </th>
+              <th scope="col" class="number">
+                {text.converged}
+              </th>
+              <th scope="col" class="number">
+                {text.pending}
+              </th>
+              <th scope="col" class="number">
+                {text.failed}
+              </th>
+              <th scope="col">{text.change}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {catalog.status.merkmale.map((m: FleetStatus['merkmale'][number]) => {
+              const held = catalog.held.get(`${id} ${m.merkmal}`);
+              const state = catalog.overrides.get(m.merkmal);
+              return (
+                <tr data-merkmal={m.merkmal}>
+                  <td>
+                    {m.name} <span class="muted">({m.merkmal})</span>
+                  </td>
+                  <td data-field="override">{state ? stateLabel(state) : text.none}</td>
+                  <td class="number">{formatNumber(m.present)}</td>
+                  <td class="number">{formatNumber(m.converged)}</td>
+                  <td class="number">{formatNumber(m.pending)}</td>
+                  <td class="number">{formatNumber(m.failed)}</td>
+                  <td>
+                    {held ? (
+                      <a href={`/portal/rollouts/${held}`} data-rollout={held}>
+                        {text.held}
+                      </a>
+                    ) : (
+                      <ChangeButtons
+                        scope={scope}
+                        id={id}
+                        merkmal={m.merkmal}
+                        label={`${m.name} ${text.shortScope[scope](props.name)}`}
+                        back={back}
+                      />
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }

@@ -10,6 +10,8 @@ header form { margin-left: auto; }
 header .languages { gap: .5rem; }
 header > strong + .languages { margin-left: auto; }
 main { padding: 1rem; max-width: 80rem; }
+/* A long German word of a title ("Organisationseinheit") fits a phone's width whole. */
+@media (max-width: 30rem) { h1 { font-size: 1.5rem; } }
 a { color: var(--accent); }
 a:focus, button:focus, input:focus, select:focus, summary:focus { outline: 3px solid #f2a900; outline-offset: 2px; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
@@ -47,13 +49,14 @@ svg.bar .failed { fill: var(--bad); }
 .choices { display: flex; flex-wrap: wrap; gap: 2rem; }
 .choices section { flex: 1 1 20rem; padding: .5rem 1rem; border: 1px solid var(--line); border-radius: 3px; }
 td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
-td, p, li, legend, label { overflow-wrap: anywhere; }
-/* A state is one or two short words of the catalog, never data: not split inside a word. */
-td[data-field=state] { overflow-wrap: normal; }
+/* Names wrap between their words; a word is split only when it alone is wider than its box. */
+body { overflow-wrap: break-word; }
 select { max-width: 100%; }
 .filters > div { min-width: 0; max-width: 100%; }
-/* A wide table scrolls in its own box on a narrow screen, its long names wrapping in their cells; the page never scrolls sideways. */
+/* A table wider than the screen scrolls in its own box; the page never scrolls sideways. */
 .table-wrap { max-width: 100%; overflow-x: auto; }
+/* A row's value (a serial, a hostname, a unit) has its column's whole width: a word wider than that is split, not scrolled. */
+th[scope=row] + td { overflow-wrap: anywhere; }
 table.devices { min-width: 60rem; }
 table.devices time { white-space: nowrap; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }

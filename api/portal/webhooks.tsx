@@ -59,44 +59,46 @@ function Deliveries(props: { webhookId: string; rows: DeliveryRow[] }) {
   const { webhooks: text } = t();
   if (props.rows.length === 0) return <p class="muted">{text.noDeliveries}</p>;
   return (
-    <table class="deliveries">
-      <thead>
-        <tr>
-          <th scope="col">{text.time}</th>
-          <th scope="col">{text.event}</th>
-          <th scope="col">{text.deliveryStatus}</th>
-          <th scope="col" class="number">
-            {text.attempts}
-          </th>
-          <th scope="col">{text.lastError}</th>
-          <th scope="col">{text.next}</th>
-          <th scope="col">
-            <span class="visually-hidden">{text.showAttempts}</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((d) => (
-          <tr data-delivery={d.id} data-status={d.status}>
-            <td>{formatTime(d.created_at)}</td>
-            <td>
-              <code>{d.event}</code>
-            </td>
-            <td data-field="status">{deliveryBadge(d.status)}</td>
-            <td class="number" data-field="attempts">
-              {formatNumber(d.attempts)}
-            </td>
-            <td data-field="error" class="report-message">
-              {outcomeOf(d)}
-            </td>
-            <td>{d.status === 'delivered' ? formatTime(d.delivered_at) : formatTime(d.next_attempt_at)}</td>
-            <td>
-              <a href={`/portal/webhooks/${props.webhookId}/deliveries/${d.id}`}>{text.showAttempts}</a>
-            </td>
+    <div class="table-wrap">
+      <table class="deliveries">
+        <thead>
+          <tr>
+            <th scope="col">{text.time}</th>
+            <th scope="col">{text.event}</th>
+            <th scope="col">{text.deliveryStatus}</th>
+            <th scope="col" class="number">
+              {text.attempts}
+            </th>
+            <th scope="col">{text.lastError}</th>
+            <th scope="col">{text.next}</th>
+            <th scope="col">
+              <span class="visually-hidden">{text.showAttempts}</span>
+            </th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {props.rows.map((d) => (
+            <tr data-delivery={d.id} data-status={d.status}>
+              <td>{formatTime(d.created_at)}</td>
+              <td>
+                <code>{d.event}</code>
+              </td>
+              <td data-field="status">{deliveryBadge(d.status)}</td>
+              <td class="number" data-field="attempts">
+                {formatNumber(d.attempts)}
+              </td>
+              <td data-field="error" class="report-message">
+                {outcomeOf(d)}
+              </td>
+              <td>{d.status === 'delivered' ? formatTime(d.delivered_at) : formatTime(d.next_attempt_at)}</td>
+              <td>
+                <a href={`/portal/webhooks/${props.webhookId}/deliveries/${d.id}`}>{text.showAttempts}</a>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -255,70 +257,74 @@ export function webhookRoutes() {
     return render(
       c,
       <Layout title={page.title(delivery.event)} session={session}>
-        <table class="hardware" data-delivery={delivery.id} data-status={delivery.status}>
-          <tbody>
-            <tr>
-              <th scope="row">{page.webhook}</th>
-              <td class="webhook-url">{hook.url}</td>
-            </tr>
-            <tr>
-              <th scope="row">{text.event}</th>
-              <td>
-                <code>{delivery.event}</code>
-              </td>
-            </tr>
-            <tr>
-              <th scope="row">{page.created}</th>
-              <td>{formatTime(delivery.created_at)}</td>
-            </tr>
-            <tr>
-              <th scope="row">{page.status}</th>
-              <td data-field="status">{deliveryBadge(delivery.status)}</td>
-            </tr>
-            {delivery.status === 'failed' ? null : (
+        <div class="table-wrap">
+          <table class="hardware" data-delivery={delivery.id} data-status={delivery.status}>
+            <tbody>
               <tr>
-                <th scope="row">{delivery.status === 'delivered' ? page.deliveredAt : page.nextAttempt}</th>
+                <th scope="row">{page.webhook}</th>
+                <td class="webhook-url">{hook.url}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.event}</th>
                 <td>
-                  {formatTime(delivery.status === 'delivered' ? delivery.delivered_at : delivery.next_attempt_at)}
+                  <code>{delivery.event}</code>
                 </td>
               </tr>
-            )}
-          </tbody>
-        </table>
+              <tr>
+                <th scope="row">{page.created}</th>
+                <td>{formatTime(delivery.created_at)}</td>
+              </tr>
+              <tr>
+                <th scope="row">{page.status}</th>
+                <td data-field="status">{deliveryBadge(delivery.status)}</td>
+              </tr>
+              {delivery.status === 'failed' ? null : (
+                <tr>
+                  <th scope="row">{delivery.status === 'delivered' ? page.deliveredAt : page.nextAttempt}</th>
+                  <td>
+                    {formatTime(delivery.status === 'delivered' ? delivery.delivered_at : delivery.next_attempt_at)}
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </div>
         <h2>{page.attemptsTitle}</h2>
         {attempts.length === 0 ? (
           <p class="empty">{page.none}</p>
         ) : (
-          <table class="attempts">
-            <thead>
-              <tr>
-                <th scope="col" class="number">
-                  {page.attempt}
-                </th>
-                <th scope="col">{page.startedAt}</th>
-                <th scope="col">{page.outcome}</th>
-                <th scope="col" class="number">
-                  {page.duration}
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {attempts.map((a) => (
-                <tr data-attempt={String(a.attempt)}>
-                  <td class="number">{formatNumber(a.attempt)}</td>
-                  <td>{formatTime(a.started_at)}</td>
-                  <td data-field="outcome" class="report-message">
-                    {a.status_code === null ? null : <span data-field="status-code">HTTP {a.status_code}</span>}
-                    {a.status_code !== null && a.error !== null ? ': ' : null}
-                    {a.error ?? (a.status_code === null ? page.noAnswer : null)}
-                  </td>
-                  <td class="number" data-field="duration">
-                    {page.milliseconds(formatNumber(a.duration_ms))}
-                  </td>
+          <div class="table-wrap">
+            <table class="attempts">
+              <thead>
+                <tr>
+                  <th scope="col" class="number">
+                    {page.attempt}
+                  </th>
+                  <th scope="col">{page.startedAt}</th>
+                  <th scope="col">{page.outcome}</th>
+                  <th scope="col" class="number">
+                    {page.duration}
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {attempts.map((a) => (
+                  <tr data-attempt={String(a.attempt)}>
+                    <td class="number">{formatNumber(a.attempt)}</td>
+                    <td>{formatTime(a.started_at)}</td>
+                    <td data-field="outcome" class="report-message">
+                      {a.status_code === null ? null : <span data-field="status-code">HTTP {a.status_code}</span>}
+                      {a.status_code !== null && a.error !== null ? ': ' : null}
+                      {a.error ?? (a.status_code === null ? page.noAnswer : null)}
+                    </td>
+                    <td class="number" data-field="duration">
+                      {page.milliseconds(formatNumber(a.duration_ms))}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         <p>
           <a href="/portal/webhooks">{text.back}</a>
