@@ -12,6 +12,20 @@ SET client_min_messages = warning;
 SET row_security = off;
 
 --
+-- Name: pg_trgm; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
+
+
+--
+-- Name: EXTENSION pg_trgm; Type: COMMENT; Schema: -; Owner: -
+--
+
+COMMENT ON EXTENSION pg_trgm IS 'text similarity measurement and index searching based on trigrams';
+
+
+--
 -- Name: bump_override_versions(uuid[]); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1787,6 +1801,13 @@ CREATE UNIQUE INDEX device_merkmal_events_device_seq ON public.device_merkmal_ev
 
 
 --
+-- Name: devices_hostname_trigrams; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX devices_hostname_trigrams ON public.devices USING gin (lower(hostname) public.gin_trgm_ops);
+
+
+--
 -- Name: devices_live_serial; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1805,6 +1826,13 @@ CREATE INDEX devices_oe ON public.devices USING btree (oe_id);
 --
 
 CREATE INDEX devices_org_live ON public.devices USING btree (organization_id, created_at, id) WHERE (archived_at IS NULL);
+
+
+--
+-- Name: devices_serial_trigrams; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX devices_serial_trigrams ON public.devices USING gin (lower(serial) public.gin_trgm_ops);
 
 
 --
@@ -2643,4 +2671,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261126170000'),
     ('20261126170100'),
     ('20261126170200'),
-    ('20261128090000');
+    ('20261128090000'),
+    ('20261128150000');

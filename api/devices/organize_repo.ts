@@ -295,21 +295,65 @@ async function listOrganizationDevices(
           id: cursor.id,
         };
   const nullable = sort.endsWith('last_checkin');
+  const select = (ids: postgres.PendingQuery<postgres.Row[]>) => db<ListedDevice[]>`
+    with page as materialized (${ids})
+    ${deviceSelect(db, context.pollIntervalSeconds, db`, ${text} as sort_key`)}
+    where d.id in (select id from page)
+    order by ${keyOrder(db, key, db`d.id`, order, nullable)}`;
+  if (sort === '-last_checkin' && order === 'desc' && latestFirst(filter) && cursor?.key !== null) {
+    // The latest check-ins first: the page is among the latest heartbeats of all (see `latestCandidates`).
+    for (const candidates of LATEST_CANDIDATES.map((n) => n * (limit + 1))) {
+      const rows = await select(db`
+        select d.id from (
+          select h.device_id, h.at from device_heartbeats h
+          where h.at is not null and ${afterKey(db, db`h.at`, db`h.device_id`, after, 'desc', false)}
+          order by h.at desc, h.device_id desc
+          limit ${candidates}
+        ) c
+        join devices d on d.id = c.device_id ${matchingJoins(db, filter, context)}
+        where ${matching(db, organizationId, filter, resolved)}
+        order by c.at desc, c.device_id desc
+        limit ${limit + 1}`);
+      if (rows.length > limit) return rows;
+    }
+  }
   // The page's ids first, over the columns the filter and the order read; a device's other
   // columns (its convergence over the catalog, its groups) only for the page's rows. One
   // query over the whole device would compute them for every device the order must sort
   // (an order by last check-in reads the whole organization: no index on the heartbeat).
-  return db<ListedDevice[]>`
-    with page as materialized (
+  return select(db`
       select d.id from devices d ${matchingJoins(db, filter, context)}
       where ${matching(db, organizationId, filter, resolved)}
         and ${afterKey(db, key, db`d.id`, after, order, nullable)}
       order by ${keyOrder(db, key, db`d.id`, order, nullable)}
-      limit ${limit + 1}
-    )
-    ${deviceSelect(db, context.pollIntervalSeconds, db`, ${text} as sort_key`)}
-    where d.id in (select id from page)
-    order by ${keyOrder(db, key, db`d.id`, order, nullable)}`;
+      limit ${limit + 1}`);
+}
+
+/**
+ * How many of the latest heartbeats (times the page's rows) a page of the latest check-ins
+ * is looked for among, in turn, before the whole organization is sorted: a page found
+ * among the latest heartbeats of the database is exact, since every device left out checked
+ * in before every candidate. The heartbeats carry no organization, so the second turn is
+ * for a database of several organizations.
+ */
+const LATEST_CANDIDATES = [4, 64];
+
+/**
+ * Whether a list by the latest check-in is likely found among the latest heartbeats: a
+ * filter of the whole organization, or of its active devices (the ones that check in).
+ * A unit, a group, a search or a convergence may match few of them; stale and enrolled
+ * devices are the ones that did not check in lately.
+ */
+function latestFirst(filter: DeviceFilter): boolean {
+  return (
+    filter.oe_id === undefined &&
+    filter.group_id === undefined &&
+    filter.q === undefined &&
+    filter.convergence === undefined &&
+    filter.merkmal === undefined &&
+    filter.stale !== true &&
+    (filter.status === undefined || filter.status === 'active')
+  );
 }
 
 /** A page of the list in its order, and whether there are rows before and after it. */

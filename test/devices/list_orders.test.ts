@@ -124,6 +124,52 @@ describe('GET /api/v1/organizations/{id}/devices?sort=', () => {
   });
 });
 
+describe('GET /api/v1/organizations/{id}/devices?sort=-last_checkin among the latest heartbeats', () => {
+  it("another organization's check-ins in between, deprovisioned and archived devices, ties and never checked in: the order of the whole", async () => {
+    // This organization's check-ins are the latest of the database (ahead of the clock, as
+    // another host's may be), so its pages are found among the latest heartbeats; another
+    // organization's check-ins fall between them, and filtered devices among them.
+    const mine = await createOrganization(ctx);
+    const theirs = await createOrganization(ctx);
+    const ids: string[] = [];
+    for (let i = 0; i < 14; i++) {
+      const org = i % 3 === 1 ? theirs : mine;
+      const d = await insertDevice(ctx.sql, {
+        organizationId: org.id,
+        serial: `LH-${String(i).padStart(2, '0')}`,
+        deprovisioned: i === 4,
+      });
+      if (org === mine) ids.push(d.id);
+      if (i === 13) continue; // never checked in
+      await ctx.sql`update devices set agent_secret_issued_at = now() - interval '2 days',
+        agent_secret_hash = sha256(${d.id}::text::bytea), archived_at = ${i === 6 ? new Date() : null} where id = ${d.id}`;
+      // Two share a time to the microsecond.
+      const seconds = i === 3 ? 2 : i;
+      await ctx.sql`insert into device_heartbeats (device_id, at)
+        values (${d.id}, date_trunc('second', now()) + interval '1 hour' - make_interval(secs => ${seconds}) + interval '0.5 ms')`;
+    }
+    const listed = await ctx.sql<{ id: string; at: Date | null; status: string }[]>`
+      select d.id, h.at, case when d.deprovisioned_at is not null then 'deprovisioned'
+                              when d.agent_secret_issued_at is null then 'enrolled' else 'active' end as status
+      from devices d left join device_heartbeats h on h.device_id = d.id
+      where d.organization_id = ${mine.id} and d.archived_at is null`;
+    const expected = listed
+      .sort((a, b) => (b.at?.getTime() ?? -1) - (a.at?.getTime() ?? -1) || (a.id < b.id ? 1 : -1))
+      .map((d) => ({ id: d.id, status: d.status }));
+    expect(expected).toHaveLength(ids.length - 1); // the archived one is not listed
+    for (const limit of [1, 2, 4, 500]) {
+      expect(
+        (await pages(mine.id, 'sort=-last_checkin', limit)).map((d) => d.id),
+        `limit ${limit}`,
+      ).toEqual(expected.map((d) => d.id));
+      expect(
+        (await pages(mine.id, 'status=active&sort=-last_checkin', limit)).map((d) => d.id),
+        `limit ${limit}`,
+      ).toEqual(expected.filter((d) => d.status === 'active').map((d) => d.id));
+    }
+  });
+});
+
 describe('GET /api/v1/organizations/{id}/devices: status and convergence filters', () => {
   it('filter by status, by convergence, and by a Merkmal failed or pending', async () => {
     const org = await createOrganization(ctx);
