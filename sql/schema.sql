@@ -1801,6 +1801,13 @@ CREATE UNIQUE INDEX device_merkmal_events_device_seq ON public.device_merkmal_ev
 
 
 --
+-- Name: devices_hostname_prefix; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX devices_hostname_prefix ON public.devices USING btree (organization_id, lower(hostname) text_pattern_ops);
+
+
+--
 -- Name: devices_hostname_trigrams; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1826,6 +1833,13 @@ CREATE INDEX devices_oe ON public.devices USING btree (oe_id);
 --
 
 CREATE INDEX devices_org_live ON public.devices USING btree (organization_id, created_at, id) WHERE (archived_at IS NULL);
+
+
+--
+-- Name: devices_serial_prefix; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX devices_serial_prefix ON public.devices USING btree (organization_id, lower(serial) text_pattern_ops);
 
 
 --
