@@ -361,7 +361,7 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     expect(await cell('memory').textContent()).toBe('16 GiB');
     expect(await cell('disks').locator('li').allTextContents()).toEqual(['nvme0n1 · 512 GB · SAMSUNG MZVLB512']);
     expect(await cell('agent_version').textContent()).toBe('1.4.2');
-    const raw = page.locator('table.hardware + details pre');
+    const raw = page.locator('.table-wrap:has(> table.hardware) + details pre');
     expect(await raw.isVisible()).toBe(false);
     await page.getByText('Rohdaten (JSON)').click();
     expect(await raw.isVisible()).toBe(true);
