@@ -352,11 +352,12 @@ begin
     select id, v_event_id, p_type, now() from webhooks
     where organization_id = p_organization_id and disabled_at is null
       and (case when p_webhook_id is null then p_type = any (events) else id = p_webhook_id end)
-    returning id
+    returning id, webhook_id
   loop
     -- Only the delivery id travels in the job: no secret, no body.
     perform graphile_worker.add_job(
       'deliver_webhook', json_build_object('delivery_id', v_delivery.id),
+      queue_name => 'deliver_webhook:' || v_delivery.webhook_id,
       max_attempts => 3, job_key => 'deliver_webhook:' || v_delivery.id);
   end loop;
   return v_event_id;
@@ -1969,6 +1970,13 @@ CREATE INDEX webhook_deliveries_pending ON public.webhook_deliveries USING btree
 
 
 --
+-- Name: webhook_deliveries_pending_by_webhook; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_pending_by_webhook ON public.webhook_deliveries USING btree (webhook_id) WHERE (status = 'pending'::text);
+
+
+--
 -- Name: webhooks_organization; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2643,4 +2651,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261126170000'),
     ('20261126170100'),
     ('20261126170200'),
-    ('20261128090000');
+    ('20261128090000'),
+    ('20261128130000');
