@@ -682,6 +682,46 @@ CREATE TABLE public.bootstrap_tokens (
 
 
 --
+-- Name: device_bulk_jobs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.device_bulk_jobs (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    action text NOT NULL,
+    target text NOT NULL,
+    target_name text NOT NULL,
+    filter jsonb NOT NULL,
+    caller jsonb NOT NULL,
+    request_id text NOT NULL,
+    device_ids uuid[] NOT NULL,
+    total integer NOT NULL,
+    done integer DEFAULT 0 NOT NULL,
+    changed integer DEFAULT 0 NOT NULL,
+    refused integer DEFAULT 0 NOT NULL,
+    refusals jsonb DEFAULT '[]'::jsonb NOT NULL,
+    status text DEFAULT 'queued'::text NOT NULL,
+    error text,
+    created_at timestamp with time zone DEFAULT public.now_ms() NOT NULL,
+    finished_at timestamp with time zone,
+    CONSTRAINT device_bulk_jobs_action_check CHECK ((action = ANY (ARRAY['move'::text, 'group-add'::text, 'group-remove'::text, 'select'::text, 'deselect'::text, 'unset'::text]))),
+    CONSTRAINT device_bulk_jobs_caller_check CHECK ((jsonb_typeof(caller) = 'object'::text)),
+    CONSTRAINT device_bulk_jobs_changed_check CHECK ((changed >= 0)),
+    CONSTRAINT device_bulk_jobs_check CHECK ((total = cardinality(device_ids))),
+    CONSTRAINT device_bulk_jobs_check1 CHECK (((done >= 0) AND (done <= total))),
+    CONSTRAINT device_bulk_jobs_check2 CHECK (((refused >= 0) AND ((changed + refused) = done))),
+    CONSTRAINT device_bulk_jobs_check3 CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (finished_at IS NOT NULL))),
+    CONSTRAINT device_bulk_jobs_check4 CHECK (((status <> 'completed'::text) OR (done = total))),
+    CONSTRAINT device_bulk_jobs_error_check CHECK ((length(error) <= 1000)),
+    CONSTRAINT device_bulk_jobs_filter_check CHECK ((jsonb_typeof(filter) = 'object'::text)),
+    CONSTRAINT device_bulk_jobs_refusals_check CHECK ((jsonb_typeof(refusals) = 'array'::text)),
+    CONSTRAINT device_bulk_jobs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'completed'::text, 'failed'::text]))),
+    CONSTRAINT device_bulk_jobs_target_check CHECK (((length(target) >= 1) AND (length(target) <= 200))),
+    CONSTRAINT device_bulk_jobs_target_name_check CHECK ((length(target_name) <= 400))
+);
+
+
+--
 -- Name: device_fleet; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1389,6 +1429,14 @@ ALTER TABLE ONLY public.bootstrap_tokens
 
 
 --
+-- Name: device_bulk_jobs device_bulk_jobs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_bulk_jobs
+    ADD CONSTRAINT device_bulk_jobs_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: device_fleet device_fleet_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1750,6 +1798,13 @@ CREATE INDEX audit_events_target ON public.audit_events USING btree (organizatio
 --
 
 CREATE UNIQUE INDEX backends_one_preferred ON public.backends USING btree (preferred) WHERE preferred;
+
+
+--
+-- Name: device_bulk_jobs_organization; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_bulk_jobs_organization ON public.device_bulk_jobs USING btree (organization_id, created_at DESC);
 
 
 --
@@ -2213,6 +2268,14 @@ ALTER TABLE ONLY public.bootstrap_tokens
 
 
 --
+-- Name: device_bulk_jobs device_bulk_jobs_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_bulk_jobs
+    ADD CONSTRAINT device_bulk_jobs_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+
+--
 -- Name: device_fleet device_fleet_device_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2652,4 +2715,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261126170100'),
     ('20261126170200'),
     ('20261128090000'),
-    ('20261128130000');
+    ('20261128130000'),
+    ('20261128130100');
