@@ -228,6 +228,11 @@ function Confirmation(props: {
             <input type="hidden" name={targetField[targetOf[r.action]]} value={r.target} />
           )}
           <p class="muted">{text.eachAudited}</p>
+          {count > BULK_JOB_THRESHOLD ? (
+            <p class="muted" data-field="background">
+              {text.job.background(formatNumber(BULK_JOB_THRESHOLD))}
+            </p>
+          ) : null}
           <button type="submit" class="danger">
             {text.confirm(devices(count))}
           </button>{' '}

@@ -82,6 +82,7 @@ describe(`a bulk action over ${DEVICES} devices`, () => {
     const f = await fleet(DEVICES);
     const { res, ms, confirm } = await startGroupAdd(f);
     expect(confirm).toContain(`${shown(DEVICES)} Geräte`);
+    expect(confirm).toContain('Mehr als 1.000 Geräte: die Aktion läuft im Hintergrund weiter');
     expect(res.status).toBe(303);
     const location = res.headers.get('location')!;
     expect(location).toMatch(/^\/portal\/devices\/bulk\/jobs\/[0-9a-f-]{36}$/);

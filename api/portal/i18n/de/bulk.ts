@@ -60,6 +60,9 @@ export const bulk = {
   /** A bulk action over many devices runs in the background; its own page shows how far it is. */
   job: {
     title: 'Sammelaktion im Hintergrund',
+    /** On the confirmation page, when the action will run as a job. */
+    background: (max: string) =>
+      `Mehr als ${max} Geräte: die Aktion läuft im Hintergrund weiter, ihre Seite zeigt den Fortschritt.`,
     many: (devices: string) => `${devices}: die Aktion läuft im Hintergrund, Gerät für Gerät.`,
     status: 'Stand',
     statuses: {

@@ -57,6 +57,8 @@ export const bulk: typeof german = {
   backToList: '← Back to the device list',
   job: {
     title: 'Bulk action in the background',
+    background: (max: string) =>
+      `More than ${max} devices: the action runs on in the background, its page shows the progress.`,
     many: (devices: string) => `${devices}: the action runs in the background, device by device.`,
     status: 'Status',
     statuses: {
