@@ -35,6 +35,7 @@ const featureMayImport = {
   activation: ['organizations', 'templates', 'devices'],
   agent: ['activation', 'catalog', 'devices', 'rollouts'],
   rollouts: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
+  device_bulk: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
 };
 /** The folders of api/ that are not features: the floors below and above them. */
 const layerFolders = ['http', 'db', 'access', 'portal', 'docs', 'metrics', 'runtime'];

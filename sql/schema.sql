@@ -366,11 +366,12 @@ begin
     select id, v_event_id, p_type, now() from webhooks
     where organization_id = p_organization_id and disabled_at is null
       and (case when p_webhook_id is null then p_type = any (events) else id = p_webhook_id end)
-    returning id
+    returning id, webhook_id
   loop
     -- Only the delivery id travels in the job: no secret, no body.
     perform graphile_worker.add_job(
       'deliver_webhook', json_build_object('delivery_id', v_delivery.id),
+      queue_name => 'deliver_webhook:' || v_delivery.webhook_id,
       max_attempts => 3, job_key => 'deliver_webhook:' || v_delivery.id);
   end loop;
   return v_event_id;
@@ -691,6 +692,46 @@ CREATE TABLE public.bootstrap_tokens (
     expires_at timestamp with time zone NOT NULL,
     created_at timestamp with time zone DEFAULT public.now_ms() NOT NULL,
     CONSTRAINT bootstrap_tokens_token_hash_check CHECK ((octet_length(token_hash) = 32))
+);
+
+
+--
+-- Name: device_bulk_jobs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.device_bulk_jobs (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    action text NOT NULL,
+    target text NOT NULL,
+    target_name text NOT NULL,
+    filter jsonb NOT NULL,
+    caller jsonb NOT NULL,
+    request_id text NOT NULL,
+    device_ids uuid[] NOT NULL,
+    total integer NOT NULL,
+    done integer DEFAULT 0 NOT NULL,
+    changed integer DEFAULT 0 NOT NULL,
+    refused integer DEFAULT 0 NOT NULL,
+    refusals jsonb DEFAULT '[]'::jsonb NOT NULL,
+    status text DEFAULT 'queued'::text NOT NULL,
+    error text,
+    created_at timestamp with time zone DEFAULT public.now_ms() NOT NULL,
+    finished_at timestamp with time zone,
+    CONSTRAINT device_bulk_jobs_action_check CHECK ((action = ANY (ARRAY['move'::text, 'group-add'::text, 'group-remove'::text, 'select'::text, 'deselect'::text, 'unset'::text]))),
+    CONSTRAINT device_bulk_jobs_caller_check CHECK ((jsonb_typeof(caller) = 'object'::text)),
+    CONSTRAINT device_bulk_jobs_changed_check CHECK ((changed >= 0)),
+    CONSTRAINT device_bulk_jobs_check CHECK ((total = cardinality(device_ids))),
+    CONSTRAINT device_bulk_jobs_check1 CHECK (((done >= 0) AND (done <= total))),
+    CONSTRAINT device_bulk_jobs_check2 CHECK (((refused >= 0) AND ((changed + refused) = done))),
+    CONSTRAINT device_bulk_jobs_check3 CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (finished_at IS NOT NULL))),
+    CONSTRAINT device_bulk_jobs_check4 CHECK (((status <> 'completed'::text) OR (done = total))),
+    CONSTRAINT device_bulk_jobs_error_check CHECK ((length(error) <= 1000)),
+    CONSTRAINT device_bulk_jobs_filter_check CHECK ((jsonb_typeof(filter) = 'object'::text)),
+    CONSTRAINT device_bulk_jobs_refusals_check CHECK ((jsonb_typeof(refusals) = 'array'::text)),
+    CONSTRAINT device_bulk_jobs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'completed'::text, 'failed'::text]))),
+    CONSTRAINT device_bulk_jobs_target_check CHECK (((length(target) >= 1) AND (length(target) <= 200))),
+    CONSTRAINT device_bulk_jobs_target_name_check CHECK ((length(target_name) <= 400))
 );
 
 
@@ -1402,6 +1443,14 @@ ALTER TABLE ONLY public.bootstrap_tokens
 
 
 --
+-- Name: device_bulk_jobs device_bulk_jobs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_bulk_jobs
+    ADD CONSTRAINT device_bulk_jobs_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: device_fleet device_fleet_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1766,6 +1815,13 @@ CREATE UNIQUE INDEX backends_one_preferred ON public.backends USING btree (prefe
 
 
 --
+-- Name: device_bulk_jobs_organization; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_bulk_jobs_organization ON public.device_bulk_jobs USING btree (organization_id, created_at DESC);
+
+
+--
 -- Name: device_fleet_convergence; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2011,6 +2067,13 @@ CREATE INDEX webhook_deliveries_pending ON public.webhook_deliveries USING btree
 
 
 --
+-- Name: webhook_deliveries_pending_by_webhook; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_pending_by_webhook ON public.webhook_deliveries USING btree (webhook_id) WHERE (status = 'pending'::text);
+
+
+--
 -- Name: webhooks_organization; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2244,6 +2307,14 @@ ALTER TABLE ONLY public.blueprints
 
 ALTER TABLE ONLY public.bootstrap_tokens
     ADD CONSTRAINT bootstrap_tokens_device_id_fkey FOREIGN KEY (device_id) REFERENCES public.devices(id) ON DELETE CASCADE;
+
+
+--
+-- Name: device_bulk_jobs device_bulk_jobs_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_bulk_jobs
+    ADD CONSTRAINT device_bulk_jobs_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 
 --
@@ -2686,4 +2757,6 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261126170100'),
     ('20261126170200'),
     ('20261128090000'),
+    ('20261128130000'),
+    ('20261128130100'),
     ('20261128150000');

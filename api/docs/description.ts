@@ -142,6 +142,9 @@ within 10 s or failed, never redirected, and retried until a 2xx: 9 attempts, af
 (\`disabled_at\`, and a \`webhook.disable\` audit event). Each attempt (status, error, duration) is listed under
 \`GET /webhooks/{id}/deliveries/{delivery_id}/attempts\`. Every address the URL's host resolves to is checked at
 each delivery: private, loopback and link-local addresses are refused unless the operator allows them.
+Each webhook's deliveries are sent one at a time, in a queue of their own: a receiver that refuses, hangs or
+does not resolve delays only its own deliveries, never another webhook's. A webhook's \`pending_deliveries\` counts
+those neither delivered nor given up (its backlog).
 
 </details>
 `;

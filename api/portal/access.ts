@@ -7,6 +7,7 @@
  */
 import type { Context, Hono } from 'hono';
 import { insertAuditEvent } from '../access/audit_events.ts';
+import { BULK_CHUNK, type BulkOutcome, type BulkSteps, changeChunk } from '../access/bulk.ts';
 import { authorizeCaller, authorizedWrite } from '../access/authorize.ts';
 import {
   type AuditEntry,
@@ -101,23 +102,6 @@ function portalWrite<T>(
   });
 }
 
-/** How many devices one transaction of a bulk action changes: no transaction (nor lock) is held over all of them. */
-export const BULK_CHUNK = 200;
-
-/** What a bulk action did: the items it changed, and those a rule of the domain refused with its error. */
-export interface BulkOutcome<T> {
-  changed: T[];
-  failed: Array<{ item: T; error: ApiError }>;
-}
-
-/** The steps of a bulk action: each item's request (as its API call would name it), a chunk's locks, each item's change. */
-interface BulkSteps<T> {
-  requestOf(item: T): RequestValues;
-  /** Before any change of a chunk: the rows the changes will lock, in the order single changes take them. */
-  lock?(tx: Db, chunk: readonly T[]): Promise<void>;
-  change(tx: Db, caller: Caller, item: T): Promise<{ audit: AuditEntry }>;
-}
-
 /** A bulk form's writer: the operation made for each item, chunk by chunk. */
 export type PortalBulkWriter = <T>(items: readonly T[], steps: BulkSteps<T>) => Promise<BulkOutcome<T>>;
 
@@ -156,9 +140,6 @@ export async function authorizeEach(
   return db;
 }
 
-/** The refusals of a single item that leave the others to go on: a rule of the domain (an archived device's 409). */
-const itemRefusals = new Set([400, 404, 409, 422]);
-
 /**
  * Runs the operation for each item. First, before any change, the session's role and every
  * id the requests name (another organization's id is 404 and nothing changes). Then chunks
@@ -173,8 +154,6 @@ async function portalWriteEach<T>(
   items: readonly T[],
   steps: BulkSteps<T>,
 ): Promise<BulkOutcome<T>> {
-  const action = operation.audit;
-  if (action === undefined) throw new Error('a write must declare its audit action');
   await authorizeEach(c, operation, items.map(steps.requestOf));
   const sql = c.get('deps').sql;
   const requestId = c.get('requestId');
@@ -187,26 +166,34 @@ async function portalWriteEach<T>(
       const { caller, organizationId } = principalOf(session);
       // The role again (a key demoted meanwhile); the ids' owners do not change.
       await authorizeCaller(tx, caller, operation.access, () => [], organizationId);
-      await steps.lock?.(tx, chunk);
-      const chunkOutcome: BulkOutcome<T> = { changed: [], failed: [] };
-      for (const item of chunk) {
-        try {
-          await tx.savepoint(async (sp) => {
-            const { audit } = await steps.change(sp, caller, item);
-            await insertAuditEvent(sp, { ...audit, action, caller, requestId });
-          });
-          chunkOutcome.changed.push(item);
-        } catch (err) {
-          if (!(err instanceof ApiError) || !itemRefusals.has(err.status)) throw err;
-          chunkOutcome.failed.push({ item, error: err });
-        }
-      }
-      return chunkOutcome;
+      return changeChunk(tx, operation, caller, requestId, chunk, steps);
     });
     outcome.changed.push(...done.changed);
     outcome.failed.push(...done.failed);
   }
   return outcome;
+}
+
+/**
+ * A form that hands its work to the worker (a bulk action over many devices): in one
+ * transaction the session (and its key) checked again and its role for the operation, then
+ * `queue` records and queues the work as that caller. The items' own changes and audit
+ * events are the worker's, made as `postBulkWrite` makes them.
+ */
+export async function queueWrite(
+  c: Context<PortalEnv>,
+  operation: Operation,
+  queue: (tx: Db, caller: Caller, organizationId: string) => Promise<string>,
+): Promise<string> {
+  return c.get('deps').sql.begin(async (tx) => {
+    const session = await currentSession(c, tx);
+    if (session === null || session.organizationId === null) {
+      throw new ApiError('unauthorized', 'the session has ended; please sign in again');
+    }
+    const { caller, organizationId } = principalOf(session);
+    await authorizeCaller(tx, caller, operation.access, () => [], organizationId);
+    return queue(tx, caller, session.organizationId);
+  });
 }
 
 /** Records a read of a credential (an image download) as its operation declares, the session's key as actor. */

@@ -17,7 +17,7 @@ import { formatTime, t } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 
 /** Runs a create whose result page shows a secret; a refusal goes back to the form as a message. */
-export async function createOrBack<T>(c: Parameters<typeof redirectWith>[0], back: string, create: () => Promise<T>) {
+async function createOrBack<T>(c: Parameters<typeof redirectWith>[0], back: string, create: () => Promise<T>) {
   try {
     return { result: await create() };
   } catch (err) {

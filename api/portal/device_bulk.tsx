@@ -9,10 +9,17 @@
  */
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { actorOf, type AuditEntry, type Caller, type Operation, type RequestValues } from '../access/declaration.ts';
-import { recordEffectiveChange } from '../catalog/effective_changes.ts';
-import { selectionOperations, type SelectionVerb } from '../catalog/operations.ts';
-import { changeSelection } from '../catalog/service.ts';
+import type { BulkOutcome } from '../access/bulk.ts';
+import {
+  type BulkAction,
+  bulkActions,
+  operationOf,
+  requestOf,
+  changeOf,
+  type Target,
+  targetOf,
+} from '../device_bulk/actions.ts';
+import { BULK_JOB_THRESHOLD, type BulkJobRow, getBulkJob, queueBulkJob, type Refusal } from '../device_bulk/jobs.ts';
 import type { Db } from '../db/client.ts';
 import * as deviceOps from '../devices/operations.ts';
 import {
@@ -21,21 +28,18 @@ import {
   deviceSerials,
   listMatchingDeviceIds,
   lockDevices,
-  moveDevice,
 } from '../devices/organize_repo.ts';
-import * as groupOps from '../groups/operations.ts';
 import { listGroups } from '../groups/repo.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
-import { changeMember } from '../groups/service.ts';
 import { notFound } from '../http/errors.ts';
 import { isUuid } from '../http/uuid.ts';
 import {
   authorizeEach,
-  type BulkOutcome,
   type PortalBulkWriter,
   type PortalEnv,
   portalRead,
   postBulkWrite,
+  queueWrite,
 } from './access.ts';
 import { filterParams, listFilterOf, oneOf } from './device_filter.ts';
 import { formFields, redirectWith, render } from './http.tsx';
@@ -43,18 +47,6 @@ import { formatNumber, t } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import type { PortalSession } from './session.ts';
 
-/** The actions, by the path segment of their form. */
-const bulkActions = ['move', 'group-add', 'group-remove', 'select', 'deselect', 'unset'] as const;
-type BulkAction = (typeof bulkActions)[number];
-type Target = 'oe' | 'group' | 'merkmal';
-const targetOf: Record<BulkAction, Target> = {
-  move: 'oe',
-  'group-add': 'group',
-  'group-remove': 'group',
-  select: 'merkmal',
-  deselect: 'merkmal',
-  unset: 'merkmal',
-};
 /** The query field of each kind of target. */
 const targetField: Record<Target, string> = { oe: 'target_oe', group: 'target_group', merkmal: 'target_merkmal' };
 
@@ -63,32 +55,6 @@ const MAX_SELECTED = 1_000;
 
 /** `n` devices, the number as the request's language writes it. */
 const devices = (n: number) => t().bulk.devices(n, formatNumber(n));
-
-/** The declaration each action's form makes for each device: its API twin's. */
-function operationOf(action: BulkAction): Operation {
-  switch (action) {
-    case 'move':
-      return deviceOps.moveDevice;
-    case 'group-add':
-      return groupOps.addGroupMember;
-    case 'group-remove':
-      return groupOps.removeGroupMember;
-    default:
-      return selectionOperations.devices[action];
-  }
-}
-
-/** A device's request as the action's API call names it (`target` may be missing: the devices alone). */
-function requestOf(action: BulkAction, target: string | undefined, deviceId: string | undefined): RequestValues {
-  switch (targetOf[action]) {
-    case 'oe':
-      return { param: { id: deviceId }, json: { oe_id: target } };
-    case 'group':
-      return { param: { id: target, device_id: deviceId } };
-    case 'merkmal':
-      return { param: { id: deviceId, merkmal: target } };
-  }
-}
 
 /** The form's path of an action (a Merkmal's travels in the path, as in the single change's). */
 function formPath(action: BulkAction, target: string): string {
@@ -262,12 +228,123 @@ function Confirmation(props: {
             <input type="hidden" name={targetField[targetOf[r.action]]} value={r.target} />
           )}
           <p class="muted">{text.eachAudited}</p>
+          {count > BULK_JOB_THRESHOLD ? (
+            <p class="muted" data-field="background">
+              {text.job.background(formatNumber(BULK_JOB_THRESHOLD))}
+            </p>
+          ) : null}
           <button type="submit" class="danger">
             {text.confirm(devices(count))}
           </button>{' '}
           <a href={listOf(r.filter)}>{text.cancel}</a>
         </form>
       )}
+    </Layout>
+  );
+}
+
+/** The devices a rule refused, each with the reason in the page's language where there is one. */
+function Refusals(props: { rows: readonly Refusal[]; serials: Map<string, string> }) {
+  const { bulk: text } = t();
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">{text.serial}</th>
+            <th scope="col">{text.reason}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((r) => (
+            <tr data-failed={r.device_id}>
+              <td>
+                <a href={`/portal/devices/${r.device_id}`}>{props.serials.get(r.device_id) ?? r.device_id}</a>
+              </td>
+              <td data-code={r.code}>{text.reasons[r.code] ?? r.message}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/**
+ * A bulk action running in the background: what it does, how far it is (changed, refused,
+ * left) and, once done, the result; it reloads itself while it runs (no script needed).
+ */
+function JobPage(props: { session: PortalSession; job: BulkJobRow; serials: Map<string, string> }) {
+  const { job } = props;
+  const { bulk: text } = t();
+  const page = text.job;
+  const running = job.status === 'queued' || job.status === 'running';
+  const filter = listFilterOf(job.filter);
+  return (
+    <Layout title={page.title} session={props.session} refreshSeconds={running ? 2 : undefined}>
+      <p>
+        <strong>{text.summary[job.action](job.target_name)}</strong>
+      </p>
+      <p>{page.many(devices(job.total))}</p>
+      <div class="table-wrap">
+        <table class="hardware" data-bulk-job={job.id} data-status={job.status}>
+          <tbody>
+            <tr>
+              <th scope="row">{page.status}</th>
+              <td data-field="status">
+                <span
+                  class={`badge ${job.status === 'completed' ? 'converged' : job.status === 'failed' ? 'failed' : 'pending'}`}
+                >
+                  {page.statuses[job.status]}
+                </span>
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">{page.progress}</th>
+              <td>
+                <progress max={String(job.total)} value={String(job.done)}>
+                  {formatNumber(job.done)} / {formatNumber(job.total)}
+                </progress>{' '}
+                {formatNumber(job.done)} / {formatNumber(job.total)}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">{page.changed}</th>
+              <td data-field="changed" data-value={String(job.changed)}>
+                {formatNumber(job.changed)}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">{page.refused}</th>
+              <td data-field="refused" data-value={String(job.refused)}>
+                {formatNumber(job.refused)}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">{page.left}</th>
+              <td data-field="left" data-value={String(job.total - job.done)}>
+                {formatNumber(job.total - job.done)}
+              </td>
+            </tr>
+            {job.error === null ? null : (
+              <tr>
+                <th scope="row">{page.error}</th>
+                <td data-field="error">{job.error}</td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      {running ? <p class="muted">{page.refreshing}</p> : null}
+      {job.refusals.length > 0 ? (
+        <>
+          {job.refusals.length < job.refused ? <p>{page.moreRefused(formatNumber(job.refusals.length))}</p> : null}
+          <Refusals rows={job.refusals} serials={props.serials} />
+        </>
+      ) : null}
+      <p>
+        <a href={listOf(filter)}>{text.backToList}</a>
+      </p>
     </Layout>
   );
 }
@@ -290,26 +367,14 @@ function Result(props: {
           <p>
             <strong data-field="failed">{devices(outcome.failed.length)}</strong> {text.notChanged}
           </p>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">{text.serial}</th>
-                  <th scope="col">{text.reason}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {outcome.failed.map(({ item, error }) => (
-                  <tr data-failed={item}>
-                    <td>
-                      <a href={`/portal/devices/${item}`}>{props.serials.get(item) ?? item}</a>
-                    </td>
-                    <td data-code={error.code}>{text.reasons[error.code] ?? error.message}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Refusals
+            rows={outcome.failed.map(({ item, error }) => ({
+              device_id: item,
+              code: error.code,
+              message: error.message,
+            }))}
+            serials={props.serials}
+          />
         </>
       ) : null}
       <p>
@@ -317,40 +382,6 @@ function Result(props: {
       </p>
     </Layout>
   );
-}
-
-/** Each action's change of one device, by the service function its API route calls, and the route's audit entry. */
-function changeOf(
-  action: BulkAction,
-  target: string,
-  pollIntervalSeconds: number,
-): (tx: Db, caller: Caller, deviceId: string) => Promise<{ audit: AuditEntry }> {
-  switch (action) {
-    case 'move':
-      return async (tx, caller, deviceId) => {
-        const row = await moveDevice(tx, deviceId, target, actorOf(caller), recordEffectiveChange, pollIntervalSeconds);
-        return {
-          audit: {
-            organizationId: row.organization_id,
-            targetType: 'device',
-            targetId: deviceId,
-            details: { oe_id: target },
-          },
-        };
-      };
-    case 'group-add':
-    case 'group-remove':
-      return (tx, caller, deviceId) =>
-        changeMember(tx, action === 'group-add' ? 'add' : 'remove', target, deviceId, caller, recordEffectiveChange);
-    default: {
-      const verb: SelectionVerb = action;
-      const change =
-        verb === 'unset'
-          ? ({ kind: 'unset' } as const)
-          : ({ kind: 'set', state: verb === 'select' ? 'present' : 'absent', optionen: {} } as const);
-      return (tx, caller, deviceId) => changeSelection(tx, 'devices', deviceId, target, change, caller);
-    }
-  }
 }
 
 export function deviceBulkRoutes() {
@@ -386,6 +417,22 @@ export function deviceBulkRoutes() {
     );
   });
 
+  // A bulk action's page while the worker runs it and after (an organization's own only).
+  app.get('/devices/bulk/jobs/:id', async (c) => {
+    const session = c.get('session');
+    const org = session.organizationId!;
+    const id = c.req.param('id');
+    const db = await portalRead(c, deviceOps.listDevices, { param: { id: org } });
+    const job = isUuid(id) ? await getBulkJob(db, id.toLowerCase()) : null;
+    if (job === null || job.organization_id !== org) throw notFound('bulk action', id);
+    const serials = await deviceSerials(
+      db,
+      org,
+      job.refusals.map((r) => r.device_id),
+    );
+    return render(c, <JobPage session={session} job={job} serials={serials} />);
+  });
+
   const apply = (action: BulkAction) => async (c: Context<PortalEnv>, writeEach: PortalBulkWriter) => {
     const session = c.get('session');
     const org = session.organizationId!;
@@ -404,6 +451,23 @@ export function deviceBulkRoutes() {
       r.scope === 'filter'
         ? (await listMatchingDeviceIds(db, org, r.filter, { pollIntervalSeconds: poll })).map((d) => d.id)
         : r.selected;
+    if (ids.length > BULK_JOB_THRESHOLD) {
+      // Too many for one request: the worker changes them (each as below), this answers at once.
+      const name = await targetName(db, c, action, target);
+      const id = await queueWrite(c, operationOf(action), (tx, caller, organizationId) =>
+        queueBulkJob(tx, {
+          organizationId,
+          action,
+          target,
+          targetName: name,
+          filter: Object.fromEntries(filterParams(r.filter)),
+          caller,
+          requestId: c.get('requestId'),
+          deviceIds: ids,
+        }),
+      );
+      return c.redirect(`/portal/devices/bulk/jobs/${id}`, 303);
+    }
     const outcome = await writeEach(ids, {
       requestOf: (id) => requestOf(action, target, id),
       lock: lockDevices,

@@ -5,7 +5,7 @@
  * confirmation. Changes go through the services the API routes call, with the routes'
  * declarations and audit actions.
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { ApiError, notFound } from '../http/errors.ts';
 import * as webhookOps from '../webhooks/operations.ts';
 import {
@@ -20,10 +20,9 @@ import {
 import { WEBHOOK_EVENT_TYPES, WebhookCreate } from '../webhooks/schemas.ts';
 import { sendTestEvent, subscribe, unsubscribe } from '../webhooks/service.ts';
 import { type PortalEnv, portalRead, postWrite } from './access.ts';
-import { createOrBack } from './credentials.tsx';
 import { formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { formatNumber, formatTime, t } from './i18n/index.ts';
-import { CsrfField, Layout } from './layout.tsx';
+import { CsrfField, type Flash, Layout } from './layout.tsx';
 
 /** Deliveries shown per webhook. */
 const RECENT = 5;
@@ -102,87 +101,112 @@ function Deliveries(props: { webhookId: string; rows: DeliveryRow[] }) {
   );
 }
 
+/** What the new webhook form holds: empty, or what was sent when it was refused. */
+interface WebhookForm {
+  url: string;
+  events: ReadonlySet<string>;
+}
+
+const emptyForm: WebhookForm = { url: '', events: new Set() };
+
+/**
+ * The webhooks page: the form for a new one (holding `form`, so a refused URL and its
+ * ticked events need not be entered again) and each webhook with its backlog and last
+ * deliveries.
+ */
+async function webhooksPage(c: Context<PortalEnv>, flash: Flash | null, form = emptyForm, status: 200 | 400 = 200) {
+  const { webhooks: text } = t();
+  const session = c.get('session');
+  const org = session.organizationId!;
+  const db = await portalRead(c, webhookOps.listWebhooks, { param: { id: org } });
+  const [hooks, recent] = await Promise.all([listWebhooks(db, org, null, 500), listRecentDeliveries(db, org, RECENT)]);
+  return render(
+    c,
+    <Layout title={text.title} session={session} flash={flash}>
+      <form method="post" action="/portal/webhooks">
+        <CsrfField session={session} />
+        <h2>{text.newTitle}</h2>
+        <label for="url">{text.url}</label>
+        <input id="url" name="url" type="url" required maxlength={2048} value={form.url} />
+        <fieldset>
+          <legend>{text.events}</legend>
+          {WEBHOOK_EVENT_TYPES.map((event) => (
+            <label>
+              <input type="checkbox" name={`event:${event}`} value="on" checked={form.events.has(event)} />{' '}
+              <code>{event}</code>
+            </label>
+          ))}
+        </fieldset>
+        <p>
+          <button type="submit">{text.create}</button>
+        </p>
+      </form>
+      {hooks.length === 0 ? <p class="empty">{text.none}</p> : null}
+      {hooks.slice(0, 500).map((h) => {
+        const rows = recent.get(h.id) ?? [];
+        const state = webhookStatus(h, rows);
+        return (
+          <section class="webhook" data-webhook={h.id}>
+            <h2 class="webhook-url">{h.url}</h2>
+            <p>
+              {text.events}: {h.events.join(', ')}
+            </p>
+            <p data-field="webhook-status" data-status={state.kind}>
+              {text.status}: <span class={`badge ${badgeOf[state.kind]}`}>{state.label}</span>
+            </p>
+            <p>
+              {text.pendingDeliveries}:{' '}
+              <strong data-field="pending-deliveries" data-value={String(h.pending_deliveries)}>
+                {formatNumber(h.pending_deliveries)}
+              </strong>
+            </p>
+            <h3>{text.deliveries(RECENT)}</h3>
+            <Deliveries webhookId={h.id} rows={rows} />
+            <div>
+              {h.disabled_at ? null : (
+                <form class="inline" method="post" action={`/portal/webhooks/${h.id}/test`}>
+                  <CsrfField session={session} />
+                  <button type="submit" class="secondary" title={text.testHint}>
+                    {text.test}
+                  </button>{' '}
+                </form>
+              )}
+              <a href={`/portal/webhooks/${h.id}/delete`}>{text.delete}</a>
+            </div>
+          </section>
+        );
+      })}
+    </Layout>,
+    status,
+  );
+}
+
 export function webhookRoutes() {
   const app = new Hono<PortalEnv>();
 
-  app.get('/webhooks', async (c) => {
-    const { webhooks: text } = t();
-    const session = c.get('session');
-    const org = session.organizationId!;
-    const db = await portalRead(c, webhookOps.listWebhooks, { param: { id: org } });
-    const [hooks, recent] = await Promise.all([
-      listWebhooks(db, org, null, 500),
-      listRecentDeliveries(db, org, RECENT),
-    ]);
-    return render(
-      c,
-      <Layout title={text.title} session={session} flash={takeFlash(c)}>
-        <form method="post" action="/portal/webhooks">
-          <CsrfField session={session} />
-          <h2>{text.newTitle}</h2>
-          <label for="url">{text.url}</label>
-          <input id="url" name="url" type="url" required maxlength={2048} />
-          <fieldset>
-            <legend>{text.events}</legend>
-            {WEBHOOK_EVENT_TYPES.map((event) => (
-              <label>
-                <input type="checkbox" name={`event:${event}`} value="on" /> <code>{event}</code>
-              </label>
-            ))}
-          </fieldset>
-          <p>
-            <button type="submit">{text.create}</button>
-          </p>
-        </form>
-        {hooks.length === 0 ? <p class="empty">{text.none}</p> : null}
-        {hooks.slice(0, 500).map((h) => {
-          const rows = recent.get(h.id) ?? [];
-          const status = webhookStatus(h, rows);
-          return (
-            <section class="webhook" data-webhook={h.id}>
-              <h2 class="webhook-url">{h.url}</h2>
-              <p>
-                {text.events}: {h.events.join(', ')}
-              </p>
-              <p data-field="webhook-status" data-status={status.kind}>
-                {text.status}: <span class={`badge ${badgeOf[status.kind]}`}>{status.label}</span>
-              </p>
-              <h3>{text.deliveries(RECENT)}</h3>
-              <Deliveries webhookId={h.id} rows={rows} />
-              <div>
-                {h.disabled_at ? null : (
-                  <form class="inline" method="post" action={`/portal/webhooks/${h.id}/test`}>
-                    <CsrfField session={session} />
-                    <button type="submit" class="secondary" title={text.testHint}>
-                      {text.test}
-                    </button>{' '}
-                  </form>
-                )}
-                <a href={`/portal/webhooks/${h.id}/delete`}>{text.delete}</a>
-              </div>
-            </section>
-          );
-        })}
-      </Layout>,
-    );
-  });
+  app.get('/webhooks', (c) => webhooksPage(c, takeFlash(c)));
 
   postWrite(app, '/webhooks', webhookOps.createWebhook, async (c, write) => {
     const { webhooks: text } = t();
     const session = c.get('session');
     const org = session.organizationId!;
     const fields = await formFields(c);
-    const done = await createOrBack(c, '/portal/webhooks', () => {
-      const events = WEBHOOK_EVENT_TYPES.filter((e) => fields[`event:${e}`] === 'on');
+    const events = WEBHOOK_EVENT_TYPES.filter((e) => fields[`event:${e}`] === 'on');
+    let done: { row: WebhookRow; secret: string };
+    try {
       const parsed = WebhookCreate.safeParse({ url: fields.url, events });
       if (!parsed.success) throw invalidInput(parsed.error);
       const { config } = c.get('deps');
-      return write({ param: { id: org } }, (tx) =>
+      done = await write({ param: { id: org } }, (tx) =>
         subscribe(tx, config, org, parsed.data).then(({ row, secret, audit }) => ({ audit, result: { row, secret } })),
       );
-    });
-    if (done.response) return done.response;
-    const { row, secret } = done.result;
+    } catch (err) {
+      // Refused: the same page again, with what was entered and why.
+      if (!(err instanceof ApiError) || ![400, 409, 422].includes(err.status)) throw err;
+      const form = { url: (fields.url ?? '').slice(0, 2048), events: new Set<string>(events) };
+      return webhooksPage(c, { kind: 'error', text: err.message }, form, 400);
+    }
+    const { row, secret } = done;
     return render(
       c,
       <Layout title={text.createdTitle} session={session}>

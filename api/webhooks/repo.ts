@@ -18,6 +18,16 @@ export interface WebhookRow {
   events: string[];
   created_at: Date;
   disabled_at: Date | null;
+  /** Its deliveries neither delivered nor given up. */
+  pending_deliveries: number;
+}
+
+/** The webhook's columns and its pending deliveries' count (`w` is the webhooks row). */
+function webhookColumns(db: Db) {
+  return db`
+    w.id, w.organization_id, w.url, w.events, w.created_at, w.disabled_at,
+    (select count(*)::int from webhook_deliveries d
+      where d.webhook_id = w.id and d.status = 'pending') as pending_deliveries`;
 }
 
 /** What a sealed secret is bound to: it opens for this webhook only. */
@@ -36,22 +46,21 @@ export async function createWebhook(
   const [row] = await db<WebhookRow[]>`
     insert into webhooks (id, organization_id, url, events, secret_sealed)
     values (${id}, ${input.organizationId}, ${input.url}, ${input.events}, ${db.json(sealed)})
-    returning id, organization_id, url, events, created_at, disabled_at`;
+    returning id, organization_id, url, events, created_at, disabled_at, 0 as pending_deliveries`;
   return { row: row!, secret };
 }
 
 export async function listWebhooks(db: Db, organizationId: string, cursor: Cursor | null, limit: number) {
   return db<WebhookRow[]>`
-    select id, organization_id, url, events, created_at, disabled_at
-    from webhooks
-    where organization_id = ${organizationId} and ${afterCursor(db, cursor)}
-    order by created_at, id
+    select ${webhookColumns(db)}
+    from webhooks w
+    where w.organization_id = ${organizationId} and ${afterCursor(db, cursor, 'asc', 'w')}
+    order by w.created_at, w.id
     limit ${limit + 1}`;
 }
 
 export async function getWebhook(db: Db, id: string): Promise<WebhookRow | null> {
-  const [row] = await db<WebhookRow[]>`
-    select id, organization_id, url, events, created_at, disabled_at from webhooks where id = ${id}`;
+  const [row] = await db<WebhookRow[]>`select ${webhookColumns(db)} from webhooks w where w.id = ${id}`;
   return row ?? null;
 }
 
@@ -59,7 +68,7 @@ export async function getWebhook(db: Db, id: string): Promise<WebhookRow | null>
 export async function deleteWebhook(db: Db, id: string): Promise<WebhookRow | null> {
   const [row] = await db<WebhookRow[]>`
     delete from webhooks where id = ${id}
-    returning id, organization_id, url, events, created_at, disabled_at`;
+    returning id, organization_id, url, events, created_at, disabled_at, 0 as pending_deliveries`;
   return row ?? null;
 }
 

@@ -24,6 +24,7 @@ function serializeWebhook(row: repo.WebhookRow): z.infer<typeof Webhook> {
     events: row.events as z.infer<typeof Webhook>['events'],
     created_at: iso(row.created_at),
     disabled_at: iso(row.disabled_at),
+    pending_deliveries: row.pending_deliveries,
   };
 }
 

@@ -43,6 +43,16 @@ export const Webhook = z
     disabled_at: Timestamp.nullable().openapi({
       description: 'Set when deliveries failed for 3 days; no events are sent any more. Delete and create it anew.',
     }),
+    pending_deliveries: z
+      .number()
+      .int()
+      .min(0)
+      .openapi({
+        description:
+          'Its deliveries neither delivered nor given up: waiting for their first attempt or for a retry. Each ' +
+          "webhook's deliveries are sent one at a time, so a receiver that fails holds back only its own.",
+        example: 0,
+      }),
   })
   .openapi('Webhook');
 

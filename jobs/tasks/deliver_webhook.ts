@@ -1,8 +1,10 @@
 /**
  * Task `deliver_webhook`, queued by `emit_webhook_event` in the transaction of the change
- * (one job per delivery; the payload holds only the delivery id). One attempt per run: the
- * outcome is recorded, and a failed attempt queues the next one itself, with a growing
- * pause and jitter, so 9 attempts spread over about a day. A webhook whose deliveries have
+ * (one job per delivery, in the webhook's own queue, so one webhook has one attempt in flight
+ * at most and a failing receiver holds back only its own deliveries; the payload holds only
+ * the delivery id). One attempt per delivery, then the webhook's other due ones for a few
+ * seconds: each outcome is recorded, and a failed attempt queues the next one itself, with a
+ * growing pause and jitter, so 9 attempts spread over about a day. A webhook whose deliveries have
  * failed for 3 days is disabled, and the audit log says so.
  */
 import type { Task } from 'graphile-worker';
@@ -21,6 +23,15 @@ export const DELIVER_WEBHOOK_TASK = 'deliver_webhook';
 export const RETRY_PAUSES_SECONDS = [30, 120, 600, 1800, 3600, 10_800, 21_600, 43_200];
 export const MAX_ATTEMPTS = RETRY_PAUSES_SECONDS.length + 1;
 const DISABLE_AFTER = '3 days';
+
+/**
+ * The Graphile Worker queue of a webhook's deliveries (as `emit_webhook_event` names it): a
+ * queue runs one job at a time, so a failing receiver's retries hold one runner slot and
+ * every other webhook's deliveries go past them.
+ */
+function deliveryQueue(webhookId: string): string {
+  return `${DELIVER_WEBHOOK_TASK}:${webhookId}`;
+}
 
 const Payload = z.object({ delivery_id: z.uuid() });
 
@@ -46,11 +57,35 @@ export function deliverWebhookTask(deps: TaskDeps): Task {
       deps.log.error('deliver_webhook: payload not understood, job dropped', { job_id: helpers.job.id });
       return;
     }
-    await deliver(deps, deps.sql, payload.data.delivery_id, `job:${helpers.job.id}`);
+    const requestId = `job:${helpers.job.id}`;
+    const webhookId = await deliver(deps, deps.sql, payload.data.delivery_id, requestId);
+    if (webhookId !== null) await drain(deps, webhookId, requestId, helpers.abortSignal);
   };
 }
 
-async function deliver(deps: WorkerDeps, db: Db, deliveryId: string, requestId: string): Promise<void> {
+/** How long one job goes on with its webhook's other due deliveries, so other webhooks get their turn. */
+const DRAIN_MS = 5_000;
+
+/**
+ * The webhook's other deliveries that are due, oldest first, while the job holds its queue
+ * and for at most DRAIN_MS: a backlog moves at the receiver's pace rather than one
+ * delivery per poll of the queue (a queue is free again only after its job is settled).
+ * Each delivery's own job is replaced by its retry or removed with its outcome.
+ */
+async function drain(deps: TaskDeps, webhookId: string, requestId: string, signal: AbortSignal | undefined) {
+  const until = Date.now() + DRAIN_MS;
+  while (Date.now() < until && !signal?.aborted) {
+    const [next] = await deps.sql<{ id: string }[]>`
+      select id from webhook_deliveries
+       where webhook_id = ${webhookId} and status = 'pending' and next_attempt_at <= now()
+       order by next_attempt_at, seq limit 1`;
+    if (next === undefined) return;
+    if ((await deliver(deps, deps.sql, next.id, requestId)) === null) return;
+  }
+}
+
+/** One attempt of the delivery; its webhook's id when an attempt was made and recorded, else null. */
+async function deliver(deps: WorkerDeps, db: Db, deliveryId: string, requestId: string): Promise<string | null> {
   const [due] = await db<Due[]>`
     select d.id, d.attempts, d.status, w.id as webhook_id, w.organization_id, w.url, w.secret_sealed,
            w.disabled_at, e.id as event_id, e.type, e.created_at as event_created_at, e.data
@@ -59,20 +94,19 @@ async function deliver(deps: WorkerDeps, db: Db, deliveryId: string, requestId: 
       join webhook_events e on e.id = d.event_id
      where d.id = ${deliveryId}`;
   // Deleted with its webhook, or already settled: nothing to do.
-  if (due?.status !== 'pending') return;
+  if (due?.status !== 'pending') return null;
   // Disabling fails the pending deliveries, but one queued by a change that committed
   // just after may still arrive here.
   if (due.disabled_at !== null) {
     await db`update webhook_deliveries set status = 'failed', next_attempt_at = null where id = ${due.id}`;
-    return;
+    return null;
   }
   const startedAt = new Date();
   const secret = await openSecret(deps, due);
   if (secret === null) {
     // Recorded as a failed attempt, retried on schedule: the operator may fix the key meanwhile.
     const error = "the webhook's secret could not be opened: this worker's ISO_ENCRYPTION_KEY differs from the API's";
-    await record(deps, db, due, { statusCode: null, error }, { startedAt, requestId });
-    return;
+    return (await record(deps, db, due, { statusCode: null, error }, { startedAt, requestId })) ? due.webhook_id : null;
   }
   const body = JSON.stringify({
     id: due.event_id,
@@ -96,7 +130,7 @@ async function deliver(deps: WorkerDeps, db: Db, deliveryId: string, requestId: 
       resolve: deps.config.webhooks?.resolve,
     },
   );
-  await record(deps, db, due, outcome, { startedAt, requestId });
+  return (await record(deps, db, due, outcome, { startedAt, requestId })) ? due.webhook_id : null;
 }
 
 async function openSecret(deps: WorkerDeps, due: Due): Promise<string | null> {
@@ -148,8 +182,12 @@ async function record(
       // The next attempt is queued with the outcome: both or neither.
       await tx`
         select from graphile_worker.add_job(${DELIVER_WEBHOOK_TASK}, json_build_object('delivery_id', ${due.id}::uuid),
+                 queue_name => ${deliveryQueue(due.webhook_id)}::text,
                  run_at => now() + make_interval(secs => ${pause}), max_attempts => 3,
                  job_key => ${DELIVER_WEBHOOK_TASK}::text || ':' || ${due.id}::text)`;
+    } else {
+      // Settled: its job has nothing left to do (a drain may have made this attempt).
+      await tx`select from graphile_worker.remove_job(${DELIVER_WEBHOOK_TASK}::text || ':' || ${due.id}::text)`;
     }
     if (ok) await tx`update webhooks set failing_since = null where id = ${due.webhook_id}`;
     else await failing(deps, tx, due, attempt.requestId);
@@ -164,6 +202,7 @@ async function record(
       next_in_seconds: pause,
     });
   }
+  return recorded;
 }
 
 /** Marks the webhook failing; after 3 days of failures it is disabled, with its pending deliveries. */

@@ -3,7 +3,9 @@ import type { TaskList } from 'graphile-worker';
 import { BUILD_ISO_TASK } from '../../api/iso_builds/job.ts';
 import { JUDGE_ROLLOUT_TASK } from '../../api/rollouts/schedule.ts';
 import type { TaskDeps } from '../worker_deps.ts';
+import { DEVICE_BULK_TASK } from '../../api/device_bulk/jobs.ts';
 import { buildIsoTask } from './build_iso.ts';
+import { deviceBulkTask } from './device_bulk.ts';
 import { DELIVER_WEBHOOK_TASK, deliverWebhookTask } from './deliver_webhook.ts';
 import { ARCHIVE_STALE_DEVICES_TASK, archiveStaleDevicesTask } from './archive_stale_devices.ts';
 import { judgeRolloutTask } from './judge_rollout.ts';
@@ -25,9 +27,10 @@ export function buildHostTasks(deps: TaskDeps): TaskList {
 }
 
 /**
- * The dead build check, the stale device sweeps and the judging of rollouts, on a runner of
- * their own: none waits behind a build or a delivery (the stale sweep must run every five
- * minutes, a running rollout is judged at least every 30 s). All are short.
+ * The dead build check, the stale device sweeps, the judging of rollouts and the chunks of
+ * bulk actions, on a runner of their own: none waits behind a build or a delivery (the stale
+ * sweep must run every five minutes, a running rollout is judged at least every 30 s). All
+ * are short (a bulk action queues its next chunk as a job of its own).
  */
 export function reaperTasks(deps: TaskDeps): TaskList {
   return {
@@ -36,6 +39,7 @@ export function reaperTasks(deps: TaskDeps): TaskList {
     [ARCHIVE_STALE_DEVICES_TASK]: archiveStaleDevicesTask(deps),
     [JUDGE_ROLLOUT_TASK]: judgeRolloutTask(deps),
     [JUDGE_RUNNING_ROLLOUTS_TASK]: judgeRunningRolloutsTask(deps),
+    [DEVICE_BULK_TASK]: deviceBulkTask(deps),
   };
 }
 

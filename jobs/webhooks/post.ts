@@ -44,12 +44,20 @@ export async function postWebhook(
 ): Promise<AttemptOutcome> {
   const target = new URL(url);
   const timeoutMs = options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
+  const started = Date.now();
   let pinned: ResolvedAddress;
   try {
-    pinned = await checkedAddress(target.hostname, options);
+    // The name's resolution counts against the attempt's time: a host whose DNS hangs holds
+    // its webhook's queue no longer than one that does not answer.
+    pinned = await withinTime(
+      checkedAddress(target.hostname, options),
+      timeoutMs,
+      `${target.hostname} did not resolve`,
+    );
   } catch (err) {
     return { statusCode: null, error: (err as Error).message };
   }
+  const left = Math.max(1, timeoutMs - (Date.now() - started));
   const client = target.protocol === 'https:' ? https : http;
   const pin: LookupFunction = (_host, opts, done) => {
     if ((opts as { all?: boolean }).all) (done as (e: null, a: ResolvedAddress[]) => void)(null, [pinned]);
@@ -98,11 +106,20 @@ export async function postWebhook(
     );
     const timer = setTimeout(() => {
       request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`));
-    }, timeoutMs);
+    }, left);
     request.on('error', (err) => settle({ statusCode: null, error: err.message }));
     request.on('close', () => clearTimeout(timer));
     request.end(body);
   });
+}
+
+/** The promise's value, or a rejection naming `what` when it takes longer than `ms`. */
+function withinTime<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** An address of the host that the policy allows; throws naming the refused one. */

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createSql } from '../../api/db/client.ts';
 import { migrate } from '../../api/db/migrate.ts';
 import { silentLogger } from '../../api/log.ts';
-import { BULK_CHUNK } from '../../api/portal/access.ts';
+import { BULK_CHUNK } from '../../api/access/bulk.ts';
 import { startEmbeddedPostgres } from '../../api/runtime/embedded_postgres.ts';
 import { testApp, testConfig } from '../support/app.ts';
 import { seedOrganization } from './seed_organization.ts';

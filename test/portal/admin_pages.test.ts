@@ -271,6 +271,68 @@ describe('the webhooks page', () => {
     expect(refused.text).not.toContain('ECONNREFUSED');
   });
 
+  it("counts attempts in the singular and plural, shows the backlog, and keeps a refused form's URL and events", async () => {
+    const org = await createOrganization(ctx);
+    const once = await hookWith(org.id, 'https://hooks.example.com/once');
+    const backlog = await hookWith(org.id, 'https://hooks.example.com/backlog');
+    expect((await ctx.request('POST', `/api/v1/webhooks/${once}/test`)).status).toBe(202);
+    await ctx.sql`update webhook_deliveries set attempts = 1, last_error = 'connect ECONNREFUSED' where webhook_id = ${once}`;
+    for (let i = 0; i < 4; i++)
+      expect((await ctx.request('POST', `/api/v1/webhooks/${backlog}/test`)).status).toBe(202);
+    // One delivered, one given up: neither is pending; two wait, attempted twice.
+    await ctx.sql`update webhook_deliveries set attempts = 2, last_error = 'answered 503' where webhook_id = ${backlog}`;
+    const [first, second] = await ctx.sql<{ id: string }[]>`
+      select id from webhook_deliveries where webhook_id = ${backlog} order by seq limit 2`;
+    await ctx.sql`update webhook_deliveries set status = 'delivered', delivered_at = now(), next_attempt_at = null
+      where id = ${first!.id}`;
+    await ctx.sql`update webhook_deliveries set status = 'failed', next_attempt_at = null where id = ${second!.id}`;
+    const listed = await ctx.request('GET', `/api/v1/organizations/${org.id}/webhooks`);
+    expect(
+      Object.fromEntries(
+        listed.body.items.map((w: { id: string; pending_deliveries: number }) => [w.id, w.pending_deliveries]),
+      ),
+    ).toEqual({ [once]: 1, [backlog]: 2 });
+
+    const german = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
+    const page = await german.get('/portal/webhooks');
+    expect(plain(section(page.text, once))).toContain('Zustellung schlägt fehl: 1 Versuch, wird wiederholt');
+    expect(plain(section(page.text, backlog))).toContain('Zustellung schlägt fehl: 2 Versuche, wird wiederholt');
+    expect(section(page.text, once)).toContain('data-field="pending-deliveries" data-value="1"');
+    expect(section(page.text, backlog)).toContain('data-field="pending-deliveries" data-value="2"');
+    expect(plain(section(page.text, backlog))).toContain(
+      'Ausstehende Zustellungen (weder zugestellt noch aufgegeben): 2',
+    );
+    const english = await signedIn((await createApiKey(ctx, org.id, 'admin')).key, 'en');
+    const en = await english.get('/portal/webhooks');
+    expect(plain(section(en.text, once))).toContain('delivery failing: 1 attempt, being retried');
+    expect(plain(section(en.text, backlog))).toContain('delivery failing: 2 attempts, being retried');
+    expect(plain(section(en.text, backlog))).toContain('Pending deliveries (neither delivered nor given up): 2');
+
+    // A URL the policy refuses: the page again with the reason, the URL and the ticked events kept; nothing made.
+    const refused = await german.request('POST', '/portal/webhooks', {
+      _csrf: PortalClient.csrf(page.text),
+      url: 'http://hooks.example.com/plain',
+      'event:device.archived': 'on',
+      'event:rollout.paused': 'on',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('class="flash error"');
+    expect(refused.text).toMatch(
+      /<input id="url" name="url" type="url" required="" maxlength="2048" value="http:\/\/hooks\.example\.com\/plain"/,
+    );
+    const ticked = [...refused.text.matchAll(/name="event:([a-z_.]+)" value="on" checked=""/g)].map((m) => m[1]);
+    expect(ticked).toEqual(['device.archived', 'rollout.paused']);
+    // No event ticked: refused as well, the URL kept.
+    const none = await german.request('POST', '/portal/webhooks', {
+      _csrf: PortalClient.csrf(page.text),
+      url: 'https://hooks.example.com/none',
+    });
+    expect(none.status).toBe(400);
+    expect(none.text).toContain('value="https://hooks.example.com/none"');
+    expect(none.text).not.toContain('checked=""');
+    expect(await ctx.sql`select 1 from webhooks where organization_id = ${org.id}`).toHaveLength(2);
+  });
+
   it('creates, tests and deletes in English; the German pages keep their words', async () => {
     const org = await createOrganization(ctx);
     const english = await signedIn((await createApiKey(ctx, org.id, 'admin')).key, 'en');

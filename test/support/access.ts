@@ -43,6 +43,8 @@ export interface TenantFixture {
   webhookDeliveryId: string;
   /** A running rollout (of `qgis` at the org unit, which has no devices: it changes none). */
   rolloutId: string;
+  /** A finished bulk action on its devices (its portal page). */
+  bulkJobId: string;
   adminKey: string;
   viewerKey: string;
 }
@@ -89,6 +91,12 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     }),
     201,
   );
+  const [bulkJob] = await ctx.sql<{ id: string }[]>`
+    insert into device_bulk_jobs (organization_id, action, target, target_name, filter, caller, request_id,
+                                  device_ids, total, status, finished_at)
+    values (${organizationId}, 'group-add', ${group.id}, 'group', '{}', '{"type":"operator"}', 'fixture',
+            '{}', 0, 'completed', now())
+    returning id`;
   const spare = await createApiKey(ctx, organizationId, 'viewer', { name: 'spare' });
   const admin = await createApiKey(ctx, organizationId, 'admin');
   const viewer = await createApiKey(ctx, organizationId, 'viewer');
@@ -104,6 +112,7 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     webhookId: webhook.id,
     webhookDeliveryId: delivery!.id,
     rolloutId: rollout.id,
+    bulkJobId: bulkJob!.id,
     adminKey: admin.key,
     viewerKey: viewer.key,
   };
@@ -319,6 +328,7 @@ const portalParamOf: Record<string, keyof TenantFixture | { value: string }> = {
   webhooks: 'webhookId',
   deliveries: 'webhookDeliveryId',
   rollouts: 'rolloutId',
+  jobs: 'bulkJobId',
   catalog: { value: 'libreoffice' },
   confirm: { value: 'archive' },
 };

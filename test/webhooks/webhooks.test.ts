@@ -30,13 +30,14 @@ describe('creating a webhook', () => {
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['created_at', 'disabled_at', 'events', 'id', 'organization_id', 'secret', 'url'].sort(),
+      ['created_at', 'disabled_at', 'events', 'id', 'organization_id', 'pending_deliveries', 'secret', 'url'].sort(),
     );
     expect(res.body).toMatchObject({
       organization_id: org,
       url: 'https://tickets.example.com/hooks/fleet',
       events: ['device.activated', 'iso_build.completed'],
       disabled_at: null,
+      pending_deliveries: 0,
     });
     const secret = res.body.secret as string;
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);

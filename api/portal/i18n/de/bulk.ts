@@ -57,6 +57,28 @@ export const bulk = {
     rollout_in_progress: 'Ein laufender Rollout hält dieses Merkmal.',
   } as Record<string, string>,
   backToList: '← Zurück zur Geräteliste',
+  /** A bulk action over many devices runs in the background; its own page shows how far it is. */
+  job: {
+    title: 'Sammelaktion im Hintergrund',
+    /** On the confirmation page, when the action will run as a job. */
+    background: (max: string) =>
+      `Mehr als ${max} Geräte: die Aktion läuft im Hintergrund weiter, ihre Seite zeigt den Fortschritt.`,
+    many: (devices: string) => `${devices}: die Aktion läuft im Hintergrund, Gerät für Gerät.`,
+    status: 'Stand',
+    statuses: {
+      queued: 'wartet auf den Start',
+      running: 'läuft',
+      completed: 'abgeschlossen',
+      failed: 'abgebrochen',
+    },
+    progress: 'Fortschritt',
+    changed: 'Geändert',
+    refused: 'Abgelehnt',
+    left: 'Verbleibend',
+    refreshing: 'Diese Seite lädt sich alle 2 Sekunden neu, bis die Aktion abgeschlossen ist.',
+    error: 'Grund des Abbruchs',
+    moreRefused: (shown: string) => `Die ersten ${shown} abgelehnten Geräte:`,
+  },
   /** `n` devices, `shown` being n as the language writes it. */
   devices: (n: number, shown: string) => `${shown} ${n === 1 ? 'Gerät' : 'Geräte'}`,
 };

@@ -11,6 +11,8 @@ export const webhooks = {
   status: 'Status',
   deliveries: (n: number) => `Letzte Zustellungen (höchstens ${n}, neueste zuerst)`,
   noDeliveries: 'Noch keine Zustellung.',
+  /** The webhook's `pending_deliveries`: its backlog. */
+  pendingDeliveries: 'Ausstehende Zustellungen (weder zugestellt noch aufgegeben)',
   time: 'Angelegt',
   event: 'Ereignis',
   deliveryStatus: 'Zustellung',
@@ -45,7 +47,8 @@ export const webhooks = {
     `deaktiviert seit ${at}: Zustellungen schlugen 3 Tage lang fehl, es wird nichts mehr gesendet`,
   idle: 'aktiv, noch keine Zustellung',
   delivered: (at: string) => `aktiv, zuletzt zugestellt ${at}`,
-  retrying: (attempts: number) => `aktiv, Zustellung schlägt fehl: ${attempts} Versuche, wird wiederholt`,
+  retrying: (attempts: number) =>
+    `aktiv, Zustellung schlägt fehl: ${attempts} ${attempts === 1 ? 'Versuch' : 'Versuche'}, wird wiederholt`,
   failing: 'aktiv, letzte Zustellung endgültig fehlgeschlagen',
   pending: 'aktiv, Zustellung wartet',
   /** A delivery's `status` as the API names it. */

@@ -55,5 +55,25 @@ export const bulk: typeof german = {
     rollout_in_progress: 'A running rollout holds this catalog item.',
   },
   backToList: '← Back to the device list',
+  job: {
+    title: 'Bulk action in the background',
+    background: (max: string) =>
+      `More than ${max} devices: the action runs on in the background, its page shows the progress.`,
+    many: (devices: string) => `${devices}: the action runs in the background, device by device.`,
+    status: 'Status',
+    statuses: {
+      queued: 'waiting to start',
+      running: 'running',
+      completed: 'completed',
+      failed: 'stopped',
+    },
+    progress: 'Progress',
+    changed: 'Changed',
+    refused: 'Refused',
+    left: 'Left',
+    refreshing: 'This page reloads every 2 seconds until the action is done.',
+    error: 'Why it stopped',
+    moreRefused: (shown: string) => `The first ${shown} refused devices:`,
+  },
   devices: (n: number, shown: string) => `${shown} ${n === 1 ? 'device' : 'devices'}`,
 };

@@ -11,6 +11,7 @@ export const webhooks: typeof german = {
   status: 'Status',
   deliveries: (n: number) => `Last deliveries (at most ${n}, newest first)`,
   noDeliveries: 'No deliveries yet.',
+  pendingDeliveries: 'Pending deliveries (neither delivered nor given up)',
   time: 'Created',
   event: 'Event',
   deliveryStatus: 'Delivery',
