@@ -113,6 +113,19 @@ async function matchSets(sql: Sql, feed: FeedName, release: string, setIds: numb
   const [version] = await sql<{ version: number }[]>`select version from vulnerability_feeds where name = ${feed}`;
   const entries = await loadEntries(sql, feed, release);
   const compare = cachedCompare();
+  // Sets of one fleet share most (source, version) pairs: each is matched once.
+  const bySourceVersion = new Map<string, { rows: MatchRow[]; worst: number }>();
+  const matchOnce = (source: string, version: string) => {
+    const key = `${source}\n${version}`;
+    let found = bySourceVersion.get(key);
+    if (!found) {
+      const rows = matchSource(source, version, entries.get(source) ?? [], compare);
+      const worst = Math.min(...rows.map((r) => URGENCIES.indexOf(r.urgency)));
+      found = { rows, worst };
+      bySourceVersion.set(key, found);
+    }
+    return found;
+  };
   let written = 0;
   for (let i = 0; i < setIds.length; i += SETS_PER_CHUNK) {
     const chunk = setIds.slice(i, i + SETS_PER_CHUNK);
@@ -131,11 +144,9 @@ async function matchSets(sql: Sql, feed: FeedName, release: string, setIds: numb
     const worst = new Map<number, number>();
     for (const [set, sources] of installed) {
       for (const [source, version] of sources) {
-        for (const row of matchSource(source, version, entries.get(source) ?? [], compare)) {
-          rows.push({ ...row, set });
-          const rank = URGENCIES.indexOf(row.urgency);
-          worst.set(set, Math.min(worst.get(set) ?? rank, rank));
-        }
+        const found = matchOnce(source, version);
+        for (const row of found.rows) rows.push({ ...row, set });
+        if (found.rows.length > 0) worst.set(set, Math.min(worst.get(set) ?? found.worst, found.worst));
       }
     }
     await sql.begin(async (tx) => {
