@@ -188,23 +188,23 @@ export interface MatchSummary {
 
 /**
  * Matches every (set, release) a device runs whose match is missing or older than its
- * feed (all of them after a feed change; `only` limits it to one pair), then recounts the
- * organizations concerned (`organizations`, or those of every matched pair). Idempotent:
- * a pair matched at its feed's version is not matched again.
+ * feed (all of them after a feed change; `organizationId` limits it to that organization's
+ * devices), then recounts the organizations concerned (`organizations`, or those of every
+ * matched pair). Idempotent: a pair matched at its feed's version is not matched again.
  */
 export async function matchOutdated(
   sql: Sql,
-  options: { only?: { setId: number; release: string }; organizations?: string[] } = {},
+  options: { organizationId?: string; organizations?: string[] } = {},
 ): Promise<MatchSummary> {
   return withMatchingLock(sql, async () => {
-    const only = options.only;
+    const only = options.organizationId;
     const outdated = await sql<{ package_set_id: number; release: string; feed: FeedName }[]>`
       select distinct i.package_set_id, i.release, ${feedOfInventory(sql)} as feed
         from device_inventories i
         join vulnerability_feeds f on f.name = ${feedOfInventory(sql)}
         left join vulnerability_matched_sets m on m.package_set_id = i.package_set_id and m.release = i.release
        where (m.feed_version is distinct from f.version or m.feed is distinct from f.name)
-         and ${only ? sql`i.package_set_id = ${only.setId} and i.release = ${only.release}` : sql`true`}`;
+         and ${only === undefined ? sql`true` : sql`i.organization_id = ${only}`}`;
     const groups = new Map<string, { feed: FeedName; release: string; sets: number[] }>();
     for (const o of outdated) {
       const key = `${o.feed}\n${o.release}`;
