@@ -17,6 +17,8 @@ import { catalogRoutes } from './catalog/routes.ts';
 import { DEFAULT_DATABASE_TIMEOUT_SECONDS, isDatabaseUnavailable, isPgError, pgError } from './db/client.ts';
 import { deviceLifecycleRoutes } from './devices/lifecycle_routes.ts';
 import { deviceRoutes } from './devices/routes.ts';
+import { deviceVulnerabilityRoutes } from './devices/vulnerability_routes.ts';
+import { vulnerabilityRoutes } from './vulnerabilities/routes.ts';
 import { apiDescription } from './docs/description.ts';
 import { docsRoutes, openapiDocumentRoutes } from './docs/routes.ts';
 import { enrollmentSessionRoutes } from './enrollment_sessions/routes.ts';
@@ -85,6 +87,8 @@ export function createApp(appDeps: AppDeps) {
     enrollmentSessionRoutes(),
     deviceRoutes(recordEffectiveChange),
     deviceLifecycleRoutes(),
+    deviceVulnerabilityRoutes(),
+    vulnerabilityRoutes(),
     orgUnitRoutes(recordEffectiveChange),
     groupRoutes(recordEffectiveChange),
     catalogRoutes(),

@@ -56,6 +56,21 @@ function isGitRepositoryUrl(value: string): boolean {
   return ['https', 'http', 'ssh', 'git'].includes(scheme) && parsed.hostname !== '' && parsed.pathname.length > 1;
 }
 
+/** A security feed's address: `https://`, or `file://` with an absolute path. */
+const feedUrl = z
+  .string()
+  .max(2000)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'https:' ? u.hostname !== '' : u.protocol === 'file:' && u.pathname.length > 1;
+    } catch {
+      return false;
+    }
+  }, 'must be an https:// URL or a file:// path');
+
+const DEFAULT_VULN_FEED_DEBIAN_URL = 'https://security-tracker.debian.org/tracker/data/json';
+
 const DEFAULT_ROLE_REPOSITORY_URL = 'https://roles.example.invalid/fleet/ansible-roles.git';
 
 /** Webhook deliveries in flight per worker (WEBHOOK_CONCURRENCY). */
@@ -122,6 +137,12 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
   /** Webhook deliveries in flight per worker, beside (never behind) the ISO builds. */
   WEBHOOK_CONCURRENCY: integer(1, 64).default(DEFAULT_WEBHOOK_CONCURRENCY),
+  /** The Debian Security Tracker's JSON: an https:// URL, or a file:// path for a site without internet. */
+  VULN_FEED_DEBIAN_URL: feedUrl.default(DEFAULT_VULN_FEED_DEBIAN_URL),
+  /** Ubuntu's OSV records: a .tar.gz or .zip (https:// or file://), or a file:// folder of *.json; unset: not read. */
+  VULN_FEED_UBUNTU_URL: feedUrl.optional(),
+  /** How often the security feeds are read (and at the worker's start). */
+  VULN_FEED_INTERVAL_MINUTES: integer(1, 10_080).default(60),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

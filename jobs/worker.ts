@@ -11,7 +11,8 @@ import { createSql, databaseTimeouts } from '../api/db/client.ts';
 import type { Logger } from '../api/log.ts';
 import { DEFAULT_WORKER_SILENCE_SECONDS, startHeartbeat } from './heartbeat.ts';
 import { REAP_DEAD_BUILDS_TASK } from './tasks/reap_dead_builds.ts';
-import { buildHostTasks, deliveryTasks, reaperTasks } from './tasks/index.ts';
+import { buildHostTasks, deliveryTasks, reaperTasks, securityTasks } from './tasks/index.ts';
+import { REFRESH_VULNERABILITY_FEEDS_TASK } from './tasks/vulnerabilities.ts';
 import type { TaskDeps, WorkerDeps } from './worker_deps.ts';
 
 export const crontabFile = fileURLToPath(new URL('./crontab', import.meta.url));
@@ -47,7 +48,7 @@ export async function startWorker(
   // project's SQL on the postgres.js client, one connection each at most.
   const pool = new pg.Pool({
     connectionString: databaseUrl,
-    max: concurrency + webhookConcurrency + 1 + 5,
+    max: concurrency + webhookConcurrency + 2 + 5,
     connectionTimeoutMillis: timeouts.connectSeconds * 1000,
     statement_timeout: timeouts.statementMs,
     idle_in_transaction_session_timeout: timeouts.statementMs,
@@ -59,7 +60,7 @@ export async function startWorker(
   const lost = (err: Error) => deps.log.warn('worker database connection lost', { error: err.message });
   pool.on('connect', (client) => client.on('error', lost));
   const sql = createSql(databaseUrl, {
-    max: concurrency + webhookConcurrency + 2,
+    max: concurrency + webhookConcurrency + 4,
     applicationName: 'fleet-worker',
     timeoutSeconds: options.databaseTimeoutSeconds,
   });
@@ -69,6 +70,7 @@ export async function startWorker(
   // A silent worker seen by a beat queues the check at once, rather than at the crontab's
   // next minute: a dead host's build fails within the silence and one beat.
   let reaper: Runner | undefined;
+  let security: Runner | undefined;
   const reapNow = async () => {
     await reaper
       ?.addJob(REAP_DEAD_BUILDS_TASK, {}, { jobKey: 'reap_dead_builds', maxAttempts: 1 })
@@ -86,11 +88,11 @@ export async function startWorker(
     workerIds.add(worker.workerId);
     void heartbeat.beat();
   });
-  // Three runners on one pool: deliveries and the dead build check (with the stale device
-  // sweeps and the judging of rollouts) have their own slots, so neither a webhook nor the
-  // failing of a dead host's build nor a stale device's announcement nor a rollout's next
-  // ring waits behind an ISO build of half an hour (a job is only fetched by a runner whose
-  // task list names it).
+  // Four runners on one pool: deliveries, the dead build check (with the stale device
+  // sweeps and the judging of rollouts) and the security data have their own slots, so
+  // neither a webhook nor the failing of a dead host's build nor a stale device's
+  // announcement nor a rollout's next ring waits behind an ISO build of half an hour or a
+  // feed's import (a job is only fetched by a runner whose task list names it).
   let runner: Runner;
   let deliveries: Runner;
   try {
@@ -121,6 +123,16 @@ export async function startWorker(
       await Promise.all([runner.stop(), deliveries.stop()]);
       throw err;
     });
+    security = await startRunner(
+      pool,
+      deps,
+      { concurrency: 1, tasks: securityTasks(taskDeps), crontab: false },
+      options,
+      events,
+    ).catch(async (err) => {
+      await Promise.all([runner.stop(), deliveries.stop(), reaper?.stop()]);
+      throw err;
+    });
   } catch (err) {
     await heartbeat.stop().catch(() => {});
     await Promise.all([sql.end({ timeout: 2 }).catch(() => {}), pool.end().catch(() => {})]);
@@ -140,10 +152,20 @@ export async function startWorker(
       },
     )
     .catch((err) => deps.log.warn('could not schedule the dead build check', { error: (err as Error).message }));
+  // The security feeds at start, then when the crontab finds them due.
+  if (deps.config.vulnFeeds?.debian || deps.config.vulnFeeds?.ubuntu) {
+    await runner
+      .addJob(
+        REFRESH_VULNERABILITY_FEEDS_TASK,
+        { force: true },
+        { jobKey: 'refresh_vulnerability_feeds_start', maxAttempts: 1 },
+      )
+      .catch((err) => deps.log.warn('could not queue the security feeds', { error: (err as Error).message }));
+  }
   deps.log.info('worker started', { concurrency, webhook_concurrency: webhookConcurrency });
   const stop = runner.stop.bind(runner);
   runner.stop = async () => {
-    await Promise.all([stop(), deliveries.stop(), reaper?.stop()]);
+    await Promise.all([stop(), deliveries.stop(), reaper?.stop(), security?.stop()]);
     await heartbeat.stop().catch(() => {});
     await Promise.all([sql.end({ timeout: 2 }), pool.end()]);
   };

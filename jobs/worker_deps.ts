@@ -26,6 +26,11 @@ export interface WorkerConfig {
   agentPollIntervalSeconds?: number;
   /** Webhook deliveries: WEBHOOK_ALLOW_PRIVATE; tests shorten the 10 s limit and substitute DNS. */
   webhooks?: { allowPrivate: boolean; timeoutMs?: number | undefined; resolve?: Resolver | undefined };
+  /**
+   * The security feeds (VULN_FEED_DEBIAN_URL, VULN_FEED_UBUNTU_URL: `https://` or `file://`;
+   * one unset is not read) and how often they are read (VULN_FEED_INTERVAL_MINUTES, default 60).
+   */
+  vulnFeeds?: { debian?: string | undefined; ubuntu?: string | undefined; intervalMinutes?: number | undefined };
 }
 
 /** What a worker process is started with: configuration and a logger. */

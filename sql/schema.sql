@@ -553,6 +553,15 @@ end $$;
 
 
 --
+-- Name: urgency_rank(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.urgency_rank(p_urgency text) RETURNS smallint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ select (array_position(array['critical', 'high', 'medium', 'low', 'unknown', 'unimportant'], p_urgency) - 1)::smallint $$;
+
+
+--
 -- Name: worse_convergence(text, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -565,6 +574,16 @@ CREATE FUNCTION public.worse_convergence(a text, b text) RETURNS text
     else coalesce(a, b)
   end
 $$;
+
+
+--
+-- Name: array_cat_agg(anycompatiblearray); Type: AGGREGATE; Schema: public; Owner: -
+--
+
+CREATE AGGREGATE public.array_cat_agg(anycompatiblearray) (
+    SFUNC = array_cat,
+    STYPE = anycompatiblearray
+);
 
 
 --
@@ -1084,6 +1103,27 @@ CREATE TABLE public.org_units (
 
 
 --
+-- Name: organization_vulnerabilities; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.organization_vulnerabilities (
+    organization_id uuid NOT NULL,
+    cve text NOT NULL,
+    urgency text NOT NULL,
+    sources text[] NOT NULL,
+    devices_affected integer NOT NULL,
+    devices_fix_available integer NOT NULL,
+    devices_no_fix integer NOT NULL,
+    first_seen_at timestamp with time zone DEFAULT public.now_ms() NOT NULL,
+    notified_at timestamp with time zone,
+    CONSTRAINT organization_vulnerabilities_devices_affected_check CHECK ((devices_affected >= 0)),
+    CONSTRAINT organization_vulnerabilities_devices_fix_available_check CHECK ((devices_fix_available >= 0)),
+    CONSTRAINT organization_vulnerabilities_devices_no_fix_check CHECK ((devices_no_fix >= 0)),
+    CONSTRAINT organization_vulnerabilities_urgency_check CHECK ((public.urgency_rank(urgency) IS NOT NULL))
+);
+
+
+--
 -- Name: organizations; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1238,6 +1278,75 @@ CREATE TABLE public.rollouts (
 
 CREATE TABLE public.schema_migrations (
     version character varying(128) NOT NULL
+);
+
+
+--
+-- Name: vulnerability_entries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.vulnerability_entries (
+    feed text NOT NULL,
+    release text NOT NULL,
+    source text NOT NULL,
+    cve text NOT NULL,
+    introduced text,
+    fixed_version text,
+    urgency text NOT NULL,
+    CONSTRAINT vulnerability_entries_urgency_check CHECK ((urgency = ANY (ARRAY['critical'::text, 'high'::text, 'medium'::text, 'low'::text, 'unknown'::text, 'unimportant'::text])))
+);
+
+
+--
+-- Name: vulnerability_feeds; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.vulnerability_feeds (
+    name text NOT NULL,
+    source text,
+    etag text,
+    last_modified text,
+    content_sha256 bytea,
+    last_attempt_at timestamp with time zone,
+    last_success_at timestamp with time zone,
+    last_error text,
+    entries integer DEFAULT 0 NOT NULL,
+    version bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT vulnerability_feeds_content_sha256_check CHECK ((octet_length(content_sha256) = 32)),
+    CONSTRAINT vulnerability_feeds_last_error_check CHECK ((length(last_error) <= 1400)),
+    CONSTRAINT vulnerability_feeds_name_check CHECK ((name = ANY (ARRAY['debian'::text, 'ubuntu'::text])))
+);
+
+
+--
+-- Name: vulnerability_matched_sets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.vulnerability_matched_sets (
+    package_set_id bigint NOT NULL,
+    release text NOT NULL,
+    feed text NOT NULL,
+    feed_version bigint NOT NULL,
+    worst_urgency_rank smallint,
+    matched_at timestamp with time zone DEFAULT public.now_ms() NOT NULL
+);
+
+
+--
+-- Name: vulnerability_matches; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.vulnerability_matches (
+    package_set_id bigint NOT NULL,
+    release text NOT NULL,
+    cve text NOT NULL,
+    source text NOT NULL,
+    urgency text NOT NULL,
+    status text NOT NULL,
+    installed_version text NOT NULL,
+    fixed_version text,
+    CONSTRAINT vulnerability_matches_status_check CHECK ((status = ANY (ARRAY['fixed_available'::text, 'no_fix'::text]))),
+    CONSTRAINT vulnerability_matches_urgency_check CHECK ((public.urgency_rank(urgency) IS NOT NULL))
 );
 
 
@@ -1635,6 +1744,14 @@ ALTER TABLE ONLY public.org_units
 
 
 --
+-- Name: organization_vulnerabilities organization_vulnerabilities_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.organization_vulnerabilities
+    ADD CONSTRAINT organization_vulnerabilities_pkey PRIMARY KEY (organization_id, cve);
+
+
+--
 -- Name: organizations organizations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1728,6 +1845,30 @@ ALTER TABLE ONLY public.templates
 
 ALTER TABLE ONLY public.templates
     ADD CONSTRAINT templates_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: vulnerability_feeds vulnerability_feeds_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_feeds
+    ADD CONSTRAINT vulnerability_feeds_pkey PRIMARY KEY (name);
+
+
+--
+-- Name: vulnerability_matched_sets vulnerability_matched_sets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_matched_sets
+    ADD CONSTRAINT vulnerability_matched_sets_pkey PRIMARY KEY (package_set_id, release);
+
+
+--
+-- Name: vulnerability_matches vulnerability_matches_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_matches
+    ADD CONSTRAINT vulnerability_matches_pkey PRIMARY KEY (package_set_id, release, cve, source);
 
 
 --
@@ -1976,6 +2117,13 @@ CREATE UNIQUE INDEX org_units_sibling_name_key ON public.org_units USING btree (
 
 
 --
+-- Name: organization_vulnerabilities_list; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX organization_vulnerabilities_list ON public.organization_vulnerabilities USING btree (organization_id, devices_affected DESC, cve) WHERE (devices_affected > 0);
+
+
+--
 -- Name: package_set_packages_name; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2036,6 +2184,20 @@ CREATE INDEX rollouts_by_organization ON public.rollouts USING btree (organizati
 --
 
 CREATE UNIQUE INDEX templates_one_default_per_backend ON public.templates USING btree (backend) WHERE is_default;
+
+
+--
+-- Name: vulnerability_entries_release; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX vulnerability_entries_release ON public.vulnerability_entries USING btree (feed, release);
+
+
+--
+-- Name: vulnerability_matches_cve; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX vulnerability_matches_cve ON public.vulnerability_matches USING btree (cve);
 
 
 --
@@ -2574,6 +2736,14 @@ ALTER TABLE ONLY public.org_units
 
 
 --
+-- Name: organization_vulnerabilities organization_vulnerabilities_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.organization_vulnerabilities
+    ADD CONSTRAINT organization_vulnerabilities_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+
+--
 -- Name: override_versions override_versions_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2659,6 +2829,38 @@ ALTER TABLE ONLY public.templates
 
 ALTER TABLE ONLY public.templates
     ADD CONSTRAINT templates_workspace_fkey FOREIGN KEY (workspace) REFERENCES public.workspaces(key);
+
+
+--
+-- Name: vulnerability_entries vulnerability_entries_feed_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_entries
+    ADD CONSTRAINT vulnerability_entries_feed_fkey FOREIGN KEY (feed) REFERENCES public.vulnerability_feeds(name);
+
+
+--
+-- Name: vulnerability_matched_sets vulnerability_matched_sets_feed_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_matched_sets
+    ADD CONSTRAINT vulnerability_matched_sets_feed_fkey FOREIGN KEY (feed) REFERENCES public.vulnerability_feeds(name);
+
+
+--
+-- Name: vulnerability_matched_sets vulnerability_matched_sets_package_set_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_matched_sets
+    ADD CONSTRAINT vulnerability_matched_sets_package_set_id_fkey FOREIGN KEY (package_set_id) REFERENCES public.package_sets(id) ON DELETE CASCADE;
+
+
+--
+-- Name: vulnerability_matches vulnerability_matches_package_set_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_matches
+    ADD CONSTRAINT vulnerability_matches_package_set_id_fkey FOREIGN KEY (package_set_id) REFERENCES public.package_sets(id) ON DELETE CASCADE;
 
 
 --
@@ -2757,6 +2959,7 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261126170100'),
     ('20261126170200'),
     ('20261128090000'),
+    ('20261128110000'),
     ('20261128130000'),
     ('20261128130100'),
     ('20261128150000');

@@ -166,6 +166,7 @@ const genericMessages: Record<ErrorCode, string> = {
   device_deprovisioned: 'the device is deprovisioned',
   device_archived: 'the device is archived',
   not_found: `no resource with id ${EXAMPLE_IDS[0]}`,
+  no_inventory: 'the device has not sent its software inventory yet',
   agent_already_bootstrapped:
     'this device already holds an agent secret; an admin must reprovision it before it can bootstrap again',
   protected_org_unit: 'the org unit "Neue Geräte" is protected',

@@ -9,6 +9,7 @@
 import type { Db } from '../db/client.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import { requireOrgUnitOf } from '../org_units/repo.ts';
+import { updateCounts } from '../vulnerabilities/repo.ts';
 import { requireGroupOf } from './organize_repo.ts';
 
 export interface FleetStatus {
@@ -22,6 +23,8 @@ export interface FleetStatus {
     pending: number;
     failed: number;
   }>;
+  /** Devices with pending security updates, needing a reboot, with a `high` or `critical` CVE. */
+  updates: { security_pending: number; reboot_required: number; vulnerable_high: number };
 }
 
 export interface FleetScope {
@@ -58,7 +61,7 @@ export async function readFleetStatus(
         ? db`f.device_id in (select m.device_id from group_members m where m.group_id = ${scope.group_id})`
         : db`true`;
   const staleAfter = db`make_interval(secs => ${3 * pollIntervalSeconds}::int)`;
-  const [row] = await db<Array<{ devices: FleetStatus['devices']; merkmale: FleetStatus['merkmale'] }>>`
+  const [row] = await db<Array<FleetStatus>>`
     with kinds as materialized (
       select f.bucket, f.catalog, count(*)::int as n,
              count(*) filter (where device_status(null, null, f.issued_at, h.at, ${staleAfter}) = 'stale')::int as stale
@@ -97,6 +100,11 @@ export async function readFleetStatus(
          'converged', coalesce(n.converged, 0), 'pending', coalesce(n.pending, 0), 'failed', coalesce(n.failed, 0)
        ) order by m.key), '[]')
        from merkmale m left join counts n on n.merkmal = m.key
-       where m.im_auftragskatalog and exists (select 1 from blueprints b where b.merkmal = m.key)) as merkmale`;
+       where m.im_auftragskatalog and exists (select 1 from blueprints b where b.merkmal = m.key)) as merkmale,
+      ${updateCounts(
+        db,
+        db`i.organization_id = ${organizationId}
+           and exists (select 1 from device_fleet f where f.device_id = i.device_id and ${inScope})`,
+      )} as updates`;
   return row!;
 }

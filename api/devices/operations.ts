@@ -36,3 +36,8 @@ export const archiveDevice = operation({
 });
 export const getDeviceHardware = operation({ access: 'org_viewer', tenant: { param: { id: 'device' } } });
 export const listDeviceEvents = operation({ access: 'org_viewer', tenant: { param: { id: 'device' } } });
+export const listDeviceVulnerabilities = operation({ access: 'org_viewer', tenant: { param: { id: 'device' } } });
+export const listOrganizationVulnerabilities = operation({
+  access: 'org_viewer',
+  tenant: { param: { id: 'organization' }, query: { oe_id: 'org_unit', group_id: 'group' } },
+});

@@ -21,6 +21,7 @@ import {
   getDevice,
   statusOf,
 } from './repo.ts';
+import { affectedBy } from '../vulnerabilities/repo.ts';
 
 export interface DeviceFilter {
   /** Only devices of this org unit's subtree: filed in it or in any unit below it. */
@@ -37,6 +38,8 @@ export interface DeviceFilter {
   convergence?: Convergence | undefined;
   /** Only devices whose this Merkmal has the `convergence`. */
   merkmal?: string | undefined;
+  /** Only devices affected by this CVE, at any urgency (unimportant included). */
+  cve?: string | undefined;
 }
 
 /** The agent's poll interval, which decides when a device is stale. */
@@ -209,6 +212,7 @@ function matching(db: Db, organizationId: string, filter: DeviceFilter, resolved
                 select 1 from device_catalog_outcomes(d.id, dt.backend, dt.workspace, d.agent_secret_issued_at) c
                 where c.merkmal = ${filter.merkmal} and c.convergence = ${filter.convergence})`
       }
+      and ${filter.cve === undefined ? db`true` : affectedBy(db, db`d.id`, filter.cve)}
       and ${
         filter.q === undefined
           ? db`true`
@@ -241,6 +245,7 @@ function fleetCountable(filter: DeviceFilter): boolean {
   return (
     filter.q === undefined &&
     filter.merkmal === undefined &&
+    filter.cve === undefined &&
     filter.stale === undefined &&
     filter.status !== 'active' &&
     filter.status !== 'stale'

@@ -70,6 +70,18 @@ const DeviceListQuery = PageQuery.extend({
     description: 'With `convergence` (required with it): the Merkmal whose convergence is filtered. Unknown: 422.',
     example: 'libreoffice',
   }),
+  cve: z
+    .string()
+    .max(40)
+    .regex(/^CVE-\d{4}-\d{4,}$/i, 'a CVE id such as CVE-2024-0727')
+    .transform((v) => v.toUpperCase())
+    .optional()
+    .openapi({
+      type: 'string',
+      description:
+        'Only devices affected by this CVE (any status and urgency, unimportant included), by their last inventory.',
+      example: 'CVE-2024-0727',
+    }),
   sort: z
     .enum(DEVICE_SORTS)
     .default('serial')
@@ -131,8 +143,8 @@ const listDevices = defineRoute({
   tags,
   summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
   description:
-    'In the order of `sort` (default: by serial). `oe_id`, `group_id`, `stale`, `q`, `status`, `convergence` and ' +
-    '`merkmal` combine (all must hold). A filter naming an unknown org unit or group is 404, one of another ' +
+    'In the order of `sort` (default: by serial). `oe_id`, `group_id`, `stale`, `q`, `status`, `convergence`, ' +
+    '`merkmal` and `cve` combine (all must hold). A filter naming an unknown org unit or group is 404, one of another ' +
     'organization 404 with an organization key and 422 `organization_mismatch` for the operator; an unknown ' +
     '`merkmal` is 422 `unknown_merkmal`.',
   operation: ops.listDevices,

@@ -95,6 +95,12 @@ export const FleetStatus = z
           },
         ],
       }),
+    updates: z.object({ security_pending: count, reboot_required: count, vulnerable_high: count }).openapi({
+      description:
+        'Of the devices counted above that sent an inventory: how many have pending security updates, need a ' +
+        'reboot, and have a `high` or `critical` CVE.',
+      example: { security_pending: 312, reboot_required: 57, vulnerable_high: 140 },
+    }),
   })
   .openapi('FleetStatus');
 

@@ -134,6 +134,7 @@ it to ignore a repeat.
 | \`rollout.paused\` | a rollout paused, by an admin or by the failure ratio | the same without \`ring\`; \`paused_reason\` says which |
 | \`rollout.completed\` | a rollout's last ring passed and the change was written at the scope | the same |
 | \`rollout.aborted\` | an admin aborted a rollout | the same |
+| \`vulnerability.detected\` | the first device of the organization became affected by a CVE (matching after a feed change or a new inventory); once per organization and CVE, never for \`unimportant\` ones | \`cve, urgency, devices_affected\` (counted when that match ran) |
 | \`webhook.test\` | an admin asked for a test (\`POST /webhooks/{id}/test\`, or the portal's button); sent to that webhook alone, whatever it subscribed to, and not subscribable | \`webhook_id, url\` |
 
 Deliveries are queued in the transaction of the change (a change that is rolled back sends nothing), answered

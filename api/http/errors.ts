@@ -15,6 +15,7 @@ export const errorCodes = [
   'device_deprovisioned',
   'device_archived',
   'not_found',
+  'no_inventory',
   'agent_already_bootstrapped',
   'protected_org_unit',
   'org_unit_not_empty',
@@ -61,6 +62,7 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'device_archived':
       return [403, 409];
     case 'not_found':
+    case 'no_inventory':
       return [404];
     case 'agent_already_bootstrapped':
     case 'protected_org_unit':

@@ -10,6 +10,7 @@ import type { Heartbeats } from '../agent/heartbeats.ts';
 import type { Sql } from '../db/client.ts';
 import type { CheckinReads } from '../db/replica.ts';
 import { type Convergence, type DeviceStatus, effectiveTemplateOf, statusOf } from '../devices/repo.ts';
+import { URGENCIES } from '../vulnerabilities/feed_parse.ts';
 
 /** The route label of a request that matched no route: never the raw path. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -60,6 +61,10 @@ export interface FleetCounts {
   isoBuilds: Record<string, number>;
   jobsQueued: number;
   webhookDeliveriesPending: number;
+  /** Devices (not archived) by the worst urgency of their CVEs. */
+  vulnerable: Record<string, number>;
+  /** Seconds since each feed's last successful read; absent before the first. */
+  feedAge: Record<string, number>;
 }
 
 /**
@@ -153,6 +158,18 @@ export class Metrics {
     help: 'Webhook deliveries not yet answered with 2xx that will be attempted again.',
     registers: [this.registry],
   });
+  private readonly vulnerable = new Gauge({
+    name: 'fleet_vulnerable_devices',
+    help: 'Devices (not archived) by the worst urgency of their CVEs: critical, high, medium, low, unknown, unimportant.',
+    labelNames: ['urgency'] as const,
+    registers: [this.registry],
+  });
+  private readonly feedAge = new Gauge({
+    name: 'fleet_vulnerability_feed_age_seconds',
+    help: "Seconds since a security feed's last successful read (a 304 included); absent before the first.",
+    labelNames: ['feed'] as const,
+    registers: [this.registry],
+  });
   private fleet: { at: number; counts: Promise<FleetCounts> } | undefined;
 
   /** The check-in's path (api/agent/README.md): heartbeats waiting for their batch, and where reads went. */
@@ -218,6 +235,9 @@ export class Metrics {
     for (const [status, n] of Object.entries(counts.isoBuilds)) this.isoBuilds.set({ status }, n);
     this.jobsQueued.set(counts.jobsQueued);
     this.webhooksPending.set(counts.webhookDeliveriesPending);
+    for (const urgency of URGENCIES) this.vulnerable.set({ urgency }, counts.vulnerable[urgency] ?? 0);
+    this.feedAge.reset();
+    for (const [feed, age] of Object.entries(counts.feedAge)) this.feedAge.set({ feed }, age);
     return `${await this.registry.metrics()}\n${await processMetrics().metrics()}`;
   }
 
@@ -243,6 +263,8 @@ async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Promise<F
       iso: Record<string, number>;
       queued: number;
       webhooks_pending: number;
+      vulnerable: Record<string, number>;
+      feed_age: Record<string, number>;
     }>
   >`
     with fleet as materialized (
@@ -264,7 +286,16 @@ async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Promise<F
       (select coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
          from (select status, count(*)::int as n from iso_builds group by status) s) as iso,
       (select count(*)::int from graphile_worker.jobs where locked_at is null) as queued,
-      (select count(*)::int from webhook_deliveries where status = 'pending') as webhooks_pending`;
+      (select count(*)::int from webhook_deliveries where status = 'pending') as webhooks_pending,
+      (select coalesce(jsonb_object_agg(urgency, n), '{}'::jsonb)
+         from (select (${URGENCIES as unknown as string[]}::text[])[ms.worst_urgency_rank + 1] as urgency, count(*)::int as n
+                 from device_inventories i
+                 join devices d on d.id = i.device_id and d.archived_at is null
+                 join vulnerability_matched_sets ms on ms.package_set_id = i.package_set_id and ms.release = i.release
+                where ms.worst_urgency_rank is not null
+                group by ms.worst_urgency_rank) v) as vulnerable,
+      (select coalesce(jsonb_object_agg(name, extract(epoch from now() - last_success_at)), '{}'::jsonb)
+         from vulnerability_feeds where last_success_at is not null) as feed_age`;
   if (!row) throw new Error('the fleet counts query returned no row');
   const { devices, orders } = row;
   return {
@@ -279,6 +310,8 @@ async function readFleetCounts(sql: Sql, pollIntervalSeconds: number): Promise<F
     isoBuilds: row.iso,
     jobsQueued: row.queued,
     webhookDeliveriesPending: row.webhooks_pending,
+    vulnerable: row.vulnerable,
+    feedAge: row.feed_age,
   };
 }
 

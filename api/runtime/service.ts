@@ -91,6 +91,11 @@ function workerDeps(rt: Runtime) {
       workerSilenceSeconds: rt.env.WORKER_SILENCE_SECONDS,
       agentPollIntervalSeconds: rt.env.AGENT_POLL_INTERVAL_SECONDS,
       webhooks: { allowPrivate: rt.env.WEBHOOK_ALLOW_PRIVATE },
+      vulnFeeds: {
+        debian: rt.env.VULN_FEED_DEBIAN_URL,
+        ubuntu: rt.env.VULN_FEED_UBUNTU_URL,
+        intervalMinutes: rt.env.VULN_FEED_INTERVAL_MINUTES,
+      },
     },
   };
 }

@@ -14,6 +14,12 @@ import { REAP_DEAD_BUILDS_TASK, reapDeadBuildsTask } from './reap_dead_builds.ts
 import { sweepIsoBuildsTask } from './sweep_iso_builds.ts';
 import { SWEEP_STALE_DEVICES_TASK, sweepStaleDevicesTask } from './sweep_stale_devices.ts';
 import { SWEEP_WEBHOOK_DELIVERIES_TASK, sweepWebhookDeliveriesTask } from './sweep_webhook_deliveries.ts';
+import {
+  REFRESH_VULNERABILITY_FEEDS_TASK,
+  refreshVulnerabilityFeedsTask,
+  VULNERABILITY_MATCH_TASK,
+  vulnerabilityMatchTask,
+} from './vulnerabilities.ts';
 
 const SWEEP_ISO_BUILDS_TASK = 'sweep_iso_builds';
 
@@ -43,6 +49,17 @@ export function reaperTasks(deps: TaskDeps): TaskList {
   };
 }
 
+/**
+ * The security data: reading the feeds and matching, on a runner of their own (a feed of
+ * 50 MB takes a while; nothing else waits behind it, and it waits behind no build).
+ */
+export function securityTasks(deps: TaskDeps): TaskList {
+  return {
+    [REFRESH_VULNERABILITY_FEEDS_TASK]: refreshVulnerabilityFeedsTask(deps),
+    [VULNERABILITY_MATCH_TASK]: vulnerabilityMatchTask(deps),
+  };
+}
+
 /** Webhook deliveries, run by a runner of their own beside the builds. */
 export function deliveryTasks(deps: TaskDeps): TaskList {
   return { [DELIVER_WEBHOOK_TASK]: deliverWebhookTask(deps) };
@@ -50,5 +67,5 @@ export function deliveryTasks(deps: TaskDeps): TaskList {
 
 /** Every task (tests run all due jobs at once). */
 export function createTaskList(deps: TaskDeps): TaskList {
-  return { ...buildHostTasks(deps), ...reaperTasks(deps), ...deliveryTasks(deps) };
+  return { ...buildHostTasks(deps), ...reaperTasks(deps), ...deliveryTasks(deps), ...securityTasks(deps) };
 }

@@ -53,6 +53,10 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'POST /api/v1/devices/{id}/reprovision': 'admin',
   'POST /api/v1/devices/{id}/archive': 'admin',
   'GET /api/v1/devices/{id}/hardware': 'viewer',
+  // §27: the security data (the feeds are the operator's)
+  'GET /api/v1/devices/{id}/vulnerabilities': 'viewer',
+  'GET /api/v1/organizations/{id}/vulnerabilities': 'viewer',
+  'GET /api/v1/vulnerability-feeds': 'operator',
   'GET /api/v1/devices/{id}/events': 'viewer',
   // §9
   'POST /api/v1/organizations/{id}/org-units': 'admin',

@@ -187,6 +187,8 @@ const operatorAnswers: Record<string, string> = {
   'GET /api/v1/organizations/{id}/devices query oe_id': '422 organization_mismatch',
   'GET /api/v1/organizations/{id}/fleet-status query group_id': '422 organization_mismatch',
   'GET /api/v1/organizations/{id}/fleet-status query oe_id': '422 organization_mismatch',
+  'GET /api/v1/organizations/{id}/vulnerabilities query group_id': '422 organization_mismatch',
+  'GET /api/v1/organizations/{id}/vulnerabilities query oe_id': '422 organization_mismatch',
   'GET /api/v1/organizations/{id}/devices query group_id': '422 organization_mismatch',
   'PUT /api/v1/devices/{id}/org-unit body oe_id': '422 organization_mismatch',
   'POST /api/v1/organizations/{id}/org-units body parent_id': '422 organization_mismatch',

@@ -41,6 +41,8 @@ describe('GET /metrics', () => {
         'fleet_iso_builds',
         'fleet_jobs_queued',
         'fleet_webhook_deliveries_pending',
+        'fleet_vulnerable_devices',
+        'fleet_vulnerability_feed_age_seconds',
         'fleet_activations_total',
         'process_cpu_user_seconds_total',
         'process_resident_memory_bytes',

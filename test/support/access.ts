@@ -8,6 +8,7 @@ import type { Sql } from '../../api/db/client.ts';
 import type { TestContext, TestResponse } from './app.ts';
 import { activateDevice, TEMPLATES } from './activation.ts';
 import { enrollAgent } from './agent.ts';
+import { BOOKWORM, insertInventory, insertPackageSet } from './vulnerabilities.ts';
 
 export async function createApiKey(
   ctx: TestContext,
@@ -75,6 +76,9 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     }),
     201,
   );
+  // An inventory (as its agent would send it): the device's inventory reads answer.
+  const set = await insertPackageSet(ctx.sql, [{ name: 'curl', version: '7.88.1-10+deb12u3' }]);
+  await insertInventory(ctx.sql, { id: agent.device_id, organization_id: organizationId }, set, BOOKWORM);
   const build = ok(await ctx.request('POST', `/api/v1/organizations/${organizationId}/iso-builds`, { body: {} }), 202);
   const webhook = ok(
     await ctx.request('POST', `/api/v1/organizations/${organizationId}/webhooks`, {

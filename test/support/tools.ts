@@ -19,6 +19,7 @@ export const TOOLS = {
   dash: { apt: 'dash' },
   busybox: { apt: 'busybox' },
   curl: { apt: 'curl' },
+  dpkg: { apt: 'dpkg' },
   'debconf-set-selections': { apt: 'debconf' },
   'ansible-playbook': { apt: 'ansible-core' },
   git: { apt: 'git' },

@@ -13,6 +13,7 @@ import { MAX_ATTEMPTS, RETRY_PAUSES_SECONDS, retryPauseSeconds } from '../../job
 import { sweepWebhookDeliveries } from '../../jobs/tasks/sweep_webhook_deliveries.ts';
 import { staleAfterSeconds, sweepStaleDevices } from '../../jobs/tasks/sweep_stale_devices.ts';
 import { emitRolloutWebhook } from '../../api/rollouts/notify.ts';
+import { matchOutdated } from '../../api/vulnerabilities/matching.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../api/webhooks/schemas.ts';
 import type { ResolvedAddress } from '../../jobs/webhooks/post.ts';
 import type { WorkerDeps } from '../../jobs/worker_deps.ts';
@@ -20,7 +21,9 @@ import { activateDevice } from '../support/activation.ts';
 import { checkin, enrollAgent, report } from '../support/agent.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
+import { insertDevice } from '../support/devices.ts';
 import { capturingLogger, runJobs, workerDeps } from '../support/iso_builds.ts';
+import { BOOKWORM, insertInventory, insertPackageSet } from '../support/vulnerabilities.ts';
 
 // The app lets a loopback http URL be subscribed (for the real server below); the worker's
 // own policy decides at delivery, and is strict unless a test says otherwise.
@@ -180,6 +183,15 @@ describe('events', () => {
     const [failed] = await ctx.sql<{ id: string }[]>`
       insert into iso_builds (organization_id) values (${org}) returning id`;
     await ctx.sql`update iso_builds set status = 'failed', error = 'xorriso failed' where id = ${failed!.id}`;
+    // A device of a package set a new security entry affects: the match announces the CVE.
+    await ctx.sql`
+      insert into vulnerability_entries (feed, release, source, cve, fixed_version, urgency)
+      values ('debian', 'bookworm', 'fleet-test-pkg', 'CVE-2099-0001', '1.1-1', 'high')`;
+    await ctx.sql`update vulnerability_feeds set version = version + 1 where name = 'debian'`;
+    const affected = await insertDevice(ctx.sql, { organizationId: org });
+    const set = await insertPackageSet(ctx.sql, [{ name: 'fleet-test-pkg', version: '1.0-1' }]);
+    await insertInventory(ctx.sql, affected, set, BOOKWORM);
+    expect((await matchOutdated(ctx.sql)).detected).toBe(1);
 
     await runJobs(ctx, deps());
 
@@ -211,6 +223,11 @@ describe('events', () => {
     expect(byType['rollout.paused'].data).toMatchObject({ rollout_id: stopped, paused_reason: 'manual' });
     expect(byType['rollout.aborted'].data).toMatchObject({ rollout_id: stopped, status: 'aborted' });
     expect(byType['rollout.completed'].data).toMatchObject({ rollout_id: done, merkmal: 'onlyoffice' });
+    expect(byType['vulnerability.detected'].data).toEqual({
+      cve: 'CVE-2099-0001',
+      urgency: 'high',
+      devices_affected: 1,
+    });
 
     for (const { body, headers } of received) {
       expect(headers['content-type']).toBe('application/json');
