@@ -96,14 +96,11 @@ describe.skipIf(missingTools('python3'))('fleet_agent_helpers.py', { timeout: 60
     expect(noToken).toEqual({ code: 1, stdout: '', stderr: "bootstrap-body: 'bootstrap_token'\n" });
   });
 
-  it('checkin-body: the agent version, and the hardware only when asked', async () => {
-    const plain = fresh();
-    expect(step('checkin-body', 'none', '1.0.0', plain).code).toBe(0);
-    expect(await json(plain)).toEqual({ agent_version: '1.0.0' });
-    const withHardware = fresh();
-    expect(step('checkin-body', 'hardware', '1.0.0', withHardware).code).toBe(0);
-    expect(await json(withHardware)).toMatchObject({ agent_version: '1.0.0', hardware: { cpu: {} } });
-    expect(await mode(withHardware)).toBe(0o600);
+  it('hardware-json: this machine’s hardware (fleet-agent puts it into the check-in), private', async () => {
+    const out = fresh();
+    expect(step('hardware-json', out)).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(await json(out)).toMatchObject({ cpu: { cores: expect.any(Number) }, kernel: expect.any(String) });
+    expect(await mode(out)).toBe(0o600);
   });
 
   describe('secret', () => {
@@ -172,7 +169,7 @@ describe.skipIf(missingTools('python3'))('fleet_agent_helpers.py', { timeout: 60
     it('writes the playbook’s variables and prints the repository and the poll interval', async () => {
       const vars = fresh();
       const run = step('answer', await file(desired), vars, '/w/results.json', '/w');
-      expect(run).toEqual({ code: 0, stdout: 'https://git.example/roles.git\n60\n', stderr: '' });
+      expect(run).toEqual({ code: 0, stdout: 'https://git.example/roles.git\n60\n-\n6\n', stderr: '' });
       expect(await json(vars)).toEqual({
         fleet_blueprints: desired.blueprints,
         fleet_auftraege: desired.auftraege,
@@ -184,7 +181,20 @@ describe.skipIf(missingTools('python3'))('fleet_agent_helpers.py', { timeout: 60
 
     it('polls every 5 seconds at the most often', async () => {
       const run = step('answer', await file({ ...desired, poll_interval_seconds: 1 }), fresh(), 'r', 'w');
-      expect(run.stdout).toBe('https://git.example/roles.git\n5\n');
+      expect(run.stdout).toBe('https://git.example/roles.git\n5\n-\n6\n');
+    });
+
+    it('prints whether the service wants the inventory and its refresh interval (6 hours when unusable)', async () => {
+      const wanted = { ...desired, inventory: 'wanted', inventory_refresh_hours: 12 };
+      expect(step('answer', await file(wanted), fresh(), 'r', 'w').stdout).toBe(
+        'https://git.example/roles.git\n60\nwanted\n12\n',
+      );
+      for (const hours of [0, '12', true, 1.5, null]) {
+        const odd = { ...desired, inventory: 'other', inventory_refresh_hours: hours };
+        expect(step('answer', await file(odd), fresh(), 'r', 'w').stdout, String(hours)).toBe(
+          'https://git.example/roles.git\n60\n-\n6\n',
+        );
+      }
     });
 
     it.each([
