@@ -6,9 +6,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { missingTools } from '../support/tools.ts';
@@ -502,6 +502,55 @@ describe.skipIf(missingTools('python3'))('fleet_agent_helpers.py', { timeout: 60
   it('poll: the kept state’s poll interval; exit 1 when it has none', async () => {
     expect(step('poll', await file({ poll_interval_seconds: 90 }))).toEqual({ code: 0, stdout: '90\n', stderr: '' });
     expect(step('poll', await file({}))).toEqual({ code: 1, stdout: '', stderr: "poll: 'poll_interval_seconds'\n" });
+  });
+
+  describe('the inventory’s pieces (called as functions)', () => {
+    /** Runs `code` with the helpers imported as `h`; its stdout. */
+    function call(code: string): string {
+      const out = spawnSync(
+        'python3',
+        [
+          '-c',
+          `import sys; sys.path.insert(0, sys.argv[1]); import fleet_agent_helpers as h\n${code}`,
+          dirname(HELPERS),
+        ],
+        {
+          encoding: 'utf8',
+          timeout: 30_000,
+        },
+      );
+      expect(out.status, out.stderr).toBe(0);
+      return out.stdout;
+    }
+
+    it('reboot_required: the flag file, or a kernel in /boot newer than the running one (dpkg’s order)', async () => {
+      const boot = join(dir, 'boot');
+      await mkdir(boot);
+      await writeFile(join(boot, 'vmlinuz-6.1.0-9-amd64'), '');
+      await writeFile(join(boot, 'vmlinuz-6.1.0-13-amd64'), '');
+      const flag = join(dir, 'reboot-required');
+      const check = (running: string) =>
+        `print(h.reboot_required(h.dpkg_compare, ${JSON.stringify(running)}, ${JSON.stringify(boot)}, ${JSON.stringify(flag)}))`;
+      expect(call([check('6.1.0-13-amd64'), check('6.1.0-10-amd64'), check('6.1.0-9-amd64')].join('\n'))).toBe(
+        'False\nTrue\nTrue\n',
+      );
+      await writeFile(flag, '');
+      expect(call(check('6.1.0-13-amd64'))).toBe('True\n');
+    });
+
+    it('os_release: ID, VERSION_ID and VERSION_CODENAME with shell quoting; empty when absent', async () => {
+      const path = await file(
+        'NAME="Debian GNU/Linux"\nID=debian\nVERSION_ID="12"\nVERSION_CODENAME=\'bookworm\'\n# ID=not\n',
+      );
+      const sid = await file('PRETTY_NAME="Debian GNU/Linux trixie/sid"\nID="deb\\"ian"\n');
+      expect(
+        call(
+          `import json\nprint(json.dumps(h.os_release(${JSON.stringify(path)})))\nprint(json.dumps(h.os_release(${JSON.stringify(sid)})))`,
+        ),
+      ).toBe(
+        '{"id": "debian", "version_id": "12", "codename": "bookworm"}\n{"id": "deb\\"ian", "version_id": "", "codename": ""}\n',
+      );
+    });
   });
 
   it('an unknown step, none, or too few arguments: exit 1 with one line', () => {
