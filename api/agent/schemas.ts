@@ -30,6 +30,15 @@ export const CheckinRequest = z
   .strictObject({
     hardware: Hardware.optional(),
     agent_version: z.string().max(100).optional().openapi({ example: '1.4.2' }),
+    inventory_hash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional()
+      .openapi({
+        description:
+          "SHA-256 (lowercase hex) of the RFC 8785 canonical JSON of the device's software inventory without `hash`.",
+        example: 'c5505573c338a09d694538f039a63a64f791de9dc747b0258fd87af3d1349747',
+      }),
   })
   .openapi('AgentCheckinRequest');
 

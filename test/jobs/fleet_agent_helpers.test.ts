@@ -6,9 +6,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { missingTools } from '../support/tools.ts';
@@ -96,14 +96,11 @@ describe.skipIf(missingTools('python3'))('fleet_agent_helpers.py', { timeout: 60
     expect(noToken).toEqual({ code: 1, stdout: '', stderr: "bootstrap-body: 'bootstrap_token'\n" });
   });
 
-  it('checkin-body: the agent version, and the hardware only when asked', async () => {
-    const plain = fresh();
-    expect(step('checkin-body', 'none', '1.0.0', plain).code).toBe(0);
-    expect(await json(plain)).toEqual({ agent_version: '1.0.0' });
-    const withHardware = fresh();
-    expect(step('checkin-body', 'hardware', '1.0.0', withHardware).code).toBe(0);
-    expect(await json(withHardware)).toMatchObject({ agent_version: '1.0.0', hardware: { cpu: {} } });
-    expect(await mode(withHardware)).toBe(0o600);
+  it('hardware-json: this machine’s hardware (fleet-agent puts it into the check-in), private', async () => {
+    const out = fresh();
+    expect(step('hardware-json', out)).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(await json(out)).toMatchObject({ cpu: { cores: expect.any(Number) }, kernel: expect.any(String) });
+    expect(await mode(out)).toBe(0o600);
   });
 
   describe('secret', () => {
@@ -172,7 +169,7 @@ describe.skipIf(missingTools('python3'))('fleet_agent_helpers.py', { timeout: 60
     it('writes the playbook’s variables and prints the repository and the poll interval', async () => {
       const vars = fresh();
       const run = step('answer', await file(desired), vars, '/w/results.json', '/w');
-      expect(run).toEqual({ code: 0, stdout: 'https://git.example/roles.git\n60\n', stderr: '' });
+      expect(run).toEqual({ code: 0, stdout: 'https://git.example/roles.git\n60\n-\n6\n', stderr: '' });
       expect(await json(vars)).toEqual({
         fleet_blueprints: desired.blueprints,
         fleet_auftraege: desired.auftraege,
@@ -184,7 +181,20 @@ describe.skipIf(missingTools('python3'))('fleet_agent_helpers.py', { timeout: 60
 
     it('polls every 5 seconds at the most often', async () => {
       const run = step('answer', await file({ ...desired, poll_interval_seconds: 1 }), fresh(), 'r', 'w');
-      expect(run.stdout).toBe('https://git.example/roles.git\n5\n');
+      expect(run.stdout).toBe('https://git.example/roles.git\n5\n-\n6\n');
+    });
+
+    it('prints whether the service wants the inventory and its refresh interval (6 hours when unusable)', async () => {
+      const wanted = { ...desired, inventory: 'wanted', inventory_refresh_hours: 12 };
+      expect(step('answer', await file(wanted), fresh(), 'r', 'w').stdout).toBe(
+        'https://git.example/roles.git\n60\nwanted\n12\n',
+      );
+      for (const hours of [0, '12', true, 1.5, null]) {
+        const odd = { ...desired, inventory: 'other', inventory_refresh_hours: hours };
+        expect(step('answer', await file(odd), fresh(), 'r', 'w').stdout, String(hours)).toBe(
+          'https://git.example/roles.git\n60\n-\n6\n',
+        );
+      }
     });
 
     it.each([
@@ -492,6 +502,55 @@ describe.skipIf(missingTools('python3'))('fleet_agent_helpers.py', { timeout: 60
   it('poll: the kept state’s poll interval; exit 1 when it has none', async () => {
     expect(step('poll', await file({ poll_interval_seconds: 90 }))).toEqual({ code: 0, stdout: '90\n', stderr: '' });
     expect(step('poll', await file({}))).toEqual({ code: 1, stdout: '', stderr: "poll: 'poll_interval_seconds'\n" });
+  });
+
+  describe('the inventory’s pieces (called as functions)', () => {
+    /** Runs `code` with the helpers imported as `h`; its stdout. */
+    function call(code: string): string {
+      const out = spawnSync(
+        'python3',
+        [
+          '-c',
+          `import sys; sys.path.insert(0, sys.argv[1]); import fleet_agent_helpers as h\n${code}`,
+          dirname(HELPERS),
+        ],
+        {
+          encoding: 'utf8',
+          timeout: 30_000,
+        },
+      );
+      expect(out.status, out.stderr).toBe(0);
+      return out.stdout;
+    }
+
+    it('reboot_required: the flag file, or a kernel in /boot newer than the running one (dpkg’s order)', async () => {
+      const boot = join(dir, 'boot');
+      await mkdir(boot);
+      await writeFile(join(boot, 'vmlinuz-6.1.0-9-amd64'), '');
+      await writeFile(join(boot, 'vmlinuz-6.1.0-13-amd64'), '');
+      const flag = join(dir, 'reboot-required');
+      const check = (running: string) =>
+        `print(h.reboot_required(h.dpkg_compare, ${JSON.stringify(running)}, ${JSON.stringify(boot)}, ${JSON.stringify(flag)}))`;
+      expect(call([check('6.1.0-13-amd64'), check('6.1.0-10-amd64'), check('6.1.0-9-amd64')].join('\n'))).toBe(
+        'False\nTrue\nTrue\n',
+      );
+      await writeFile(flag, '');
+      expect(call(check('6.1.0-13-amd64'))).toBe('True\n');
+    });
+
+    it('os_release: ID, VERSION_ID and VERSION_CODENAME with shell quoting; empty when absent', async () => {
+      const path = await file(
+        'NAME="Debian GNU/Linux"\nID=debian\nVERSION_ID="12"\nVERSION_CODENAME=\'bookworm\'\n# ID=not\n',
+      );
+      const sid = await file('PRETTY_NAME="Debian GNU/Linux trixie/sid"\nID="deb\\"ian"\n');
+      expect(
+        call(
+          `import json\nprint(json.dumps(h.os_release(${JSON.stringify(path)})))\nprint(json.dumps(h.os_release(${JSON.stringify(sid)})))`,
+        ),
+      ).toBe(
+        '{"id": "debian", "version_id": "12", "codename": "bookworm"}\n{"id": "deb\\"ian", "version_id": "", "codename": ""}\n',
+      );
+    });
   });
 
   it('an unknown step, none, or too few arguments: exit 1 with one line', () => {

@@ -115,7 +115,9 @@ export interface AgentRun {
 
 /**
  * `fleet-agent once` under dash in `root` with `env` (PATH and HOME added); the children's
- * CPU time from the shell's `times`. Everything it printed goes to `logs`.
+ * CPU time from the shell's `times`. Everything it printed goes to `logs`. The inventory reads
+ * this machine's dpkg database and apt lists, but never refreshes them (FLEET_APT_GET `true`)
+ * unless `env` names an apt-get.
  */
 export function agentOnce(root: string, env: Record<string, string>, logs: string[]): Promise<AgentRun> {
   const agent = join(root, 'usr/local/sbin/fleet-agent');
@@ -124,7 +126,10 @@ export function agentOnce(root: string, env: Record<string, string>, logs: strin
     execFile(
       'dash',
       ['-c', '"$@"; rc=$?; times >&2; exit $rc', 'timer', 'dash', agent, 'once'],
-      { env: { PATH: process.env.PATH!, HOME: root, FLEET_ROOT: root, ...env }, timeout: 300_000 },
+      {
+        env: { PATH: process.env.PATH!, HOME: root, FLEET_ROOT: root, FLEET_APT_GET: 'true', ...env },
+        timeout: 300_000,
+      },
       (err, stdout, stderr) => {
         const code = err ? ((err as { code?: number }).code ?? null) : 0;
         logs.push(stdout, stderr);

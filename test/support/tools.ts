@@ -24,6 +24,8 @@ export const TOOLS = {
   'ansible-playbook': { apt: 'ansible-core' },
   git: { apt: 'git' },
   python3: { apt: 'python3' },
+  // The distribution's python3 with apt_pkg (the device agent's pending upgrades).
+  'python3-apt': { apt: 'python3-apt', path: '/usr/lib/python3/dist-packages/apt/__init__.py' },
   shellcheck: { apt: 'shellcheck' },
   'systemd-analyze': { apt: 'systemd' },
   chromium: { apt: 'chromium', path: '/usr/bin/chromium' },

@@ -4,16 +4,20 @@
 
 fleet-agent (POSIX sh) does the requests, the waits and the logging; these steps read the
 configuration and the service's answers, write the request bodies and the agent's state
-files, sum up an apply and tell whether a desired state is the one last applied. Arguments
-are paths and plain words (never secrets); every file written is private and replaced
-atomically. A step that fails exits 1 with one line on stderr, named after the step;
-`outcomes` exits 5 when a role failed. Standard library only: the device
-has the distribution's python3 and nothing else.
+files, sum up an apply, tell whether a desired state is the one last applied and collect
+the software inventory. Arguments are paths and plain words (never secrets); every file
+written is private and replaced atomically. A step that fails exits 1 with one line on
+stderr, named after the step; `outcomes` exits 5 when a role failed. Standard library only,
+and python3-apt (apt_pkg) for the pending upgrades: the device has the distribution's
+python3 and nothing else.
 """
 
+import glob
+import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -117,12 +121,9 @@ def bootstrap_body(conf_path, out_path):
     write_atomic(out_path, json.dumps(body))
 
 
-def checkin_body(send_hardware, agent_version, out_path):
-    """The check-in's body; with the hardware when the first argument is "hardware"."""
-    body = {"agent_version": agent_version}
-    if send_hardware == "hardware":
-        body["hardware"] = hardware()
-    write_atomic(out_path, json.dumps(body))
+def hardware_json(out_path):
+    """The hardware as JSON (fleet-agent keeps it and puts it into the check-in's body)."""
+    write_atomic(out_path, json.dumps(hardware()))
 
 
 def secret(answer_path, secret_path, device_id):
@@ -163,8 +164,14 @@ def answer(desired_path, vars_path, results_path, work_path):
     variables = {"fleet_blueprints": desired["blueprints"], "fleet_auftraege": desired["auftraege"],
                  "fleet_results": results_path, "fleet_work": work_path}
     write_atomic(vars_path, json.dumps(variables))
+    wanted = "wanted" if desired.get("inventory") == "wanted" else "-"
+    hours = desired.get("inventory_refresh_hours", 6)
+    if not isinstance(hours, int) or isinstance(hours, bool) or hours < 1:
+        hours = 6
     print(url)
     print(max(5, interval))
+    print(wanted)
+    print(hours)
 
 
 def items_of(desired):
@@ -277,10 +284,197 @@ def poll(desired_path):
     print(int(load(desired_path)["poll_interval_seconds"]))
 
 
+# -- the software inventory
+#
+# The body of PUT /agent/inventory: the installed packages (dpkg-query), the OS
+# (/etc/os-release), the running kernel, the pending upgrades from the apt lists the device
+# has, and whether a reboot is needed. Its hash is SHA-256 of the UTF-8 bytes of its RFC 8785
+# (JSON Canonicalization Scheme) form without "hash", packages sorted by name then arch and
+# pending by name: the service computes the same and asks for the body only when it differs.
+
+DPKG_FORMAT = "${Package}\t${Architecture}\t${Version}\t${source:Package}\t${source:Version}\t${db:Status-Status}\n"
+# Known to dpkg but without files of the package on disk.
+NOT_INSTALLED = ("config-files", "not-installed")
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _jcs_string(s):
+    out = ['"']
+    for ch in s:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch < " ":
+            out.append("\\u%04x" % ord(ch))
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def jcs(value):
+    """RFC 8785 canonical JSON of null, booleans, integers, strings, lists and objects: object
+    keys sorted by their UTF-16 code units, no whitespace, strings with only the escapes
+    RFC 8785 names (other characters as they are). Floats are refused: the inventory has none,
+    and their ECMAScript form is not needed."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        if abs(value) > 2**53 - 1:
+            raise ValueError("integer beyond the exact range of a JSON number: %d" % value)
+        return str(value)
+    if isinstance(value, str):
+        return _jcs_string(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(jcs(v) for v in value) + "]"
+    if isinstance(value, dict):
+        for k in value:
+            if not isinstance(k, str):
+                raise ValueError("object keys must be strings")
+        keys = sorted(value, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
+        return "{" + ",".join(_jcs_string(k) + ":" + jcs(value[k]) for k in keys) + "}"
+    raise ValueError("no canonical JSON for %s" % type(value).__name__)
+
+
+def inventory_hash(body):
+    """The inventory's hash: lowercase hex SHA-256 of the canonical JSON of the body without "hash"."""
+    rest = {k: v for k, v in body.items() if k != "hash"}
+    return hashlib.sha256(jcs(rest).encode("utf-8")).hexdigest()
+
+
+def os_release(path="/etc/os-release"):
+    """ID, VERSION_ID and VERSION_CODENAME of os-release(5) (shell-style values)."""
+    fields = {}
+    for line in (read(path) or "").splitlines():
+        m = re.match(r"^([A-Z0-9_]+)=(.*)$", line.strip())
+        if not m:
+            continue
+        value = m.group(2)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            quote, value = value[0], value[1:-1]
+            if quote == '"':
+                value = re.sub(r'\\([\\$"`])', r"\1", value)
+        fields[m.group(1)] = value
+    return {"id": fields.get("ID", "linux"), "version_id": fields.get("VERSION_ID", ""),
+            "codename": fields.get("VERSION_CODENAME", "")}
+
+
+def packages(dpkg_dir):
+    """The installed packages, as dpkg knows them, sorted by name then architecture."""
+    out = subprocess.run(["dpkg-query", "--admindir=" + dpkg_dir, "-W", "-f=" + DPKG_FORMAT],
+                         check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE).stdout.decode("utf-8", "replace")
+    found = []
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if len(parts) != 6 or parts[5] in NOT_INSTALLED or not parts[2]:
+            continue
+        name, arch, version, source, source_version = parts[:5]
+        found.append({"name": name, "version": version, "arch": arch,
+                      "source": source or name, "source_version": source_version or version})
+    found.sort(key=lambda p: (p["name"], p["arch"]))
+    return found
+
+
+def is_security(package_file):
+    """Whether an apt package file (one Release of the lists) is a distribution's security
+    suite: its suite (archive) or codename ends in "-security" (Debian's bookworm-security,
+    Ubuntu's noble-security pocket), or its label is Debian's "Debian-Security"."""
+    return any((getattr(package_file, attr, None) or "").endswith("-security") for attr in ("archive", "codename")) \
+        or package_file.label == "Debian-Security"
+
+
+def _apt(dpkg_dir, lists_dir):
+    import apt_pkg
+    apt_pkg.init_config()
+    apt_pkg.config.set("Dir::State::status", os.path.join(dpkg_dir, "status"))
+    apt_pkg.config.set("Dir::State::Lists", lists_dir)
+    # Nothing written: the agent only reads the lists (and may not own apt's cache).
+    apt_pkg.config.set("Dir::Cache::pkgcache", "")
+    apt_pkg.config.set("Dir::Cache::srcpkgcache", "")
+    apt_pkg.init_system()
+    return apt_pkg
+
+
+def pending(apt_pkg):
+    """The upgrades apt would install from the lists it has: each installed package whose
+    candidate is newer, with whether the candidate comes from a security suite."""
+    cache = apt_pkg.Cache(None)
+    depcache = apt_pkg.DepCache(cache)
+    found = []
+    for pkg in cache.packages:
+        current = pkg.current_ver
+        if current is None:
+            continue
+        candidate = depcache.get_candidate_ver(pkg)
+        if candidate is None or apt_pkg.version_compare(candidate.ver_str, current.ver_str) <= 0:
+            continue
+        found.append({"name": pkg.get_fullname(True), "installed": current.ver_str, "candidate": candidate.ver_str,
+                      "security": any(is_security(f) for f, _ in candidate.file_list)})
+    found.sort(key=lambda p: p["name"])
+    return found
+
+
+def reboot_required(compare, kernel, boot_dir="/boot", flag="/var/run/reboot-required"):
+    """A reboot is needed when the system says so, or a kernel newer than the running one is installed."""
+    if os.path.exists(flag):
+        return True
+    for path in glob.glob(os.path.join(boot_dir, "vmlinuz-*")):
+        if compare(os.path.basename(path)[len("vmlinuz-"):], kernel) > 0:
+            return True
+    return False
+
+
+def dpkg_compare(a, b):
+    """dpkg --compare-versions as a comparison (without python3-apt)."""
+    if subprocess.run(["dpkg", "--compare-versions", a, "gt", b]).returncode == 0:
+        return 1
+    return 0 if subprocess.run(["dpkg", "--compare-versions", a, "eq", b]).returncode == 0 else -1
+
+
+def inventory(dpkg_dir, lists_dir, out_path, hash_path):
+    """Collects the inventory into out_path (the body, with its hash) and its hash into
+    hash_path. Without python3-apt the pending upgrades are empty (said on stderr)."""
+    kernel = os.uname().release
+    try:
+        apt_pkg = _apt(dpkg_dir, lists_dir)
+    except ImportError:
+        apt_pkg = None
+        print("inventory: python3-apt is not installed: no pending upgrades", file=sys.stderr)
+    body = {
+        "os": os_release(),
+        "kernel": kernel,
+        "packages": packages(dpkg_dir),
+        "pending": pending(apt_pkg) if apt_pkg else [],
+        "reboot_required": reboot_required(apt_pkg.version_compare if apt_pkg else dpkg_compare, kernel),
+    }
+    body["hash"] = inventory_hash(body)
+    write_atomic(out_path, json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+    write_atomic(hash_path, body["hash"] + "\n")
+    print("%d packages, %d pending (%d security)%s" % (
+        len(body["packages"]), len(body["pending"]), sum(1 for p in body["pending"] if p["security"]),
+        ", reboot required" if body["reboot_required"] else ""))
+
+
+def canonical_hash(path):
+    """The inventory hash of the JSON object in path (for tests: the same rule as `inventory`)."""
+    print(inventory_hash(load(path)))
+
+
+def canonical_json(path):
+    """The RFC 8785 form of the JSON value in path, on stdout (for tests)."""
+    sys.stdout.buffer.write(jcs(load(path)).encode("utf-8"))
+
+
 STEPS = {
     "conf": conf,
     "bootstrap-body": bootstrap_body,
-    "checkin-body": checkin_body,
+    "hardware-json": hardware_json,
+    "inventory": inventory,
+    "canonical-hash": canonical_hash,
+    "canonical-json": canonical_json,
     "secret": secret,
     "drop-token": drop_token,
     "error": error,
