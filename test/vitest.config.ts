@@ -17,7 +17,7 @@ export default defineConfig({
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
     exclude: [...configDefaults.exclude, ...VM_TESTS, ...DEVICE_TESTS],
-    globalSetup: ['test/support/global_setup.ts', 'test/support/tools_setup.ts'],
+    globalSetup: ['test/support/global_setup.ts', 'test/support/tools_setup.ts', 'test/support/chromium_setup.ts'],
     pool: 'forks',
     // One module cache per worker, not per file: a file no longer pays the import of the
     // whole app. A file that mocks a module loads its importers afresh

@@ -9,12 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../support/access.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
-import { CHROMIUM_OPTIONS } from '../support/chromium.ts';
+import { sharedChromium } from '../support/chromium.ts';
 import { missingTools } from '../support/tools.ts';
 
 const ctx = useTestApp();
@@ -31,8 +31,8 @@ describe.skipIf(missingTools('chromium'))('GET /api/v1/docs in Chromium', () => 
       const s = serve({ fetch: ctx.app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
     });
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    // launch() gives Chromium a fresh, empty profile of its own (and removes it on close).
-    browser = await chromium.launch(CHROMIUM_OPTIONS);
+    // Every page below is in a fresh context of its own: an empty profile, nothing kept.
+    browser = await sharedChromium();
   });
 
   afterAll(async () => {

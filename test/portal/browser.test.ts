@@ -16,14 +16,14 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../api/http/crypto.ts';
 import { checkin, enrollAgent, report } from '../support/agent.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
 import { startService, type ServiceProcess, httpTestContext } from '../support/service_process.ts';
-import { CHROMIUM_OPTIONS } from '../support/chromium.ts';
+import { sharedChromium } from '../support/chromium.ts';
 import { missingTools } from '../support/tools.ts';
 
 const outputDir = fileURLToPath(new URL('../../test-output/portal/', import.meta.url));
@@ -33,7 +33,7 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
   let db: TestDatabase;
   let service: ServiceProcess;
   let dataDir: string;
-  let profileDir: string;
+  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   const fleet = { orgId: '', deviceId: '', serial: '', adminKey: '', viewerKey: '' };
@@ -56,7 +56,6 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
   beforeAll(async () => {
     db = await createTestDatabase();
     dataDir = await mkdtemp(join(tmpdir(), 'fleet-portal-browser-'));
-    profileDir = await mkdtemp(join(tmpdir(), 'fleet-chromium-profile-'));
     await mkdir(outputDir, { recursive: true });
     service = await startService({ DATABASE_URL: db.url, ADMIN_TOKEN: adminToken, DATA_DIR: dataDir });
     const org = await api('POST', '/api/v1/organizations', { name: 'Portal Schule' });
@@ -78,12 +77,9 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     });
     fleet.deviceId = device.id;
     fleet.serial = device.serial;
-    context = await chromium.launchPersistentContext(profileDir, {
-      ...CHROMIUM_OPTIONS,
-      locale: 'de-DE',
-      acceptDownloads: true,
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await sharedChromium();
+    context = await browser.newContext({ locale: 'de-DE', acceptDownloads: true });
+    page = await context.newPage();
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) cspReports.push(message.text());
     });
@@ -91,10 +87,10 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
 
   afterAll(async () => {
     await context?.close();
+    await browser?.close();
     expect(await service?.stop('SIGTERM')).toBe(0);
     await db?.drop();
     await rm(dataDir, { recursive: true, force: true });
-    await rm(profileDir, { recursive: true, force: true });
   });
 
   async function signIn(key: string) {
@@ -417,7 +413,7 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
         shots.push(shot);
       }
     }
-    // The choice outlives the page: a new tab of the same profile opens in English.
+    // The choice outlives the page: a new tab of the same browser context opens in English.
     const tab = await context.newPage();
     await tab.goto(`${service.base}/portal/devices`);
     expect(await tab.locator('html').getAttribute('lang')).toBe('en');

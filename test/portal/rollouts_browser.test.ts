@@ -13,12 +13,12 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../api/http/crypto.ts';
 import { type AgentAnswer, SimAgent } from '../bench/fleet_agent.ts';
 import { activateDevice, resolveDevice } from '../support/activation.ts';
-import { CHROMIUM_OPTIONS } from '../support/chromium.ts';
+import { sharedChromium } from '../support/chromium.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { startService, type ServiceProcess, httpTestContext } from '../support/service_process.ts';
 import { missingTools } from '../support/tools.ts';
@@ -32,7 +32,7 @@ describe.skipIf(missingTools('chromium'))('a staged rollout in the portal, in Ch
   let db: TestDatabase;
   let service: ServiceProcess;
   let dataDir: string;
-  let profileDir: string;
+  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   const cspReports: string[] = [];
@@ -69,7 +69,6 @@ describe.skipIf(missingTools('chromium'))('a staged rollout in the portal, in Ch
   beforeAll(async () => {
     db = await createTestDatabase();
     dataDir = await mkdtemp(join(tmpdir(), 'fleet-portal-rollout-'));
-    profileDir = await mkdtemp(join(tmpdir(), 'fleet-chromium-profile-'));
     await mkdir(outputDir, { recursive: true });
     service = await startService({ DATABASE_URL: db.url, ADMIN_TOKEN: adminToken, DATA_DIR: dataDir });
     const org = await api('POST', '/api/v1/organizations', { name: 'Stadtverwaltung' });
@@ -95,8 +94,9 @@ describe.skipIf(missingTools('chromium'))('a staged rollout in the portal, in Ch
     // Bootstrapped, checked in, and every order of the state before reported.
     await cycle(agents);
     // The pages' German texts are what this test reads: the browser asks for German.
-    context = await chromium.launchPersistentContext(profileDir, { ...CHROMIUM_OPTIONS, locale: 'de-DE' });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await sharedChromium();
+    context = await browser.newContext({ locale: 'de-DE' });
+    page = await context.newPage();
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) cspReports.push(message.text());
     });
@@ -104,10 +104,10 @@ describe.skipIf(missingTools('chromium'))('a staged rollout in the portal, in Ch
 
   afterAll(async () => {
     await context?.close();
+    await browser?.close();
     expect(await service?.stop('SIGTERM')).toBe(0);
     await db?.drop();
     await rm(dataDir, { recursive: true, force: true });
-    await rm(profileDir, { recursive: true, force: true });
   });
 
   async function screenshot(name: string) {
