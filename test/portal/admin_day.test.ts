@@ -1,0 +1,138 @@
+/**
+ * The admin's day in the portal: a viewer reads an org unit's and a group's page (name,
+ * path, device counts, the catalog) without controls; a sign-in moves the key's
+ * `last_used_at`; every org unit select names the unit by its path, and a move offers no
+ * unit below the one moved.
+ */
+import { describe, expect, it } from 'vitest';
+import { createApiKey } from '../support/access.ts';
+import { useTestApp } from '../support/app.ts';
+import { createOrganization } from '../support/builders.ts';
+import { addToGroup, insertDevice, insertGroup, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
+import { PortalClient } from '../support/portal_client.ts';
+
+const ctx = useTestApp();
+
+class Browser extends PortalClient {
+  constructor() {
+    super(ctx.app, `10.54.0.${Math.floor(Math.random() * 250) + 1}`);
+  }
+
+  static async signedIn(key: string) {
+    const b = new Browser();
+    expect((await b.signIn(key)).status).toBe(303);
+    return b;
+  }
+}
+
+/** Schulen / Grundschule Nord / Computerraum 1 with a device, and a group holding it. */
+async function fleet() {
+  const org = await createOrganization(ctx);
+  const schools = await insertOrgUnit(ctx.sql, org.id, 'Schulen');
+  const north = await insertOrgUnit(ctx.sql, org.id, 'Grundschule Nord', schools);
+  const room = await insertOrgUnit(ctx.sql, org.id, 'Computerraum 1', north);
+  const south = await insertOrgUnit(ctx.sql, org.id, 'Grundschule Süd', schools);
+  const device = await insertDevice(ctx.sql, {
+    organizationId: org.id,
+    oeId: room,
+    serial: `AD-${crypto.randomUUID().slice(0, 6)}`,
+    templateId: TEMPLATE_IDS.debianStandard,
+  });
+  const group = await insertGroup(ctx.sql, org.id, 'Lehrerzimmer');
+  await addToGroup(ctx.sql, group, device.id);
+  const adminKey = await createApiKey(ctx, org.id, 'admin', { name: 'Portal-Admin' });
+  const viewerKey = await createApiKey(ctx, org.id, 'viewer', { name: 'Portal-Leser' });
+  return { org, schools, north, room, south, device, group, adminKey, viewerKey };
+}
+
+/** The options of the select named `name` on the page: value and text. */
+function options(html: string, name: string): Array<{ value: string; text: string }> {
+  const select = new RegExp(`<select[^>]*name="${name}"[^>]*>([\\s\\S]*?)</select>`).exec(html);
+  if (!select) throw new Error(`no select ${name} on the page`);
+  return [...select[1]!.matchAll(/<option value="([^"]*)"[^>]*>([^<]*)<\/option>/g)].map((m) => ({
+    value: m[1]!,
+    text: m[2]!,
+  }));
+}
+
+describe("a viewer's org unit and group pages", () => {
+  it('show name, path, device counts and the catalog, without a control', async () => {
+    const f = await fleet();
+    await ctx.request('POST', `/api/v1/org-units/${f.north}/catalog/qgis/select`, { body: {} });
+    const viewer = await Browser.signedIn(f.viewerKey.key);
+    const unit = await viewer.get(`/portal/org-units/${f.north}`);
+    expect(unit.status).toBe(200);
+    expect(unit.text).toContain('Schulen / Grundschule Nord');
+    expect(unit.text).toMatch(/data-field="devices">0</);
+    expect(unit.text).toMatch(/data-field="devices_total"><a href="\/portal\/devices\?oe_id=[^"]+">1</);
+    expect(unit.text).toMatch(/<tr data-merkmal="qgis">[\s\S]*?data-field="override">vorhanden</);
+    expect(unit.text).not.toMatch(/<form method="post" action="\/portal\/(org-units|groups)/);
+    expect(unit.text).not.toContain('/catalog/qgis/select');
+    expect(unit.text).not.toContain('<button type="submit">');
+    const group = await viewer.get(`/portal/groups/${f.group}`);
+    expect(group.status).toBe(200);
+    expect(group.text).toContain('Lehrerzimmer');
+    expect(group.text).toMatch(/data-field="devices"><a href="\/portal\/devices\?group_id=[^"]+">1</);
+    expect(group.text).toContain(f.device.serial);
+    expect(group.text).toContain('data-merkmal="qgis"');
+    expect(group.text).not.toMatch(/<form method="post" action="\/portal\/groups/);
+    expect(group.text).not.toContain('/catalog/qgis/select');
+    // The list pages link each unit and group to its page, for a viewer too.
+    expect((await viewer.get('/portal/org-units')).text).toContain(`href="/portal/org-units/${f.room}"`);
+    expect((await viewer.get('/portal/groups')).text).toContain(`href="/portal/groups/${f.group}"`);
+  });
+
+  it("an admin's pages keep their controls; another organization's unit or group is 404", async () => {
+    const f = await fleet();
+    const other = await fleet();
+    const admin = await Browser.signedIn(f.adminKey.key);
+    const unit = await admin.get(`/portal/org-units/${f.north}`);
+    expect(unit.text).toContain(`action="/portal/org-units/${f.north}/move"`);
+    expect(unit.text).toContain(`/portal/org-units/${f.north}/catalog/qgis/select`);
+    const group = await admin.get(`/portal/groups/${f.group}`);
+    expect(group.text).toContain(`action="/portal/groups/${f.group}/rename"`);
+    const viewer = await Browser.signedIn(f.viewerKey.key);
+    for (const path of [`/portal/org-units/${other.north}`, `/portal/groups/${other.group}`, '/portal/groups/nope']) {
+      expect((await viewer.get(path)).status, path).toBe(404);
+    }
+  });
+});
+
+describe('a portal sign-in', () => {
+  it("sets the key's last_used_at; a wrong key sets nothing", async () => {
+    const f = await fleet();
+    const before = await ctx.sql`select last_used_at from api_keys where id = ${f.viewerKey.id}`;
+    expect(before[0]!.last_used_at).toBeNull();
+    const wrong = new Browser();
+    expect((await wrong.signIn(`${f.viewerKey.key}x`)).status).toBe(401);
+    expect((await ctx.sql`select last_used_at from api_keys where id = ${f.viewerKey.id}`)[0]!.last_used_at).toBeNull();
+    await Browser.signedIn(f.viewerKey.key);
+    const [after] = await ctx.sql`select last_used_at, now() - last_used_at < interval '1 minute' as fresh
+      from api_keys where id = ${f.viewerKey.id}`;
+    expect(after!.fresh).toBe(true);
+    const listed = await ctx.request('GET', `/api/v1/organizations/${f.org.id}/api-keys`);
+    const key = listed.body.items.find((k: { id: string }) => k.id === f.viewerKey.id);
+    expect(key.last_used_at).not.toBeNull();
+  });
+});
+
+describe('org unit selects', () => {
+  it('name each unit by its path joined with " / "; a move offers neither the unit nor any unit below it', async () => {
+    const f = await fleet();
+    const admin = await Browser.signedIn(f.adminKey.key);
+    const path = 'Schulen / Grundschule Nord / Computerraum 1';
+    const listPage = await admin.get('/portal/org-units');
+    expect(options(listPage.text, 'parent_id')).toContainEqual({ value: f.room, text: path });
+    const devices = await admin.get('/portal/devices');
+    expect(options(devices.text, 'oe_id')).toContainEqual({ value: f.room, text: path });
+    // The bulk move's target select.
+    expect(devices.text).toMatch(new RegExp(`<option value="${f.room}">${path}</option>`));
+    const move = options((await admin.get(`/portal/org-units/${f.north}`)).text, 'parent_id');
+    const offered = move.map((o) => o.value);
+    expect(offered).not.toContain(f.north);
+    expect(offered).not.toContain(f.room);
+    expect(offered).toContain(f.schools);
+    expect(move).toContainEqual({ value: f.south, text: 'Schulen / Grundschule Süd' });
+    expect(offered[0]).toBe(''); // the top level first
+  });
+});
