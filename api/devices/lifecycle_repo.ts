@@ -100,6 +100,17 @@ export async function listEvents(db: Db, deviceId: string, before: number | null
     limit ${limit + 1}`;
 }
 
+/** The page of the device's events just newer than seq `after`, newest first (the page before a page of `listEvents`). */
+export async function listNewerEvents(db: Db, deviceId: string, after: number, limit: number): Promise<EventRow[]> {
+  const rows = await db<EventRow[]>`
+    select seq, id, device_id, merkmal, type, payload, created_at
+    from device_merkmal_events
+    where device_id = ${deviceId} and seq > ${after}
+    order by seq asc
+    limit ${limit + 1}`;
+  return rows.reverse();
+}
+
 /** Replaces the stored hardware of the device. */
 export async function storeHardware(db: Db, deviceId: string, hardware: Record<string, unknown>): Promise<void> {
   await db`

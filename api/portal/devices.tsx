@@ -588,6 +588,9 @@ export function deviceRoutes() {
           events={events.slice(0, 20)}
           sourceName={(_cause, sourceId) => names.unit.get(sourceId) ?? names.group.get(sourceId)}
         />
+        <p>
+          <a href={`/portal/devices/${device.id}/events`}>{t().deviceDetails.eventsPage.all}</a>
+        </p>
       </Layout>,
     );
   });

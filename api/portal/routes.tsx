@@ -12,6 +12,7 @@ import type { PortalEnv } from './access.ts';
 import { auditRoutes } from './audit.tsx';
 import { deviceRoutes } from './devices.tsx';
 import { deviceBulkRoutes } from './device_bulk.tsx';
+import { deviceEventRoutes } from './device_events.tsx';
 import { formFields, render } from './http.tsx';
 import { t } from './i18n/index.ts';
 import { isLanguage, LANGUAGE_COOKIE, pickLanguage, withLanguage } from './i18n/language.ts';
@@ -132,6 +133,7 @@ export function portalRoutes() {
   // The bulk pages first: their paths (/devices/bulk…) would match the device pages' :id.
   portal.route('/', deviceBulkRoutes());
   portal.route('/', deviceRoutes());
+  portal.route('/', deviceEventRoutes());
   portal.route('/', enrollmentRoutes());
   portal.route('/', scopeCatalogRoutes());
   portal.route('/', rolloutRoutes());

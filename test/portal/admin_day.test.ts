@@ -136,3 +136,58 @@ describe('org unit selects', () => {
     expect(offered[0]).toBe(''); // the top level first
   });
 });
+
+describe("a device's events page", () => {
+  /** The times of the events a page lists, in its order. */
+  const times = (html: string) =>
+    [...html.matchAll(/<tr data-event-type="[^"]+"><td>([^<]+)<\/td>/g)].map((m) => m[1]!);
+  const link = (html: string, rel: 'prev' | 'next') => {
+    const m = new RegExp(`<a href="([^"]+)" rel="${rel}"`).exec(html);
+    return m ? m[1]!.replace(/&amp;/g, '&') : null;
+  };
+
+  it('pages through all of them, 50 at a time, newest first, for a viewer too', async () => {
+    const f = await fleet();
+    // 120 events a minute apart, oldest first: each lists with a time of its own.
+    const base = Date.parse('2026-10-01T00:00:00.000Z');
+    await ctx.sql`
+      insert into device_merkmal_events (device_id, merkmal, type, payload, created_at)
+      select ${f.device.id}, 'firefox', 'applied', '{}'::jsonb, ${new Date(base)}::timestamptz + n * interval '1 minute'
+      from generate_series(0, 119) n order by n`;
+    const minute = (n: number) => `${new Date(base + n * 60_000).toISOString().slice(11, 16)} UTC`;
+    const expected = (from: number, to: number) => Array.from({ length: from - to + 1 }, (_, i) => minute(from - i));
+    const viewer = await Browser.signedIn(f.viewerKey.key);
+    const device = await viewer.get(`/portal/devices/${f.device.id}`);
+    expect(device.text).toContain(`href="/portal/devices/${f.device.id}/events"`);
+
+    const first = await viewer.get(`/portal/devices/${f.device.id}/events`);
+    expect(first.status).toBe(200);
+    expect(times(first.text).map((t) => t.slice(-9))).toEqual(expected(119, 70));
+    expect(link(first.text, 'prev')).toBeNull();
+    const second = await viewer.get(link(first.text, 'next')!);
+    expect(times(second.text).map((t) => t.slice(-9))).toEqual(expected(69, 20));
+    const third = await viewer.get(link(second.text, 'next')!);
+    expect(times(third.text).map((t) => t.slice(-9))).toEqual(expected(19, 0));
+    expect(link(third.text, 'next')).toBeNull();
+    // Back from the last page: the 50 just newer.
+    const back = await viewer.get(link(third.text, 'prev')!);
+    expect(times(back.text).map((t) => t.slice(-9))).toEqual(expected(69, 20));
+    expect(back.text).toContain(`href="/portal/devices/${f.device.id}/events"`);
+  });
+
+  it("another organization's device is 404; a forged position is refused; a device without events says so", async () => {
+    const f = await fleet();
+    const other = await fleet();
+    const admin = await Browser.signedIn(f.adminKey.key);
+    expect((await admin.get(`/portal/devices/${other.device.id}/events`)).status).toBe(404);
+    expect((await admin.get('/portal/devices/nope/events')).status).toBe(404);
+    for (const bad of ['before=0', 'before=-1', 'before=abc', 'after=1e3', 'before=99999999999999999']) {
+      const page = await admin.get(`/portal/devices/${f.device.id}/events?${bad}`);
+      expect(page.status, bad).toBe(400);
+    }
+    const empty = await admin.get(`/portal/devices/${f.device.id}/events`);
+    expect(empty.status).toBe(200);
+    expect(empty.text).toContain('Noch keine Ereignisse.');
+    expect(empty.text).not.toContain('rel="next"');
+  });
+});
