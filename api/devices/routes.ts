@@ -63,7 +63,7 @@ const DeviceListQuery = PageQuery.extend({
   convergence: Convergence.optional().openapi({
     description:
       'Only devices of this `convergence` (so only `active` and `stale` ones). With `merkmal`: only the `active` and ' +
-      '`stale` devices whose that Merkmal is `failed` or `pending` (then `converged` is 400).',
+      '`stale` devices whose that Merkmal has this convergence (what the fleet status counts for it).',
     example: 'failed',
   }),
   merkmal: z.string().min(1).max(100).optional().openapi({
