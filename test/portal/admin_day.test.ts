@@ -191,3 +191,47 @@ describe("a device's events page", () => {
     expect(empty.text).not.toContain('rel="next"');
   });
 });
+
+describe('the audit names its targets', () => {
+  it('a rollout links to its page; a catalog row names the Merkmal and the state; only what is gone reads "gelöscht"', async () => {
+    const f = await fleet();
+    const rollout = await ctx.request('POST', `/api/v1/organizations/${f.org.id}/rollouts`, {
+      body: { scope: 'org_unit', scope_id: f.north, merkmal: 'libreoffice', action: 'select', rings: [50, 100] },
+    });
+    expect(rollout.status, JSON.stringify(rollout.body)).toBe(201);
+    expect((await ctx.request('POST', `/api/v1/groups/${f.group}/catalog/qgis/select`, { body: {} })).status).toBe(200);
+    expect((await ctx.request('POST', `/api/v1/devices/${f.device.id}/catalog/qgis/deselect`)).status).toBe(200);
+    expect((await ctx.request('DELETE', `/api/v1/devices/${f.device.id}/catalog/qgis`)).status).toBe(204);
+    const gone = await ctx.request('POST', `/api/v1/organizations/${f.org.id}/groups`, { body: { name: 'Weg' } });
+    expect((await ctx.request('DELETE', `/api/v1/groups/${gone.body.id}`)).status).toBe(204);
+    const build = await ctx.request('POST', `/api/v1/organizations/${f.org.id}/iso-builds`, { body: {} });
+    expect(build.status, JSON.stringify(build.body)).toBe(202);
+
+    for (const [lang, words] of [
+      ['de', { gone: 'gelöscht', present: 'vorhanden', absent: 'nicht vorhanden', unset: 'Vorgabe entfernt' }],
+      ['en', { gone: 'deleted', present: 'present', absent: 'absent', unset: 'override removed' }],
+    ] as const) {
+      const admin = new PortalClient(ctx.app, '10.54.9.1', lang);
+      expect((await admin.signIn(f.adminKey.key)).status).toBe(303);
+      const page = await admin.get('/portal/audit');
+      expect(page.status).toBe(200);
+      const cell = (id: string, action: string) => {
+        const row = new RegExp(
+          `<code>${action.replace('.', '\\.')}</code>[\\s\\S]*?<span data-target="${id}">([\\s\\S]*?)</td>`,
+        ).exec(page.text);
+        expect(row, `${action} ${id}`).not.toBeNull();
+        return row![1]!;
+      };
+      const started = cell(rollout.body.id, 'rollout.create');
+      expect(started).toContain(`<a href="/portal/rollouts/${rollout.body.id}">libreoffice</a>`);
+      expect(started).not.toContain(words.gone);
+      expect(cell(f.group, 'catalog.select')).toContain(`Merkmal qgis: ${words.present}`);
+      expect(cell(f.device.id, 'catalog.deselect')).toContain(`Merkmal qgis: ${words.absent}`);
+      expect(cell(f.device.id, 'catalog.unset')).toContain(`Merkmal qgis: ${words.unset}`);
+      expect(cell(f.device.id, 'catalog.unset')).not.toContain(words.gone);
+      expect(cell(build.body.id, 'iso_build.create')).toContain('href="/portal/iso-builds"');
+      expect(cell(build.body.id, 'iso_build.create')).not.toContain(words.gone);
+      expect(cell(gone.body.id, 'group.delete')).toContain(`Weg</span><span class="muted"> (${words.gone})`);
+    }
+  });
+});
