@@ -14,17 +14,16 @@ import { EventTable } from './device_details.tsx';
 import { render, takeFlash } from './http.tsx';
 import { t } from './i18n/index.ts';
 import { Layout } from './layout.tsx';
+import { portalWorded } from './refusals.ts';
 
 /** Events on one page. */
 const EVENTS_PER_PAGE = 50;
 
 /** A page link's position: an event's seq, in the form the page writes it. */
-function seqOf(value: string | undefined, name: string): number | null {
+function seqOf(value: string | undefined): number | null {
   if (value === undefined) return null;
   if (!/^[1-9][0-9]{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new ApiError('invalid_request', t().deviceDetails.eventsPage.badPosition, {
-      details: [{ path: [name], message: 'not a position of this list' }],
-    });
+    throw portalWorded(new ApiError('invalid_request', t().deviceDetails.eventsPage.badPosition));
   }
   return Number(value);
 }
@@ -37,8 +36,8 @@ export function deviceEventRoutes() {
     const id = c.req.param('id');
     const db = await portalRead(c, deviceOps.listDeviceEvents, { param: { id } });
     const query = c.req.query();
-    const before = seqOf(query.before, 'before');
-    const after = seqOf(query.after, 'after');
+    const before = seqOf(query.before);
+    const after = seqOf(query.after);
     const device = await getDevice(db, id, c.get('deps').config.agentPollIntervalSeconds);
     if (!device) throw notFound('device', id);
     const [units, groups, fetched] = await Promise.all([

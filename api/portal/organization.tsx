@@ -26,6 +26,7 @@ import { formFields, invalidInput, render, takeFlash, writeAndRedirect } from '.
 import { formatNumber, t } from './i18n/index.ts';
 import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
+import { portalWorded } from './refusals.ts';
 import { subtreeOf, unitChoices, unitPaths } from './org_unit_paths.ts';
 import { loadScopeCatalog, ScopeCatalog } from './scope_catalog.tsx';
 
@@ -40,7 +41,7 @@ async function inPortalWords<T>(write: () => Promise<T>): Promise<T> {
     if (!(err instanceof ApiError)) throw err;
     const { refusals } = t().organization;
     const text = Object.hasOwn(refusals, err.code) ? refusals[err.code as keyof typeof refusals] : undefined;
-    if (text) throw new ApiError(err.code, text, { status: err.status });
+    if (text) throw portalWorded(new ApiError(err.code, text, { status: err.status }));
     throw err;
   }
 }

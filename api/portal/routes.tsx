@@ -17,6 +17,7 @@ import { formFields, render } from './http.tsx';
 import { t } from './i18n/index.ts';
 import { isLanguage, LANGUAGE_COOKIE, pickLanguage, withLanguage } from './i18n/language.ts';
 import { Layout } from './layout.tsx';
+import { refusalText } from './refusals.ts';
 import { loginRoutes, sessionRoutes } from './login.tsx';
 import { organizationRoutes } from './organization.tsx';
 import { overviewRoutes } from './overview.tsx';
@@ -160,7 +161,7 @@ export function portalRoutes() {
       return render(
         c,
         <Layout title={errors.titles[err.status] ?? errors.refused} session={session}>
-          <p>{err.status === 403 ? errors.forbidden : err.status === 404 ? errors.notFound : err.message}</p>
+          <p>{err.status === 403 ? errors.forbidden : err.status === 404 ? errors.notFound : refusalText(err)}</p>
           <p>
             <a href="/portal/devices">{errors.toDevices}</a>
           </p>

@@ -29,6 +29,7 @@ import {
   rolloutInProgressPage,
 } from './rollouts.tsx';
 import type { PortalSession } from './session.ts';
+import { refusalText } from './refusals.ts';
 
 type Scope = 'org-units' | 'groups';
 const actions: RolloutAction[] = ['select', 'deselect', 'unset'];
@@ -234,7 +235,7 @@ export function scopeCatalogRoutes() {
           } catch (err) {
             if (isRolloutInProgress(err)) return rolloutInProgressPage(c, err, back);
             if (err instanceof ApiError && [400, 409, 413, 422].includes(err.status)) {
-              return redirectWith(c, back, { kind: 'error', text: err.message });
+              return redirectWith(c, back, { kind: 'error', text: refusalText(err) });
             }
             throw err;
           }

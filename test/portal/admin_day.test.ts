@@ -235,3 +235,53 @@ describe('the audit names its targets', () => {
     }
   });
 });
+
+describe("the domain's refusals in the page's language", () => {
+  it('a webhook URL the policy refuses and a forged cursor read in German and in English', async () => {
+    const f = await fleet();
+    for (const [lang, url, cursor, english] of [
+      [
+        'de',
+        'nur eine vollständige https-Adresse',
+        'Diese Seitenangabe gehört nicht zu dieser Liste',
+        'must use https',
+      ],
+      ['en', 'only a complete https address', 'This page position does not belong to this list', 'must use https'],
+    ] as const) {
+      const admin = new PortalClient(ctx.app, '10.54.8.1', lang);
+      expect((await admin.signIn(f.adminKey.key)).status).toBe(303);
+      const form = await admin.get('/portal/webhooks');
+      const res = await admin.request('POST', '/portal/webhooks', {
+        _csrf: PortalClient.csrf(form.text),
+        url: 'http://hooks.example.com/x',
+        'event:device.activated': 'on',
+      });
+      expect(res.status).toBe(303);
+      const page = await admin.get(res.location!);
+      expect(page.text).toContain('class="flash error"');
+      expect(page.text).toContain(url);
+      expect(page.text).not.toContain(english);
+      const list = await admin.get('/portal/devices?cursor=nope');
+      expect(list.status).toBe(400);
+      expect(list.text).toContain(cursor);
+      expect(list.text).not.toContain('cursor is not valid');
+    }
+    const [row] = await ctx.sql`select count(*)::int as n from webhooks where organization_id = ${f.org.id}`;
+    expect(row!.n).toBe(0);
+  });
+
+  it('a refusal by code: deprovisioning an archived device, in German, changing nothing', async () => {
+    const f = await fleet();
+    expect((await ctx.request('POST', `/api/v1/devices/${f.device.id}/archive`)).status).toBe(200);
+    const admin = await Browser.signedIn(f.adminKey.key);
+    const page = await admin.get(`/portal/devices/${f.device.id}/confirm/deprovision`);
+    const res = await admin.request('POST', `/portal/devices/${f.device.id}/deprovision`, {
+      _csrf: PortalClient.csrf(page.text),
+    });
+    const shown = res.status === 303 ? await admin.get(res.location!) : res;
+    expect(shown.text).toContain('Das Gerät ist archiviert und ändert sich nicht mehr.');
+    expect(shown.text).not.toContain('is archived');
+    const [row] = await ctx.sql`select deprovisioned_at from devices where id = ${f.device.id}`;
+    expect(row!.deprovisioned_at).toBeNull();
+  });
+});
