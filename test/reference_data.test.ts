@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from './support/app.ts';
 
@@ -52,6 +53,52 @@ describe('catalog data', () => {
     });
     expect(byKey.basis.im_auftragskatalog).toBe(false);
     for (const key of ['firefox', 'libreoffice', 'onlyoffice', 'qgis']) expect(byKey[key].kategorie).toBe('app-store');
+  });
+
+  it('pages the small lists by limit and cursor, in the order of the whole list', async () => {
+    const walk = async (path: string, limit: number) => {
+      const items: unknown[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const res: { status: number; body: { items: unknown[]; next_cursor: string | null } } = await ctx.request(
+          'GET',
+          `${path}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+        );
+        expect(res.status, path).toBe(200);
+        expect(res.body.items.length).toBeLessThanOrEqual(limit);
+        items.push(...res.body.items);
+        cursor = res.body.next_cursor;
+        pages += 1;
+      } while (cursor !== null && pages < 20);
+      return { items, pages };
+    };
+    for (const path of ['/api/v1/backends', '/api/v1/workspaces', '/api/v1/merkmale']) {
+      const whole = await ctx.request('GET', path);
+      const paged = await walk(path, 1);
+      expect(paged.items, path).toEqual(whole.body.items);
+      expect(paged.pages, path).toBe(whole.body.items.length);
+    }
+    const merkmale = await ctx.request('GET', '/api/v1/merkmale?limit=3');
+    expect(merkmale.body.items.map((m: { key: string }) => m.key)).toEqual(['firefox', 'libreoffice', 'onlyoffice']);
+    expect(merkmale.body.next_cursor).not.toBeNull();
+  });
+
+  it('refuses a limit out of range, a forged cursor and an unknown parameter with 400', async () => {
+    const first = await ctx.request('GET', '/api/v1/backends?limit=1');
+    for (const query of [
+      'limit=0',
+      'limit=501',
+      'limit=abc',
+      'cursor=nope',
+      `cursor=${first.body.next_cursor}x`,
+      `cursor=${Buffer.from(JSON.stringify(['0', 'debian', 'x'])).toString('base64url')}`,
+      'order=key',
+    ]) {
+      const res = await ctx.request('GET', `/api/v1/backends?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.body.error, query).toBe('invalid_request');
+    }
   });
 
   it('shows every template with partitioning as an object', async () => {

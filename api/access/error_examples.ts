@@ -148,6 +148,7 @@ export function operationExamples(op: OperationFacts, code: ErrorCode, status: n
 
 function archivedRefusal(op: OperationFacts): string {
   if (op.path.endsWith('/reprovision')) return 'it cannot be reprovisioned';
+  if (op.path.endsWith('/deprovision')) return 'it cannot be deprovisioned';
   if (op.path.endsWith('/org-unit')) return 'it cannot be moved';
   if (op.path.includes('/groups/')) return 'it cannot join or leave a group';
   if (op.path.includes('/catalog/')) return 'its catalog selections cannot be changed';

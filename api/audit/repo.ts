@@ -67,13 +67,18 @@ export async function listAuditEvents(
 }
 
 /**
- * The names the targets of audit events go by today (a device's serial, a webhook's URL,
- * an org unit's, group's, key's or organization's name), by id; a target that is gone has
- * none. Only targets of this organization are named.
+ * The targets of audit events that exist today, by id, with the name they go by (a
+ * device's serial, a webhook's URL, a rollout's Merkmal, an org unit's, group's, key's or
+ * organization's name); a target that is gone is missing. Only this organization's count.
  */
-export async function auditTargetNames(db: Db, organizationId: string, ids: string[]): Promise<Map<string, string>> {
+export async function auditTargetNames(
+  db: Db,
+  organizationId: string,
+  ids: string[],
+): Promise<Map<string, string | null>> {
   if (ids.length === 0) return new Map();
-  const rows = await db<{ id: string; name: string }[]>`
+  // Enrollment sessions and ISO builds have no name (null): they exist, and are shown by id.
+  const rows = await db<{ id: string; name: string | null }[]>`
     select id, serial as name from devices where organization_id = ${organizationId} and id = any(${ids}::uuid[])
     union all
     select id, name from org_units where organization_id = ${organizationId} and id = any(${ids}::uuid[])
@@ -83,6 +88,12 @@ export async function auditTargetNames(db: Db, organizationId: string, ids: stri
     select id, url from webhooks where organization_id = ${organizationId} and id = any(${ids}::uuid[])
     union all
     select id, name from api_keys where organization_id = ${organizationId} and id = any(${ids}::uuid[])
+    union all
+    select id, merkmal from rollouts where organization_id = ${organizationId} and id = any(${ids}::uuid[])
+    union all
+    select id, null from enrollment_sessions where organization_id = ${organizationId} and id = any(${ids}::uuid[])
+    union all
+    select id, null from iso_builds where organization_id = ${organizationId} and id = any(${ids}::uuid[])
     union all
     select id, name from organizations where id = ${organizationId} and id = any(${ids}::uuid[])`;
   return new Map(rows.map((r) => [r.id, r.name]));

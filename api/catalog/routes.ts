@@ -8,6 +8,7 @@ import { recordAudit } from '../access/middleware.ts';
 import type { AppEnv } from '../access/app_env.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { IdParams, json, Uuid } from '../http/openapi.ts';
+import { PageQuery, pageOfList } from '../http/pagination.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import * as repo from './repo.ts';
 import { changeSelection } from './service.ts';
@@ -128,7 +129,7 @@ const getDeviceCatalog = defineRoute({
     "changed override on the winning side); the device's own override always wins. The same rule gives the agent's `auftraege`.",
   operation: ops.getDeviceCatalog,
   errors: ['not_found'],
-  request: { params: IdParams },
+  request: { params: IdParams, query: PageQuery },
   responses: { 200: json(DeviceCatalog, 'The effective catalog') },
 });
 
@@ -158,7 +159,7 @@ const listOrgUnitOverrides = defineRoute({
   summary: 'The Merkmal overrides set at an org unit (not inherited ones)',
   operation: ops.listOrgUnitCatalog,
   errors: ['not_found'],
-  request: { params: IdParams },
+  request: { params: IdParams, query: PageQuery },
   responses: { 200: json(CatalogOverrideList, 'The overrides of the org unit') },
 });
 
@@ -170,7 +171,7 @@ const listGroupOverrides = defineRoute({
   summary: 'The Merkmal overrides set at a group',
   operation: ops.listGroupCatalog,
   errors: ['not_found'],
-  request: { params: IdParams },
+  request: { params: IdParams, query: PageQuery },
   responses: { 200: json(CatalogOverrideList, 'The overrides of the group') },
 });
 
@@ -178,13 +179,16 @@ export function catalogRoutes() {
   const router = newRouter()
     .openapi(getDeviceCatalog, async (c) => {
       const { id } = c.req.valid('param');
+      const { limit, cursor } = c.req.valid('query');
       const db = c.get('db');
-      const items = await loadCatalogStates(db, id);
-      if (items === null) throw notFound('device', id);
-      const outcomes = await loadOutcomes(db, id, items);
+      const states = await loadCatalogStates(db, id);
+      if (states === null) throw notFound('device', id);
+      // The page first (a refused cursor reads nothing more), then the reports of its Merkmale.
+      const page = pageOfList(states, (s) => [s.merkmal], limit, cursor);
+      const outcomes = await loadOutcomes(db, id, page.items);
       return c.json(
         {
-          items: items.map(({ merkmal, name, kategorie, state, origin, optionen }) => {
+          items: page.items.map(({ merkmal, name, kategorie, state, origin, optionen }) => {
             const outcome = outcomes.get(merkmal);
             const reported = outcome?.reported ?? null;
             return {
@@ -199,7 +203,7 @@ export function catalogRoutes() {
               convergence: outcome?.convergence ?? 'pending',
             };
           }),
-          next_cursor: null,
+          next_cursor: page.next_cursor,
         },
         200,
       );
@@ -215,11 +219,21 @@ export function catalogRoutes() {
     })
     .openapi(listOrgUnitOverrides, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json({ items: await repo.listOverrides(c.get('db'), 'org-units', id), next_cursor: null }, 200);
+      const { limit, cursor } = c.req.valid('query');
+      const items = await repo.listOverrides(c.get('db'), 'org-units', id);
+      return c.json(
+        pageOfList(items, (o) => [o.merkmal], limit, cursor),
+        200,
+      );
     })
     .openapi(listGroupOverrides, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json({ items: await repo.listOverrides(c.get('db'), 'groups', id), next_cursor: null }, 200);
+      const { limit, cursor } = c.req.valid('query');
+      const items = await repo.listOverrides(c.get('db'), 'groups', id);
+      return c.json(
+        pageOfList(items, (o) => [o.merkmal], limit, cursor),
+        200,
+      );
     });
 
   for (const s of scopes) {

@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { jsonObject, MAX_JSON_DEPTH } from '../http/json_value.ts';
 import { Convergence } from '../devices/schemas.ts';
 import { Timestamp } from '../http/openapi.ts';
-import { wholeCollectionOf } from '../http/pagination.ts';
+import { collectionOf } from '../http/pagination.ts';
 
 export const Optionen = jsonObject().openapi({
   type: 'object',
@@ -50,7 +50,7 @@ const CatalogItem = z
   })
   .openapi('CatalogItem');
 
-export const DeviceCatalog = wholeCollectionOf(
+export const DeviceCatalog = collectionOf(
   CatalogItem,
   'DeviceCatalog',
   "Every catalog Merkmal of the device's backend, ordered by key.",
@@ -64,7 +64,7 @@ export const CatalogOverride = z
   })
   .openapi('CatalogOverride');
 
-export const CatalogOverrideList = wholeCollectionOf(
+export const CatalogOverrideList = collectionOf(
   CatalogOverride,
   'CatalogOverrideList',
   'The overrides set at this scope, ordered by Merkmal key.',

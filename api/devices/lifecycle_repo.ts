@@ -5,13 +5,22 @@
  */
 import { type Db, transaction } from '../db/client.ts';
 
-/** Sets deprovisioned_at once; the agent secret stays, so the agent can be told 403. False: no such device. */
-export async function deprovision(db: Db, id: string): Promise<boolean> {
-  const rows = await db`
-    update devices set deprovisioned_at = coalesce(deprovisioned_at, now())
-    where id = ${id}
-    returning id`;
-  return rows.length > 0;
+/**
+ * Sets deprovisioned_at once; the agent secret stays, so the agent can be told 403. An
+ * archived device changes no more: it is left alone, decided on the row the statement
+ * locks, so an archive racing it is seen. The result says which case applied.
+ */
+export async function deprovision(db: Db, id: string): Promise<'deprovisioned' | 'archived' | 'not_found'> {
+  const [row] = await db<Array<{ archived: boolean }>>`
+    with target as (select id, archived_at is not null as archived from devices where id = ${id} for update),
+    done as (
+      update devices d set deprovisioned_at = coalesce(d.deprovisioned_at, now())
+      from target where d.id = target.id and not target.archived
+      returning d.id
+    )
+    select archived from target`;
+  if (row === undefined) return 'not_found';
+  return row.archived ? 'archived' : 'deprovisioned';
 }
 
 /** Sets archived_at once. False: no such device. */
@@ -89,6 +98,17 @@ export async function listEvents(db: Db, deviceId: string, before: number | null
     where device_id = ${deviceId} and ${before === null ? db`true` : db`seq < ${before}`}
     order by seq desc
     limit ${limit + 1}`;
+}
+
+/** The page of the device's events just newer than seq `after`, newest first (the page before a page of `listEvents`). */
+export async function listNewerEvents(db: Db, deviceId: string, after: number, limit: number): Promise<EventRow[]> {
+  const rows = await db<EventRow[]>`
+    select seq, id, device_id, merkmal, type, payload, created_at
+    from device_merkmal_events
+    where device_id = ${deviceId} and seq > ${after}
+    order by seq asc
+    limit ${limit + 1}`;
+  return rows.reverse();
 }
 
 /** Replaces the stored hardware of the device. */

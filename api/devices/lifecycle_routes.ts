@@ -56,9 +56,10 @@ const deprovision = defineRoute({
   summary: 'Deprovision a device',
   description:
     "Sets `deprovisioned_at`; the device stays in lists. The agent's check-in and report answer 403 " +
-    '`device_deprovisioned` from now on. Idempotent: a second call keeps the first timestamp.',
+    '`device_deprovisioned` from now on. Idempotent: a second call keeps the first timestamp. An archived device ' +
+    'changes no more: 409 `device_archived`, nothing written.',
   operation: ops.deprovisionDevice,
-  errors: ['not_found'],
+  errors: ['not_found', ['device_archived', 409]],
   request: { params: IdParams },
   responses: { 200: json(Device, 'The device') },
 });

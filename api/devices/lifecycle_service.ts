@@ -20,9 +20,12 @@ export async function transitionDevice(
     const outcome = await lifecycle.reprovision(db, id);
     if (outcome === 'not_found') throw notFound('device', id);
     if (outcome === 'archived') throw deviceArchived(id, 'it cannot be reprovisioned');
-  } else {
-    const done = transition === 'archive' ? await lifecycle.archive(db, id) : await lifecycle.deprovision(db, id);
-    if (!done) throw notFound('device', id);
+  } else if (transition === 'deprovision') {
+    const outcome = await lifecycle.deprovision(db, id);
+    if (outcome === 'not_found') throw notFound('device', id);
+    if (outcome === 'archived') throw deviceArchived(id, 'it cannot be deprovisioned');
+  } else if (!(await lifecycle.archive(db, id))) {
+    throw notFound('device', id);
   }
   // 404 if its organization was deleted in the meantime.
   const row = await getDevice(db, id, pollIntervalSeconds);

@@ -34,7 +34,7 @@ export interface DeviceFilter {
   q?: string | undefined;
   /** Only devices of this status. */
   status?: Exclude<DeviceStatus, 'archived'> | undefined;
-  /** Only devices of this convergence; with `merkmal`, that Merkmal's (failed or pending). */
+  /** Only devices of this convergence; with `merkmal`, that Merkmal's. */
   convergence?: Convergence | undefined;
   /** Only devices whose this Merkmal has the `convergence`. */
   merkmal?: string | undefined;
@@ -132,11 +132,11 @@ function prefixPattern(q: string): string {
 }
 
 /**
- * A `merkmal` filter lists the devices whose that Merkmal is `failed` or `pending` (the
- * ones to look at): with no convergence or `converged` it filters nothing it could.
+ * A `merkmal` filter lists the devices whose that Merkmal has the `convergence` (the
+ * overview's figures per Merkmal, each a link): without a convergence it filters nothing it could.
  */
 export function merkmalFilterable(convergence: Convergence | undefined): boolean {
-  return convergence === 'failed' || convergence === 'pending';
+  return convergence !== undefined;
 }
 
 /** The group of `group_id` is the organization's: 404 when unknown, 422 when another's (the operator sees both). */
@@ -166,8 +166,8 @@ interface Resolved {
  */
 async function requireFilter(db: Db, organizationId: string, filter: DeviceFilter): Promise<Resolved> {
   if (filter.merkmal !== undefined && !merkmalFilterable(filter.convergence)) {
-    throw new ApiError('invalid_request', 'merkmal filters by its convergence: failed or pending', {
-      details: [{ path: ['convergence'], message: 'with merkmal: failed or pending' }],
+    throw new ApiError('invalid_request', 'merkmal filters by its convergence: converged, pending or failed', {
+      details: [{ path: ['convergence'], message: 'required with merkmal' }],
     });
   }
   await requireOrganization(db, organizationId);

@@ -20,7 +20,7 @@ import {
 } from './organize_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
 import { readFleetStatus } from './fleet_status.ts';
-import { Convergence, Device, DeviceStatus, FleetStatus } from './schemas.ts';
+import { Convergence, Device, deviceListOf, DeviceStatus, FleetStatus } from './schemas.ts';
 import * as ops from './operations.ts';
 
 const tags = ['Devices'];
@@ -63,7 +63,7 @@ const DeviceListQuery = PageQuery.extend({
   convergence: Convergence.optional().openapi({
     description:
       'Only devices of this `convergence` (so only `active` and `stale` ones). With `merkmal`: only the `active` and ' +
-      '`stale` devices whose that Merkmal is `failed` or `pending` (then `converged` is 400).',
+      '`stale` devices whose that Merkmal has this convergence (what the fleet status counts for it).',
     example: 'failed',
   }),
   merkmal: z.string().min(1).max(100).optional().openapi({
@@ -94,21 +94,7 @@ const DeviceListQuery = PageQuery.extend({
     }),
 });
 
-/** The device list: a collection that can also be walked back, page by page. */
-const DeviceList = z
-  .object({
-    items: z.array(Device),
-    next_cursor: z.string().nullable().openapi({ description: 'The page after this one; null on the last page.' }),
-    prev_cursor: z
-      .string()
-      .nullable()
-      .openapi({
-        description:
-          'The page before this one (as `cursor`), in the same order and of the same `limit`; null on the first page. ' +
-          'Walking back to the start when devices came or went since answers the first page, whole.',
-      }),
-  })
-  .openapi('DeviceList');
+const DeviceList = deviceListOf('DeviceList');
 
 const FleetStatusQuery = z.object({
   oe_id: UuidFilter.optional().openapi({ description: "Only the devices of this org unit's subtree." }),

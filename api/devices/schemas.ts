@@ -106,6 +106,24 @@ export const FleetStatus = z
 
 export type DeviceType = z.infer<typeof Device>;
 
+/** A list of devices: a collection that can also be walked back, page by page. */
+export function deviceListOf(name: string) {
+  return z
+    .object({
+      items: z.array(Device),
+      next_cursor: z.string().nullable().openapi({ description: 'The page after this one; null on the last page.' }),
+      prev_cursor: z
+        .string()
+        .nullable()
+        .openapi({
+          description:
+            'The page before this one (as `cursor`), in the same order and of the same `limit`; null on the first page. ' +
+            'Walking back to the start when devices came or went since answers the first page, whole.',
+        }),
+    })
+    .openapi(name);
+}
+
 /** Largest hardware object accepted, as UTF-8 JSON text: up to 64 KiB. */
 const MAX_HARDWARE_BYTES = 64 * 1024;
 

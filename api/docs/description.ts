@@ -65,7 +65,7 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 409 | \`org_unit_cycle\` | a move that would make an org unit its own ancestor |
 | 409 | \`name_taken\` | a group name already used in the organization, or an org unit name already used among the unit's siblings (case-insensitive) |
 | 409 | \`iso_not_ready\` | download of a build that is not \`completed\` |
-| 409 | \`device_archived\` | a change of an archived device: reprovision, move, group membership, its own catalog selections |
+| 409 | \`device_archived\` | every admin write to an archived device: deprovision, reprovision, move, group membership, its own catalog selections |
 | 413 | \`payload_too_large\` | body over 1 MiB |
 | 416 | \`range_not_satisfiable\` | ISO download with a \`Range\` past the end of the file |
 | 431 | \`headers_too_large\` | request line or headers over 16 KiB (answered before any route) |

@@ -1,7 +1,8 @@
 /** Groups: flat, per organization; CRUD and device membership. */
 import { z } from '@hono/zod-openapi';
 import { serializeDevice } from '../devices/repo.ts';
-import { Device } from '../devices/schemas.ts';
+import { decodeDeviceCursor, encodeDeviceCursor, pageOrganizationDevices } from '../devices/organize_repo.ts';
+import { deviceListOf } from '../devices/schemas.ts';
 import type { RecordEffectiveState } from '../access/effective_state.ts';
 import { recordAudit } from '../access/middleware.ts';
 import { IdParams, json, jsonBody, Uuid } from '../http/openapi.ts';
@@ -93,8 +94,20 @@ const listGroupDevices = defineRoute({
   summary: "List the group's devices (archived ones omitted, deprovisioned ones included)",
   operation: ops.listGroupDevices,
   errors: ['not_found'],
-  request: { params: IdParams, query: PageQuery },
-  responses: { 200: json(collectionOf(Device, 'GroupDeviceList'), 'A page of devices') },
+  description:
+    'In the order they were created (ties by id). `cursor` takes a `next_cursor` (the page after) or a `prev_cursor` ' +
+    '(the page before) of this list.',
+  request: {
+    params: IdParams,
+    query: PageQuery.extend({
+      cursor: z
+        .string()
+        .max(1000)
+        .optional()
+        .openapi({ description: 'A `next_cursor` or a `prev_cursor` of this list (anything else: 400).' }),
+    }),
+  },
+  responses: { 200: json(deviceListOf('GroupDeviceList'), 'A page of devices') },
 });
 
 const addMember = defineRoute({
@@ -168,15 +181,27 @@ export function groupRoutes(record: RecordEffectiveState) {
       const { id } = c.req.valid('param');
       const { limit, cursor } = c.req.valid('query');
       const sql = c.get('db');
-      await repo.requireGroup(sql, id);
-      const rows = await repo.listGroupDevices(
+      const group = await repo.requireGroup(sql, id);
+      // The organization's device list filtered to the group, in creation order: one way of paging both ways.
+      const page = await pageOrganizationDevices(
         sql,
-        id,
-        decodeCursor(cursor),
+        group.organization_id,
+        { group_id: id },
+        'created_at',
+        decodeDeviceCursor('created_at', cursor),
         limit,
-        c.get('deps').config.agentPollIntervalSeconds,
+        { pollIntervalSeconds: c.get('deps').config.agentPollIntervalSeconds },
       );
-      return c.json(toPage(rows, limit, serializeDevice), 200);
+      const first = page.rows[0];
+      const last = page.rows[page.rows.length - 1];
+      return c.json(
+        {
+          items: page.rows.map(({ sort_key: _key, ...row }) => serializeDevice(row)),
+          next_cursor: page.hasNext && last ? encodeDeviceCursor('created_at', last) : null,
+          prev_cursor: page.hasPrevious && first ? encodeDeviceCursor('created_at', first, 'before') : null,
+        },
+        200,
+      );
     })
     .openapi(addMember, async (c) => {
       const { id, device_id } = c.req.valid('param');

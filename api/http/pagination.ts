@@ -27,26 +27,60 @@ export const PageQuery = z.object({
   cursor: z.string().max(200).optional().openapi({ description: 'The `next_cursor` of the previous page.' }),
 });
 
-export function collectionOf<T extends z.ZodType>(item: T, name: string) {
-  return z.object({ items: z.array(item), next_cursor: z.string().nullable() }).openapi(name);
+export function collectionOf<T extends z.ZodType>(item: T, name: string, description?: string) {
+  return z
+    .object({ items: z.array(item), next_cursor: z.string().nullable() })
+    .openapi(name, description === undefined ? {} : { description });
 }
 
 /**
- * A list bounded by the seed data (a handful of rows, or one per Merkmal at most that only a
- * release adds to): answered whole in one
- * page, without `?limit=` or `?cursor=`, and with `next_cursor` always null so that a
- * client's paging loop ends after the first page as on every other list.
+ * A page of a short list read whole (seed data, or one row per catalog Merkmal at most),
+ * in the order `sortKey` gives (compared part by part, as strings). The cursor carries the
+ * last item's sort key, so a page goes on after it even when items came or went meanwhile.
  */
-export function wholeCollectionOf<T extends z.ZodType>(item: T, name: string, description?: string) {
-  return z
-    .object({
-      items: z.array(item),
-      next_cursor: z.string().nullable().openapi({
-        description: 'Always null: this list is answered whole, in one page.',
-        example: null,
-      }),
-    })
-    .openapi(name, description === undefined ? {} : { description });
+export function pageOfList<T>(
+  items: readonly T[],
+  sortKey: (item: T) => string[],
+  limit: number,
+  cursor: string | undefined,
+): { items: T[]; next_cursor: string | null } {
+  const keyed = items.map((item) => ({ item, key: sortKey(item) }));
+  keyed.sort((a, b) => compareKeys(a.key, b.key));
+  const after = decodeKeyCursor(cursor, keyed[0]?.key.length ?? 0);
+  const rest = after === null ? keyed : keyed.filter(({ key }) => compareKeys(key, after) > 0);
+  const page = rest.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    items: page.map(({ item }) => item),
+    next_cursor: rest.length > limit && last ? Buffer.from(JSON.stringify(last.key)).toString('base64url') : null,
+  };
+}
+
+function compareKeys(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i]! !== b[i]!) return a[i]! < b[i]! ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** A cursor of `pageOfList`: exactly what it writes (a JSON array of short strings), else 400. */
+function decodeKeyCursor(cursor: string | undefined, parts: number): string[] | null {
+  if (cursor === undefined) return null;
+  try {
+    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    const valid =
+      Array.isArray(key) &&
+      (parts === 0 || key.length === parts) &&
+      key.length > 0 &&
+      key.every((part) => typeof part === 'string' && part.length <= 200) &&
+      Buffer.from(JSON.stringify(key)).toString('base64url') === cursor;
+    if (!valid) throw new Error('not a cursor of this list');
+    return key as string[];
+  } catch {
+    throw new ApiError('invalid_request', 'cursor is not valid', {
+      details: [{ path: ['cursor'], message: 'not a cursor of this list' }],
+    });
+  }
 }
 
 export interface Cursor {

@@ -17,6 +17,7 @@ import { isUuid } from '../http/uuid.ts';
 import { type PortalEnv, portalRead } from './access.ts';
 import { render, takeFlash } from './http.tsx';
 import { formatTime, t } from './i18n/index.ts';
+import { stateLabel } from './labels.ts';
 import { Layout } from './layout.tsx';
 
 const PAGE_SIZE = 50;
@@ -38,6 +39,8 @@ function targetHref(type: string, id: string): string | null {
       return '/portal/iso-builds';
     case 'enrollment_session':
       return '/portal/enrollment-sessions';
+    case 'rollout':
+      return `/portal/rollouts/${id}`;
     default:
       return null;
   }
@@ -52,23 +55,36 @@ function nameFromDetails(details: Record<string, unknown>): string | null {
   return null;
 }
 
+/** What a catalog event changed: the Merkmal and the state it set (or that it was unset). */
+function catalogChange(e: AuditEventRow): string | null {
+  if (!e.action.startsWith('catalog.')) return null;
+  const merkmal = e.details.merkmal;
+  if (typeof merkmal !== 'string') return null;
+  const state = e.details.state;
+  return t().audit.catalogChange(merkmal, state === 'present' || state === 'absent' ? stateLabel(state) : null);
+}
+
 function Target(props: {
   event: AuditEventRow;
-  name: string | undefined;
+  /** Whether the target exists today, and the name it goes by (null: it has none). */
+  exists: boolean;
+  name: string | null | undefined;
   recorded: string | undefined;
   filterHref: string;
 }) {
   const { event: e, name } = props;
   const { audit: text } = t();
   const kind = (text.targetTypes as Record<string, string>)[e.target_type] ?? e.target_type;
+  const change = catalogChange(e);
   if (e.target_id === null) return <span>{kind}</span>;
   const shown = name ?? props.recorded ?? nameFromDetails(e.details);
-  const href = name !== undefined ? targetHref(e.target_type, e.target_id) : null;
+  const href = props.exists ? targetHref(e.target_type, e.target_id) : null;
   return (
     <span data-target={e.target_id}>
       {kind}{' '}
       {href ? <a href={href}>{shown ?? e.target_id.slice(0, 8)}</a> : <span>{shown ?? e.target_id.slice(0, 8)}</span>}
-      {name === undefined && e.target_type !== 'organization' ? <span class="muted"> ({text.gone})</span> : null}{' '}
+      {!props.exists && e.target_type !== 'organization' ? <span class="muted"> ({text.gone})</span> : null}
+      {change ? <span data-field="change">{` · ${change}`}</span> : null}{' '}
       <a class="muted" href={props.filterHref}>
         ({text.onlyTarget})
       </a>
@@ -208,6 +224,7 @@ export function auditRoutes() {
                     <td data-field="target">
                       <Target
                         event={e}
+                        exists={e.target_id !== null && names.has(e.target_id)}
                         name={e.target_id ? names.get(e.target_id) : undefined}
                         recorded={e.target_id ? recorded.get(e.target_id) : undefined}
                         filterHref={byTarget(e.target_id ?? '')}

@@ -15,6 +15,7 @@ import { type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formFields, invalidInput, redirectWith, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { formatTime, t } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
+import { refusalText } from './refusals.ts';
 
 /** Runs a create whose result page shows a secret; a refusal goes back to the form as a message. */
 async function createOrBack<T>(c: Parameters<typeof redirectWith>[0], back: string, create: () => Promise<T>) {
@@ -22,7 +23,7 @@ async function createOrBack<T>(c: Parameters<typeof redirectWith>[0], back: stri
     return { result: await create() };
   } catch (err) {
     if (err instanceof ApiError && [400, 409, 422].includes(err.status)) {
-      return { response: redirectWith(c, back, { kind: 'error', text: err.message }) };
+      return { response: redirectWith(c, back, { kind: 'error', text: refusalText(err) }) };
     }
     throw err;
   }

@@ -31,6 +31,7 @@ import {
 } from '../devices/organize_repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
+import { unitChoices } from './org_unit_paths.ts';
 import { notFound } from '../http/errors.ts';
 import { isUuid } from '../http/uuid.ts';
 import {
@@ -77,13 +78,13 @@ function selectedIds(values: readonly string[]): string[] {
 
 /** The controls below the list: the action, its target, and whether on the ticked devices or every one the filter matches. */
 export function BulkControls(props: {
-  names: { units: { id: string; name: string }[]; groups: { id: string; name: string }[] };
+  names: { units: { id: string; parent_id: string | null; name: string }[]; groups: { id: string; name: string }[] };
   merkmale: { key: string; name: string }[];
   total: string;
 }) {
   const { bulk: text } = t();
   const options: Record<Target, { value: string; label: string }[]> = {
-    oe: props.names.units.map((u) => ({ value: u.id, label: u.name })),
+    oe: unitChoices(props.names.units).map(({ unit, path }) => ({ value: unit.id, label: path })),
     group: props.names.groups.map((g) => ({ value: g.id, label: g.name })),
     merkmal: props.merkmale.map((m) => ({ value: m.key, label: `${m.name} (${m.key})` })),
   };

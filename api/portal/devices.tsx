@@ -29,6 +29,7 @@ import { listCatalogMerkmale } from '../catalog/repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { notFound } from '../http/errors.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
+import { unitChoices } from './org_unit_paths.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { EventTable, HardwareTable } from './device_details.tsx';
@@ -269,9 +270,9 @@ export function deviceRoutes() {
             <label for="oe_id">{text.orgUnit}</label>
             <select id="oe_id" name="oe_id">
               <option value="">{text.any}</option>
-              {names.units.map((u) => (
+              {unitChoices(names.units).map(({ unit: u, path }) => (
                 <option value={u.id} selected={u.id === filter.oe_id}>
-                  {u.name}
+                  {path}
                 </option>
               ))}
             </select>
@@ -591,6 +592,9 @@ export function deviceRoutes() {
           events={events.slice(0, 20)}
           sourceName={(_cause, sourceId) => names.unit.get(sourceId) ?? names.group.get(sourceId)}
         />
+        <p>
+          <a href={`/portal/devices/${device.id}/events`}>{t().deviceDetails.eventsPage.all}</a>
+        </p>
       </Layout>,
     );
   });

@@ -5,6 +5,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { JSX } from 'hono/jsx/jsx-runtime';
 import { ApiError } from '../http/errors.ts';
 import { t } from './i18n/index.ts';
+import { refusalText } from './refusals.ts';
 import type { Flash } from './layout.tsx';
 
 const FLASH_COOKIE = 'fleet_flash';
@@ -55,7 +56,7 @@ export async function writeAndRedirect(c: Ctx, back: string, success: string, wr
     await write();
   } catch (err) {
     if (err instanceof ApiError && [400, 409, 413, 422].includes(err.status)) {
-      return redirectWith(c, back, { kind: 'error', text: err.message });
+      return redirectWith(c, back, { kind: 'error', text: refusalText(err) });
     }
     throw err;
   }
@@ -66,7 +67,9 @@ export async function writeAndRedirect(c: Ctx, back: string, success: string, wr
 export function invalidInput(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): ApiError {
   const { errors } = t().common;
   const text = error.issues.map((i) => `${i.path.join('.') || errors.inputField}: ${i.message}`).join('; ');
-  return new ApiError('invalid_request', errors.invalidInput(text));
+  // The fields go along, so the refusal reads in the page's words where the catalog has them.
+  const details = error.issues.map((i) => ({ path: i.path, message: i.message }));
+  return new ApiError('invalid_request', errors.invalidInput(text), { details });
 }
 
 /** The portal page the form came from (a path under /portal/ of this site only), else the fallback. */

@@ -7,7 +7,7 @@
 import { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { clientAddress, guessLimit } from '../activation/rate_limit.ts';
-import { API_KEY_PREFIX, findUsableKey } from '../access/keys.ts';
+import { API_KEY_PREFIX, findUsableKey, touchApiKey } from '../access/keys.ts';
 import type { AppEnv } from '../access/app_env.ts';
 import { randomToken, secretsEqual } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
@@ -95,6 +95,8 @@ export function loginRoutes() {
       return render(c, <LoginPage csrf={cookie} error={t().login.wrongKey} />, 401);
     }
     await openSession(c, sql, { apiKeyId: found.id, organizationId: found.organization_id });
+    // A sign-in is a use of the key, as an API call with it is (at most once a minute).
+    if (found.stale_use) await touchApiKey(sql, found.id);
     return redirectWith(c, '/portal/devices', { kind: 'ok', text: t().login.signedInAs(found.name) });
   });
   return app;

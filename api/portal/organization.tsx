@@ -23,9 +23,11 @@ import { OrgUnitCreate, OrgUnitPatch } from '../org_units/schemas.ts';
 import { createUnit, deleteUnit, updateUnit } from '../org_units/service.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
-import { t } from './i18n/index.ts';
+import { formatNumber, t } from './i18n/index.ts';
 import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
+import { portalWorded } from './refusals.ts';
+import { subtreeOf, unitChoices, unitPaths } from './org_unit_paths.ts';
 import { loadScopeCatalog, ScopeCatalog } from './scope_catalog.tsx';
 
 /**
@@ -39,7 +41,7 @@ async function inPortalWords<T>(write: () => Promise<T>): Promise<T> {
     if (!(err instanceof ApiError)) throw err;
     const { refusals } = t().organization;
     const text = Object.hasOwn(refusals, err.code) ? refusals[err.code as keyof typeof refusals] : undefined;
-    if (text) throw new ApiError(err.code, text, { status: err.status });
+    if (text) throw portalWorded(new ApiError(err.code, text, { status: err.status }));
     throw err;
   }
 }
@@ -71,34 +73,19 @@ async function countsAndOverrides(db: Db, organizationId: string) {
   };
 }
 
-/** The units in tree order (depth-first by name), each with its depth. */
-function treeOrder(units: OrgUnitRow[]): Array<[OrgUnitRow, number]> {
-  const children = new Map<string | null, OrgUnitRow[]>();
-  for (const u of units) children.set(u.parent_id, [...(children.get(u.parent_id) ?? []), u]);
-  const out: Array<[OrgUnitRow, number]> = [];
-  const walk = (parent: string | null, depth: number) => {
-    for (const u of (children.get(parent) ?? []).sort((a, b) => a.name.localeCompare(b.name, 'de'))) {
-      out.push([u, depth]);
-      if (depth < 100) walk(u.id, depth + 1);
-    }
-  };
-  walk(null, 0);
-  return out;
-}
-
-/** The org unit select of a form: the top level, then the tree. */
+/** The org unit select of a form: the top level, then each unit by its path, leaving out `without` and every unit below it. */
 function ParentSelect(props: { id: string; units: OrgUnitRow[]; selected: string | null; without?: string }) {
+  const excluded = props.without === undefined ? new Set<string>() : subtreeOf(props.units, props.without);
   return (
     <select id={props.id} name="parent_id">
       <option value="" selected={props.selected === null}>
         {t().organization.units.topLevel}
       </option>
-      {treeOrder(props.units)
-        .filter(([u]) => u.id !== props.without)
-        .map(([u, depth]) => (
-          <option value={u.id} selected={u.id === props.selected}>
-            {'\u00a0'.repeat(depth * 2)}
-            {u.name}
+      {unitChoices(props.units)
+        .filter(({ unit }) => !excluded.has(unit.id))
+        .map(({ unit, path }) => (
+          <option value={unit.id} selected={unit.id === props.selected}>
+            {path}
           </option>
         ))}
     </select>
@@ -146,14 +133,14 @@ export function organizationRoutes() {
               </tr>
             </thead>
             <tbody>
-              {treeOrder(units).map(([u, depth]) => (
+              {unitChoices(units).map(({ unit: u, depth }) => (
                 <tr>
                   <td>
                     {/* Indented by empty boxes, not a style attribute: the policy allows no inline style. */}
                     {Array.from({ length: depth }, () => (
                       <span class="indent" />
                     ))}
-                    {u.name}
+                    <a href={`/portal/org-units/${u.id}`}>{u.name}</a>
                     {u.protected ? text.units.standard : ''}
                   </td>
                   <td>{extra.unitDevices.get(u.id)?.devices ?? 0}</td>
@@ -175,12 +162,15 @@ export function organizationRoutes() {
   app.get('/org-units/:id', async (c) => {
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
-    const db = await portalRead(c, orgUnitOps.updateOrgUnit, { param: { id } });
+    const db = await portalRead(c, orgUnitOps.getOrgUnit, { param: { id } });
     const unit = await orgUnits.requireOrgUnit(db, id);
-    const [units, catalog] = await Promise.all([
+    const [units, counts, catalog] = await Promise.all([
       orgUnits.listOrgUnits(db, unit.organization_id, null, 10_000),
+      orgUnits.countDevicesOfUnits(db, unit.organization_id, [unit.id]),
       loadScopeCatalog(db, unit.organization_id, 'org-units', unit.id, c.get('deps').config.agentPollIntervalSeconds),
     ]);
+    const write = canWrite(session);
+    const { devices = 0, devices_total = 0 } = counts.get(unit.id) ?? {};
     const base = `/portal/org-units/${unit.id}`;
     const { organization: text } = t();
     return render(
@@ -189,33 +179,62 @@ export function organizationRoutes() {
         <p>
           <a href="/portal/org-units">{text.units.back}</a>
         </p>
-        <ScopeCatalog scope="org-units" id={unit.id} name={unit.name} catalog={catalog} />
-        <form method="post" action={`${base}/rename`}>
-          <CsrfField session={session} />
-          <h2>{text.rename}</h2>
-          <label for="name">{text.newName}</label>
-          <input id="name" name="name" required maxlength={200} value={unit.name} />
-          <p>
-            <button type="submit">{text.rename}</button>
-          </p>
-        </form>
-        <form method="post" action={`${base}/move`}>
-          <CsrfField session={session} />
-          <h2>{text.units.move}</h2>
-          <label for="parent_id">{text.units.newParent}</label>
-          <ParentSelect id="parent_id" units={units} selected={unit.parent_id} without={unit.id} />
-          <p>
-            <button type="submit">{text.units.move}</button>
-          </p>
-        </form>
-        <form method="post" action={`${base}/delete`}>
-          <CsrfField session={session} />
-          <h2>{text.delete}</h2>
-          <p>{text.units.deleteHint}</p>
-          <button type="submit" class="danger">
-            {text.deleteForGood}
-          </button>
-        </form>
+        <div class="table-wrap">
+          <table>
+            <tbody>
+              <tr>
+                <th scope="row">{text.name}</th>
+                <td>{unit.name}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.units.path}</th>
+                <td data-field="path">{unitPaths(units).get(unit.id) ?? unit.name}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.units.devices}</th>
+                <td data-field="devices">{formatNumber(devices)}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.units.devicesTotal}</th>
+                <td data-field="devices_total">
+                  {/* The list's unit filter is the subtree: the total is what the link lists. */}
+                  <a href={`/portal/devices?oe_id=${unit.id}`}>{formatNumber(devices_total)}</a>
+                </td>
+              </tr>
+            </tbody>
+          </table>
+        </div>
+        <ScopeCatalog scope="org-units" id={unit.id} name={unit.name} catalog={catalog} controls={write} />
+        {write && !unit.protected ? (
+          <>
+            <form method="post" action={`${base}/rename`}>
+              <CsrfField session={session} />
+              <h2>{text.rename}</h2>
+              <label for="name">{text.newName}</label>
+              <input id="name" name="name" required maxlength={200} value={unit.name} />
+              <p>
+                <button type="submit">{text.rename}</button>
+              </p>
+            </form>
+            <form method="post" action={`${base}/move`}>
+              <CsrfField session={session} />
+              <h2>{text.units.move}</h2>
+              <label for="parent_id">{text.units.newParent}</label>
+              <ParentSelect id="parent_id" units={units} selected={unit.parent_id} without={unit.id} />
+              <p>
+                <button type="submit">{text.units.move}</button>
+              </p>
+            </form>
+            <form method="post" action={`${base}/delete`}>
+              <CsrfField session={session} />
+              <h2>{text.delete}</h2>
+              <p>{text.units.deleteHint}</p>
+              <button type="submit" class="danger">
+                {text.deleteForGood}
+              </button>
+            </form>
+          </>
+        ) : null}
       </Layout>,
     );
   });
@@ -300,7 +319,9 @@ export function organizationRoutes() {
               <tbody>
                 {list.slice(0, 10_000).map((g) => (
                   <tr>
-                    <td>{g.name}</td>
+                    <td>
+                      <a href={`/portal/groups/${g.id}`}>{g.name}</a>
+                    </td>
                     <td>
                       <a href={`/portal/devices?group_id=${g.id}`}>{extra.groupMembers.get(g.id) ?? 0}</a>
                     </td>
@@ -323,13 +344,15 @@ export function organizationRoutes() {
   app.get('/groups/:id', async (c) => {
     const session = c.get('session');
     const id = c.req.param('id').toLowerCase();
-    const db = await portalRead(c, groupOps.updateGroup, { param: { id } });
+    const db = await portalRead(c, groupOps.getGroup, { param: { id } });
     const group = await groups.requireGroup(db, id);
     const poll = c.get('deps').config.agentPollIntervalSeconds;
-    const [members, catalog] = await Promise.all([
+    const [members, memberCounts, catalog] = await Promise.all([
       groups.listGroupDevices(db, id, null, 1000, poll),
+      groups.countMembersByGroup(db, group.organization_id),
       loadScopeCatalog(db, group.organization_id, 'groups', group.id, poll),
     ]);
+    const write = canWrite(session);
     const base = `/portal/groups/${group.id}`;
     const { organization: text } = t();
     return render(
@@ -338,18 +361,36 @@ export function organizationRoutes() {
         <p>
           <a href="/portal/groups">{text.groups.back}</a>
         </p>
-        <ScopeCatalog scope="groups" id={group.id} name={group.name} catalog={catalog} />
+        <div class="table-wrap">
+          <table>
+            <tbody>
+              <tr>
+                <th scope="row">{text.name}</th>
+                <td>{group.name}</td>
+              </tr>
+              <tr>
+                <th scope="row">{text.groups.devices}</th>
+                <td data-field="devices">
+                  <a href={`/portal/devices?group_id=${group.id}`}>{formatNumber(memberCounts.get(group.id) ?? 0)}</a>
+                </td>
+              </tr>
+            </tbody>
+          </table>
+        </div>
+        <ScopeCatalog scope="groups" id={group.id} name={group.name} catalog={catalog} controls={write} />
         <h2>{text.groups.members}</h2>
-        <form method="post" action={`${base}/members`}>
-          <CsrfField session={session} />
-          <label for="device">{text.groups.addDevice}</label>
-          <input id="device" name="device" required maxlength={200} />
-          <p>
-            <button type="submit">{text.groups.add}</button>
-          </p>
-        </form>
+        {write ? (
+          <form method="post" action={`${base}/members`}>
+            <CsrfField session={session} />
+            <label for="device">{text.groups.addDevice}</label>
+            <input id="device" name="device" required maxlength={200} />
+            <p>
+              <button type="submit">{text.groups.add}</button>
+            </p>
+          </form>
+        ) : null}
         {members.length === 0 ? (
-          <p class="empty">{text.groups.noMembers}</p>
+          <p class="empty">{write ? text.groups.noMembers : text.groups.noMembersViewer}</p>
         ) : (
           <div class="table-wrap">
             <table>
@@ -357,7 +398,7 @@ export function organizationRoutes() {
                 <tr>
                   <th scope="col">{text.groups.serial}</th>
                   <th scope="col">{text.groups.hostname}</th>
-                  <th scope="col">{text.action}</th>
+                  {write ? <th scope="col">{text.action}</th> : null}
                 </tr>
               </thead>
               <tbody>
@@ -367,35 +408,41 @@ export function organizationRoutes() {
                       <a href={`/portal/devices/${d.id}`}>{d.serial}</a>
                     </td>
                     <td>{d.hostname ?? '–'}</td>
-                    <td>
-                      <form method="post" action={`${base}/members/${d.id}/remove`}>
-                        <CsrfField session={session} />
-                        <button type="submit">{text.groups.remove}</button>
-                      </form>
-                    </td>
+                    {write ? (
+                      <td>
+                        <form method="post" action={`${base}/members/${d.id}/remove`}>
+                          <CsrfField session={session} />
+                          <button type="submit">{text.groups.remove}</button>
+                        </form>
+                      </td>
+                    ) : null}
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
         )}
-        <form method="post" action={`${base}/rename`}>
-          <CsrfField session={session} />
-          <h2>{text.rename}</h2>
-          <label for="name">{text.newName}</label>
-          <input id="name" name="name" required maxlength={200} value={group.name} />
-          <p>
-            <button type="submit">{text.rename}</button>
-          </p>
-        </form>
-        <form method="post" action={`${base}/delete`}>
-          <CsrfField session={session} />
-          <h2>{text.delete}</h2>
-          <p>{text.groups.deleteHint}</p>
-          <button type="submit" class="danger">
-            {text.deleteForGood}
-          </button>
-        </form>
+        {write ? (
+          <>
+            <form method="post" action={`${base}/rename`}>
+              <CsrfField session={session} />
+              <h2>{text.rename}</h2>
+              <label for="name">{text.newName}</label>
+              <input id="name" name="name" required maxlength={200} value={group.name} />
+              <p>
+                <button type="submit">{text.rename}</button>
+              </p>
+            </form>
+            <form method="post" action={`${base}/delete`}>
+              <CsrfField session={session} />
+              <h2>{text.delete}</h2>
+              <p>{text.groups.deleteHint}</p>
+              <button type="submit" class="danger">
+                {text.deleteForGood}
+              </button>
+            </form>
+          </>
+        ) : null}
       </Layout>,
     );
   });

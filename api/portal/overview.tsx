@@ -175,8 +175,7 @@ export function overviewRoutes() {
                       <td class="number" data-field={v}>
                         <Figure
                           n={m[v]}
-                          // The list filters a Merkmal's failed and pending devices, not its converged ones.
-                          href={v === 'converged' ? null : devicesWhere({ merkmal: m.merkmal, convergence: v })}
+                          href={devicesWhere({ merkmal: m.merkmal, convergence: v })}
                           label={text.merkmalFigureLabel(m.name, formatNumber(m[v]), convergenceLabel(v))}
                         />
                       </td>

@@ -40,6 +40,7 @@ import { formFields, invalidInput, redirectWith, render, safeBack, takeFlash, wr
 import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import type { PortalSession } from './session.ts';
+import { refusalText } from './refusals.ts';
 
 export type Rollout = Awaited<ReturnType<typeof getRollout>>;
 type RolloutStatus = Rollout['status'];
@@ -490,7 +491,7 @@ async function createInRings(c: Context<PortalEnv>, write: PortalWriter, fields:
     // The operator's session is held to the organization it chose: another's scope is not found there.
     if (err instanceof ApiError && err.code === 'organization_mismatch') throw notFound('scope', fields.scope_id ?? '');
     if (err instanceof ApiError && [400, 409, 413, 422].includes(err.status)) {
-      return redirectWith(c, back, { kind: 'error', text: err.message });
+      return redirectWith(c, back, { kind: 'error', text: refusalText(err) });
     }
     throw err;
   }

@@ -12,10 +12,12 @@ import type { PortalEnv } from './access.ts';
 import { auditRoutes } from './audit.tsx';
 import { deviceRoutes } from './devices.tsx';
 import { deviceBulkRoutes } from './device_bulk.tsx';
+import { deviceEventRoutes } from './device_events.tsx';
 import { formFields, render } from './http.tsx';
 import { t } from './i18n/index.ts';
 import { isLanguage, LANGUAGE_COOKIE, pickLanguage, withLanguage } from './i18n/language.ts';
 import { Layout } from './layout.tsx';
+import { refusalText } from './refusals.ts';
 import { loginRoutes, sessionRoutes } from './login.tsx';
 import { organizationRoutes } from './organization.tsx';
 import { overviewRoutes } from './overview.tsx';
@@ -132,6 +134,7 @@ export function portalRoutes() {
   // The bulk pages first: their paths (/devices/bulk…) would match the device pages' :id.
   portal.route('/', deviceBulkRoutes());
   portal.route('/', deviceRoutes());
+  portal.route('/', deviceEventRoutes());
   portal.route('/', enrollmentRoutes());
   portal.route('/', scopeCatalogRoutes());
   portal.route('/', rolloutRoutes());
@@ -158,7 +161,7 @@ export function portalRoutes() {
       return render(
         c,
         <Layout title={errors.titles[err.status] ?? errors.refused} session={session}>
-          <p>{err.status === 403 ? errors.forbidden : err.status === 404 ? errors.notFound : err.message}</p>
+          <p>{err.status === 403 ? errors.forbidden : err.status === 404 ? errors.notFound : refusalText(err)}</p>
           <p>
             <a href="/portal/devices">{errors.toDevices}</a>
           </p>

@@ -29,6 +29,7 @@ import {
   rolloutInProgressPage,
 } from './rollouts.tsx';
 import type { PortalSession } from './session.ts';
+import { refusalText } from './refusals.ts';
 
 type Scope = 'org-units' | 'groups';
 const actions: RolloutAction[] = ['select', 'deselect', 'unset'];
@@ -64,12 +65,13 @@ export async function loadScopeCatalog(db: Db, organizationId: string, scope: Sc
   return { status, overrides: new Map(overrides.map((o) => [o.merkmal, o.state])), held };
 }
 
-/** The catalog section of an org unit's or a group's page (its page is an admin's: the controls are always there). */
+/** The catalog section of an org unit's or a group's page; its select, deselect and unset only for a session that may write. */
 export function ScopeCatalog(props: {
   scope: Scope;
   id: string;
   name: string;
   catalog: Awaited<ReturnType<typeof loadScopeCatalog>>;
+  controls: boolean;
 }) {
   const { scope, id, catalog } = props;
   const back = `/portal/${scope}/${id}`;
@@ -96,7 +98,7 @@ export function ScopeCatalog(props: {
               <th scope="col" class="number">
                 {text.failed}
               </th>
-              <th scope="col">{text.change}</th>
+              {props.controls ? <th scope="col">{text.change}</th> : null}
             </tr>
           </thead>
           <tbody>
@@ -113,21 +115,23 @@ export function ScopeCatalog(props: {
                   <td class="number">{formatNumber(m.converged)}</td>
                   <td class="number">{formatNumber(m.pending)}</td>
                   <td class="number">{formatNumber(m.failed)}</td>
-                  <td>
-                    {held ? (
-                      <a href={`/portal/rollouts/${held}`} data-rollout={held}>
-                        {text.held}
-                      </a>
-                    ) : (
-                      <ChangeButtons
-                        scope={scope}
-                        id={id}
-                        merkmal={m.merkmal}
-                        label={`${m.name} ${text.shortScope[scope](props.name)}`}
-                        back={back}
-                      />
-                    )}
-                  </td>
+                  {props.controls ? (
+                    <td>
+                      {held ? (
+                        <a href={`/portal/rollouts/${held}`} data-rollout={held}>
+                          {text.held}
+                        </a>
+                      ) : (
+                        <ChangeButtons
+                          scope={scope}
+                          id={id}
+                          merkmal={m.merkmal}
+                          label={`${m.name} ${text.shortScope[scope](props.name)}`}
+                          back={back}
+                        />
+                      )}
+                    </td>
+                  ) : null}
                 </tr>
               );
             })}
@@ -233,7 +237,7 @@ export function scopeCatalogRoutes() {
           } catch (err) {
             if (isRolloutInProgress(err)) return rolloutInProgressPage(c, err, back);
             if (err instanceof ApiError && [400, 409, 413, 422].includes(err.status)) {
-              return redirectWith(c, back, { kind: 'error', text: err.message });
+              return redirectWith(c, back, { kind: 'error', text: refusalText(err) });
             }
             throw err;
           }

@@ -1,7 +1,7 @@
-/** Read-only seed catalog: backends, workspaces, Merkmale with their blueprints, each list answered whole. */
+/** Read-only seed catalog: backends, workspaces, Merkmale with their blueprints, each a collection paged as every other. */
 import { z } from '@hono/zod-openapi';
 import { json } from '../http/openapi.ts';
-import { wholeCollectionOf } from '../http/pagination.ts';
+import { collectionOf, PageQuery, pageOfList } from '../http/pagination.ts';
 import { defineRoute, newRouter } from '../access/route.ts';
 import * as ops from './operations.ts';
 
@@ -43,7 +43,9 @@ const listBackends = defineRoute({
   tags,
   operation: ops.listBackends,
   summary: 'List backends (distributions)',
-  responses: { 200: json(wholeCollectionOf(Backend, 'BackendList'), 'All backends') },
+  description: 'The preferred backend first, then by key.',
+  request: { query: PageQuery },
+  responses: { 200: json(collectionOf(Backend, 'BackendList'), 'A page of backends') },
 });
 
 const listWorkspaces = defineRoute({
@@ -53,7 +55,9 @@ const listWorkspaces = defineRoute({
   tags,
   operation: ops.listWorkspaces,
   summary: 'List workspaces with their default Merkmale',
-  responses: { 200: json(wholeCollectionOf(Workspace, 'WorkspaceList'), 'All workspaces') },
+  description: 'By key.',
+  request: { query: PageQuery },
+  responses: { 200: json(collectionOf(Workspace, 'WorkspaceList'), 'A page of workspaces') },
 });
 
 const listMerkmale = defineRoute({
@@ -63,23 +67,33 @@ const listMerkmale = defineRoute({
   tags,
   operation: ops.listMerkmale,
   summary: 'List Merkmale with their Ansible role per backend',
-  responses: { 200: json(wholeCollectionOf(Merkmal, 'MerkmalList'), 'All Merkmale') },
+  description: 'By Kategorie, then by key.',
+  request: { query: PageQuery },
+  responses: { 200: json(collectionOf(Merkmal, 'MerkmalList'), 'A page of Merkmale') },
 });
 
 export function referenceDataRoutes() {
   return newRouter()
     .openapi(listBackends, async (c) => {
       const items = await c.get('db')<z.infer<typeof Backend>[]>`
-        select key, name, distribution, preferred from backends order by preferred desc, key`;
-      return c.json({ items, next_cursor: null }, 200);
+        select key, name, distribution, preferred from backends`;
+      const { limit, cursor } = c.req.valid('query');
+      return c.json(
+        pageOfList(items, (b) => [b.preferred ? '0' : '1', b.key], limit, cursor),
+        200,
+      );
     })
     .openapi(listWorkspaces, async (c) => {
       const items = await c.get('db')<z.infer<typeof Workspace>[]>`
         select w.key, w.name,
                coalesce(array_agg(wm.merkmal order by wm.merkmal) filter (where wm.merkmal is not null), '{}') as workspace_merkmale
         from workspaces w left join workspace_merkmale wm on wm.workspace = w.key
-        group by w.key order by w.key`;
-      return c.json({ items, next_cursor: null }, 200);
+        group by w.key`;
+      const { limit, cursor } = c.req.valid('query');
+      return c.json(
+        pageOfList(items, (w) => [w.key], limit, cursor),
+        200,
+      );
     })
     .openapi(listMerkmale, async (c) => {
       const items = await c.get('db')<z.infer<typeof Merkmal>[]>`
@@ -87,7 +101,11 @@ export function referenceDataRoutes() {
                coalesce(jsonb_agg(jsonb_build_object('backend', b.backend, 'ansible_role', b.ansible_role)
                         order by b.backend) filter (where b.backend is not null), '[]') as blueprints
         from merkmale m left join blueprints b on b.merkmal = m.key
-        group by m.key order by m.kategorie, m.key`;
-      return c.json({ items, next_cursor: null }, 200);
+        group by m.key`;
+      const { limit, cursor } = c.req.valid('query');
+      return c.json(
+        pageOfList(items, (m) => [m.kategorie, m.key], limit, cursor),
+        200,
+      );
     });
 }

@@ -320,6 +320,7 @@ const portalRoutesWithIds: Record<string, PortalField[]> = {
   'POST /portal/devices/bulk/catalog/:merkmal/unset': [{ in: 'form', name: 'device', kind: 'deviceId' }],
   'GET /portal/devices/bulk/jobs/:id': [],
   'GET /portal/devices/:id': [],
+  'GET /portal/devices/:id/events': [],
   'GET /portal/devices/:id/confirm/:transition': [],
   'POST /portal/devices/:id/deprovision': [],
   'POST /portal/devices/:id/reprovision': [],

@@ -314,6 +314,20 @@ describe('select, deselect, unset: bodies', () => {
       next_cursor: null,
     });
     expect((await call('GET', `/groups/${group}/catalog`)).items).toHaveLength(3);
+    // The catalog listings page by limit and cursor as every collection.
+    for (const path of [`/org-units/${unit}/catalog`, `/groups/${group}/catalog`, `/devices/${d.id}/catalog`]) {
+      const whole = await call('GET', path);
+      const first = await call('GET', `${path}?limit=2`);
+      expect(first.items, path).toEqual(whole.items.slice(0, 2));
+      expect(first.next_cursor, path).not.toBeNull();
+      const second = await call('GET', `${path}?limit=2&cursor=${first.next_cursor}`);
+      expect(second.items, path).toEqual(whole.items.slice(2, 4));
+      for (const query of ['limit=0', 'limit=501', 'cursor=nope', 'sort=key']) {
+        const refused = await ctx.request('GET', `/api/v1${path}?${query}`);
+        expect(refused.status, `${path}?${query}`).toBe(400);
+        expect(refused.body.error).toBe('invalid_request');
+      }
+    }
     for (const [scope, id] of [
       ['devices', d.id],
       ['org-units', unit],

@@ -61,6 +61,33 @@ describe('POST /api/v1/devices/{id}/deprovision', () => {
     expect(second.status).toBe(200);
     expect(second.body.deprovisioned_at).toBe(first.body.deprovisioned_at);
   });
+
+  it('answers 409 device_archived for an archived device (deprovisioned or not), changes and audits nothing; its agent keeps 403', async () => {
+    for (const deprovisionedFirst of [false, true]) {
+      const agent = await enrollAgent(ctx);
+      if (deprovisionedFirst) await post(agent.device_id, 'deprovision');
+      const archived = await post(agent.device_id, 'archive');
+      const [audits] = await ctx.sql`select count(*)::int as n from audit_events where target_id = ${agent.device_id}`;
+      const res = await post(agent.device_id, 'deprovision');
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({
+        error: 'device_archived',
+        message: `device ${agent.device_id} is archived: it cannot be deprovisioned`,
+      });
+      expect((await ctx.request('GET', `/api/v1/devices/${agent.device_id}`)).body).toEqual(archived.body);
+      const [after] = await ctx.sql`select count(*)::int as n from audit_events where target_id = ${agent.device_id}`;
+      expect(after!.n).toBe(audits!.n);
+      const refused = await checkin(ctx, agent.secret);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toBe('device_archived');
+    }
+  });
+
+  it('an unknown device is 404', async () => {
+    const res = await post(crypto.randomUUID(), 'deprovision');
+    expect(res.status).toBe(404);
+    expect(res.body.error).toBe('not_found');
+  });
 });
 
 describe('POST /api/v1/devices/{id}/reprovision', () => {

@@ -184,6 +184,16 @@ describe('group membership', () => {
     const rest = await ctx.request('GET', `/api/v1/groups/${g1.id}/devices?limit=1&cursor=${page.body.next_cursor}`);
     expect(rest.body.items.map((d: { id: string }) => d.id)).toEqual([d2.id]);
     expect(rest.body.next_cursor).toBeNull();
+    // Both device collections walk back: the first page has no prev_cursor, the second leads to it.
+    expect(page.body.prev_cursor).toBeNull();
+    expect(rest.body.prev_cursor).not.toBeNull();
+    const back = await ctx.request('GET', `/api/v1/groups/${g1.id}/devices?limit=1&cursor=${rest.body.prev_cursor}`);
+    expect(back.body).toEqual(page.body);
+    for (const bad of ['nope', rest.body.prev_cursor.slice(0, -2)]) {
+      const refused = await ctx.request('GET', `/api/v1/groups/${g1.id}/devices?cursor=${bad}`);
+      expect(refused.status, bad).toBe(400);
+      expect(refused.body.error).toBe('invalid_request');
+    }
 
     for (let i = 0; i < 2; i++) {
       expect((await ctx.request('DELETE', `/api/v1/groups/${g1.id}/devices/${d1.id}`)).status).toBe(204);

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../api/http/crypto.ts';
 import { checkin, enrollAgent, report } from '../support/agent.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { insertDevice, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
+import { addToGroup, insertDevice, insertGroup, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
 import { startService, type ServiceProcess, httpTestContext } from '../support/service_process.ts';
 import { sharedChromium } from '../support/chromium.ts';
 import { missingTools } from '../support/tools.ts';
@@ -36,7 +36,7 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  const fleet = { orgId: '', deviceId: '', serial: '', adminKey: '', viewerKey: '' };
+  const fleet = { orgId: '', deviceId: '', serial: '', adminKey: '', viewerKey: '', unitId: '', groupId: '' };
   /** What Chromium reported about the Content-Security-Policy (it logs every refusal). */
   const cspReports: string[] = [];
 
@@ -77,6 +77,9 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     });
     fleet.deviceId = device.id;
     fleet.serial = device.serial;
+    fleet.unitId = unit;
+    fleet.groupId = await insertGroup(db.sql, org.id, 'Lehrerzimmer');
+    await addToGroup(db.sql, fleet.groupId, device.id);
     browser = await sharedChromium();
     context = await browser.newContext({ locale: 'de-DE', acceptDownloads: true });
     page = await context.newPage();
@@ -188,19 +191,22 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     await rm(file);
   }, 240_000);
 
-  it('a viewer finds no write control', async () => {
-    await page.getByRole('button', { name: 'Abmelden' }).click();
-    await page.waitForURL('**/portal/login');
+  it('a viewer finds no write control, and a crawl from the navigation meets no 403', async () => {
+    // Signed out whoever was signed in (the test runs alone too).
+    await context.clearCookies();
     await signIn(fleet.viewerKey);
     for (const path of [
       '/portal/devices',
       `/portal/devices/${fleet.deviceId}`,
       '/portal/iso-builds',
       '/portal/org-units',
+      `/portal/org-units/${fleet.unitId}`,
       '/portal/groups',
+      `/portal/groups/${fleet.groupId}`,
       '/portal/rollouts',
     ]) {
-      await page.goto(`${service.base}${path}`);
+      const res = await page.goto(`${service.base}${path}`);
+      expect(res?.status(), path).toBe(200);
       const buttons = await page.getByRole('button').allTextContents();
       expect(
         buttons.map((b) => b.trim()).filter((b) => b !== 'Abmelden' && b !== 'Filtern'),
@@ -208,8 +214,42 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
       ).toEqual([]);
       expect(await page.locator('form[method=post]').count(), path).toBe(1); // sign-out only
     }
+    // The org unit's and the group's pages: path, device counts and the catalog, read only.
+    await page.goto(`${service.base}/portal/org-units/${fleet.unitId}`);
+    expect(await page.locator('td[data-field=path]').textContent()).toBe('Grundschule');
+    expect(await page.locator('tr[data-merkmal]').count()).toBeGreaterThan(3);
+    expect(await page.getByRole('link', { name: 'Lehrerzimmer' }).count()).toBe(0);
+    await page.goto(`${service.base}/portal/groups`);
+    await page.getByRole('link', { name: 'Lehrerzimmer' }).click();
+    await page.waitForURL(`**/portal/groups/${fleet.groupId}`);
+    expect(await page.getByRole('link', { name: fleet.serial }).count()).toBe(1);
     expect(await page.getByRole('link', { name: 'Enrollment-Sessions' }).count()).toBe(0);
-  }, 60_000);
+
+    // Every link the viewer can reach from the navigation, followed in the browser: none answers 403.
+    const seen = new Map<string, number>();
+    const queue = ['/portal'];
+    while (queue.length > 0 && seen.size < 60) {
+      const path = queue.shift()!;
+      if (seen.has(path)) continue;
+      const res = await page.goto(`${service.base}${path}`);
+      seen.set(path, res?.status() ?? 0);
+      const links = await page
+        .locator('a[href^="/portal"]')
+        .evaluateAll((as) => as.map((a) => a.getAttribute('href')!));
+      for (const link of links) {
+        const bare = link.split('#')[0]!;
+        if (bare === '/portal/style.css' || bare.startsWith('/portal/language/') || seen.has(bare)) continue;
+        // Each page once; a paged list's further pages once each.
+        if (bare.includes('?') && [...seen.keys(), ...queue].some((s) => s.split('?')[0] === bare.split('?')[0]))
+          continue;
+        queue.push(bare);
+      }
+    }
+    expect([...seen].filter(([, status]) => status !== 200)).toEqual([]);
+    for (const path of [`/portal/org-units/${fleet.unitId}`, `/portal/groups/${fleet.groupId}`]) {
+      expect(seen.get(path), path).toBe(200);
+    }
+  }, 180_000);
 
   it('the pages work under their Content-Security-Policy: the style sheet applies, nothing is refused', async () => {
     const res = await page.goto(`${service.base}/portal/org-units`);

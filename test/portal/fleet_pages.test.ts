@@ -150,10 +150,10 @@ describe('the fleet overview at /portal', () => {
       }
       expect(page.text).toContain('href="/portal/devices?merkmal=firefox&amp;convergence=failed"');
       expect(page.text).toContain('href="/portal/devices?merkmal=firefox&amp;convergence=pending"');
-      // A figure of zero links nowhere, nor one of converged devices (the list filters a Merkmal's failed and pending).
+      // A figure of zero links nowhere; a Merkmal's converged figure links as its others.
       expect(page.text).not.toContain('merkmal=qgis&amp;convergence=failed');
       expect(textOf(page.text, 'data-merkmal="libreoffice"', 'converged')).toBe('1');
-      expect(page.text).not.toContain('convergence=converged');
+      expect(page.text).toContain('href="/portal/devices?merkmal=libreoffice&amp;convergence=converged"');
     }
     // Apart from who is signed in (the header, the sign-in's flash), the viewer's page is the admin's.
     const content = (html: string) =>
@@ -194,7 +194,7 @@ describe('the fleet overview at /portal', () => {
     expect(await ids('?convergence=failed')).toEqual([f.deviceId]);
     expect(await ids('?convergence=pending')).toEqual([f.stale.id]);
     expect(await ids('?merkmal=libreoffice&convergence=pending')).toEqual([f.stale.id]);
-    // A Merkmal without a failed or pending convergence is no filter: the device's own convergence decides.
+    // A Merkmal with a convergence filters by that Merkmal's; without one it is no filter.
     expect(await ids('?merkmal=firefox&convergence=converged')).toEqual([]);
     expect(await ids('?merkmal=firefox')).toEqual([f.deviceId, f.enrolled.id, f.stale.id]);
     const unknown = await f.admin.get('/portal/devices?merkmal=nichts&convergence=failed');

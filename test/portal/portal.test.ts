@@ -270,7 +270,7 @@ describe('writes', () => {
     const before = await countRows(ctx.sql, 'audit_events');
     const res = await b.post(`/portal/devices/${f.device.id}/catalog/qgis/select`, { _csrf: Browser.csrf(page.text) });
     expect(res.status).toBe(303);
-    expect((await b.get(res.location!)).text).toContain('is archived');
+    expect((await b.get(res.location!)).text).toContain('Das Gerät ist archiviert und ändert sich nicht mehr.');
     expect(await ctx.sql`select 1 from device_merkmale where device_id = ${f.device.id}`).toHaveLength(0);
     expect(await countRows(ctx.sql, 'audit_events')).toBe(before);
   });

@@ -23,6 +23,9 @@ export const audit = {
   next: 'Ältere →',
   operator: 'Betreiber',
   system: 'System',
+  /** A catalog event's change: the Merkmal and the state set, or that its override was removed. */
+  catalogChange: (merkmal: string, state: string | null) =>
+    state === null ? `Merkmal ${merkmal}: Vorgabe entfernt` : `Merkmal ${merkmal}: ${state}`,
   gone: 'gelöscht',
   invalidTarget: 'Die Ziel-ID ist keine gültige ID; der Filter wurde nicht angewandt.',
   /** What a target is, in the portal's words. */

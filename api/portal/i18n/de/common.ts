@@ -62,6 +62,29 @@ export const common = {
       year: (n: number) => `vor ${n} ${n === 1 ? 'Jahr' : 'Jahren'}`,
     },
   },
+  /** The domain's refusals in the portal's words: by error code, and by the field a validation refusal names. */
+  refusals: {
+    codes: {
+      device_archived: 'Das Gerät ist archiviert und ändert sich nicht mehr. Nichts wurde geändert.',
+      unknown_merkmal: 'Dieses Merkmal gibt es nicht. Nichts wurde geändert.',
+      not_in_catalog:
+        'Dieses Merkmal steht nicht im Auftragskatalog (oder hat keinen Bauplan für das Backend des Geräts). Nichts wurde geändert.',
+      iso_not_ready: 'Das ISO-Image ist noch nicht fertig.',
+      organization_mismatch: 'Das gehört zu einer anderen Organisation. Nichts wurde geändert.',
+      name_taken: 'Dieser Name ist hier schon vergeben: Wählen Sie einen anderen. Nichts wurde geändert.',
+      payload_too_large: 'Das Formular ist zu groß.',
+    } as Record<string, string>,
+    fields: {
+      url: 'Die Adresse ist nicht erlaubt: nur eine vollständige https-Adresse im Internet, ohne Zugangsdaten und ohne #-Teil.',
+      cursor: 'Diese Seitenangabe gehört nicht zu dieser Liste: Beginnen Sie auf der ersten Seite.',
+      name: 'Der Name muss 1 bis 200 Zeichen lang sein.',
+      limit: 'Die Seitengröße muss zwischen 1 und 500 liegen.',
+      expires_at: 'Das Ablaufdatum muss ein gültiger Zeitpunkt in der Zukunft sein.',
+      max_devices: 'Die Anzahl der Geräte muss eine ganze Zahl ab 1 sein.',
+      events: 'Wählen Sie mindestens ein bekanntes Ereignis.',
+      role: 'Die Rolle muss „admin“ oder „viewer“ sein.',
+    } as Record<string, string>,
+  },
   errors: {
     titles: { 403: 'Keine Berechtigung', 404: 'Nicht gefunden', 429: 'Zu viele Anfragen' } as Record<number, string>,
     refused: 'Anfrage abgelehnt',

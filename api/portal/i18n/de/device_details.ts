@@ -47,4 +47,15 @@ export const deviceDetails = {
     operator: 'Betreiber',
     system: 'System',
   },
+  eventsPage: {
+    title: (serial: string) => `Ereignisse von ${serial}`,
+    back: 'Zurück zum Gerät',
+    intro: (n: number) => `Alle Ereignisse des Geräts, die neuesten zuerst, ${n} je Seite.`,
+    paging: 'Seiten der Ereignisse',
+    newest: '« Neueste',
+    newer: '← Neuere',
+    older: 'Ältere →',
+    all: 'Alle Ereignisse …',
+    badPosition: 'Diese Seitenangabe gehört nicht zu dieser Liste.',
+  },
 };

@@ -24,6 +24,7 @@ export const organization = {
   delete: 'Löschen',
   deleteForGood: 'Endgültig löschen',
   units: {
+    path: 'Pfad',
     title: 'Organisationseinheiten',
     new: 'Neue Organisationseinheit',
     parent: 'Übergeordnete Einheit',
@@ -44,6 +45,8 @@ export const organization = {
     deleted: 'Organisationseinheit gelöscht.',
   },
   groups: {
+    devices: 'Geräte',
+    noMembersViewer: 'Noch keine Mitglieder.',
     title: 'Gruppen',
     new: 'Neue Gruppe',
     none: 'Noch keine Gruppen',

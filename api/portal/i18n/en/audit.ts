@@ -23,6 +23,8 @@ export const audit: typeof german = {
   next: 'Older →',
   operator: 'Operator',
   system: 'System',
+  catalogChange: (merkmal: string, state: string | null) =>
+    state === null ? `Merkmal ${merkmal}: override removed` : `Merkmal ${merkmal}: ${state}`,
   gone: 'deleted',
   invalidTarget: 'The target ID is not a valid ID; the filter was not applied.',
   targetTypes: {

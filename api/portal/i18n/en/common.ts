@@ -58,6 +58,28 @@ export const common: typeof german = {
       year: (n: number) => `${n} ${n === 1 ? 'year' : 'years'} ago`,
     },
   },
+  refusals: {
+    codes: {
+      device_archived: 'The device is archived and changes no more. Nothing was changed.',
+      unknown_merkmal: 'This Merkmal does not exist. Nothing was changed.',
+      not_in_catalog:
+        "This Merkmal is not in the order catalog (or has no blueprint for the device's backend). Nothing was changed.",
+      iso_not_ready: 'The ISO image is not ready yet.',
+      organization_mismatch: 'That belongs to another organization. Nothing was changed.',
+      name_taken: 'This name is already taken here: choose another one. Nothing was changed.',
+      payload_too_large: 'The form is too large.',
+    } as Record<string, string>,
+    fields: {
+      url: 'The address is not allowed: only a complete https address on the internet, without credentials and without a # part.',
+      cursor: 'This page position does not belong to this list: start on the first page.',
+      name: 'The name must be 1 to 200 characters long.',
+      limit: 'The page size must be between 1 and 500.',
+      expires_at: 'The expiry must be a valid moment in the future.',
+      max_devices: 'The number of devices must be a whole number of 1 or more.',
+      events: 'Choose at least one known event.',
+      role: 'The role must be “admin” or “viewer”.',
+    } as Record<string, string>,
+  },
   errors: {
     titles: { 403: 'Not allowed', 404: 'Not found', 429: 'Too many requests' },
     refused: 'Request refused',

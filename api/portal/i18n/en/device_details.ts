@@ -46,4 +46,15 @@ export const deviceDetails: typeof reference = {
     operator: 'Operator',
     system: 'System',
   },
+  eventsPage: {
+    title: (serial: string) => `Events of ${serial}`,
+    back: 'Back to the device',
+    intro: (n: number) => `Every event of the device, newest first, ${n} a page.`,
+    paging: 'Pages of events',
+    newest: '« Newest',
+    newer: '← Newer',
+    older: 'Older →',
+    all: 'All events …',
+    badPosition: 'This page position does not belong to this list.',
+  },
 };

@@ -22,6 +22,7 @@ export const organization: typeof german = {
   delete: 'Delete',
   deleteForGood: 'Delete permanently',
   units: {
+    path: 'Path',
     title: 'Org units',
     new: 'New org unit',
     parent: 'Parent unit',
@@ -41,6 +42,8 @@ export const organization: typeof german = {
     deleted: 'Org unit deleted.',
   },
   groups: {
+    devices: 'Devices',
+    noMembersViewer: 'No members yet.',
     title: 'Groups',
     new: 'New group',
     none: 'No groups yet',
