@@ -34,6 +34,7 @@ const featureMayImport = {
   catalog: ['devices', 'org_units'],
   activation: ['organizations', 'templates', 'devices'],
   agent: ['activation', 'catalog', 'devices', 'rollouts'],
+  inventory: ['organizations', 'devices', 'agent'],
   rollouts: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
 };
 /** The folders of api/ that are not features: the floors below and above them. */

@@ -34,6 +34,8 @@ export const errorCodes = [
   'device_already_enrolled',
   'rollout_in_progress',
   'rollout_not_active',
+  'no_inventory',
+  'inventory_hash_mismatch',
   'internal_error',
   'service_unavailable',
 ] as const;
@@ -61,6 +63,7 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'device_archived':
       return [403, 409];
     case 'not_found':
+    case 'no_inventory':
       return [404];
     case 'agent_already_bootstrapped':
     case 'protected_org_unit':
@@ -84,6 +87,7 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'not_in_catalog':
     case 'invalid_event_type':
     case 'organization_mismatch':
+    case 'inventory_hash_mismatch':
       return [422];
     case 'too_many_requests':
       return [429];
