@@ -44,6 +44,7 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'POST /api/v1/agent/bootstrap': 'installer',
   'POST /api/v1/agent/checkin': 'agent',
   'POST /api/v1/agent/report': 'agent',
+  'PUT /api/v1/agent/inventory': 'agent',
   // §8
   'GET /api/v1/organizations/{id}/devices': 'viewer',
   'GET /api/v1/organizations/{id}/fleet-status': 'viewer',
@@ -53,6 +54,8 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'POST /api/v1/devices/{id}/reprovision': 'admin',
   'POST /api/v1/devices/{id}/archive': 'admin',
   'GET /api/v1/devices/{id}/hardware': 'viewer',
+  'GET /api/v1/devices/{id}/inventory': 'viewer',
+  'GET /api/v1/devices/{id}/packages': 'viewer',
   'GET /api/v1/devices/{id}/events': 'viewer',
   // §9
   'POST /api/v1/organizations/{id}/org-units': 'admin',
