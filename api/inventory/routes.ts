@@ -6,6 +6,7 @@ import { z } from '@hono/zod-openapi';
 import { defineRoute, newRouter, withoutBodyLayer } from '../access/route.ts';
 import { liveAgentDevice } from '../agent/auth.ts';
 import { findAgentDevice } from '../agent/repo.ts';
+import type { Db } from '../db/client.ts';
 import { ApiError } from '../http/errors.ts';
 import { IdParams, iso, json } from '../http/openapi.ts';
 import { PageQuery } from '../http/pagination.ts';
@@ -17,6 +18,7 @@ import {
   encodePackageCursor,
   type InventoryRow,
   listPackages,
+  type PackageCursor,
   readInventory,
   storeInventory,
 } from './repo.ts';
@@ -94,6 +96,40 @@ function serializeInventory(row: InventoryRow): z.infer<typeof DeviceInventory> 
     security_pending_count: row.security_pending_count,
     reboot_required: row.reboot_required,
     inventory_at: iso(row.inventory_at),
+  };
+}
+
+/** A device's inventory with a page of its packages, for the portal's device page; null before its first. */
+export interface InventoryPage {
+  inventory: z.infer<typeof DeviceInventory>;
+  packages: Array<z.infer<typeof PackageList>['items'][number]>;
+  nextCursor: string | null;
+}
+
+export async function readInventoryPage(
+  db: Db,
+  deviceId: string,
+  options: { q: string | undefined; cursor: string | undefined; limit: number },
+): Promise<InventoryPage | null> {
+  let row: InventoryRow;
+  try {
+    row = await readInventory(db, deviceId);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'no_inventory') return null;
+    throw err;
+  }
+  let after: PackageCursor | null = null;
+  try {
+    after = decodePackageCursor(options.cursor);
+  } catch {
+    // A cursor the page did not make: the first page.
+  }
+  const rows = await listPackages(db, deviceId, { q: options.q, after, limit: options.limit });
+  const packages = rows.slice(0, options.limit);
+  return {
+    inventory: serializeInventory(row),
+    packages,
+    nextCursor: rows.length > options.limit ? encodePackageCursor(packages[packages.length - 1]!) : null,
   };
 }
 
