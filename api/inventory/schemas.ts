@@ -14,7 +14,7 @@ function field(max: number, min = 1) {
     .string()
     .min(min)
     .max(max)
-    .regex(/^\P{Cc}*$/u, 'no control characters');
+    .refine((v) => !/\p{Cc}/u.test(v), 'no control characters');
 }
 
 const Os = z
