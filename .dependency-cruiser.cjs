@@ -35,6 +35,7 @@ const featureMayImport = {
   catalog: ['devices', 'org_units'],
   activation: ['organizations', 'templates', 'devices'],
   agent: ['activation', 'catalog', 'devices', 'rollouts'],
+  inventory: ['organizations', 'devices', 'agent'],
   rollouts: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
   device_bulk: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
 };

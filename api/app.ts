@@ -24,6 +24,9 @@ import { docsRoutes, openapiDocumentRoutes } from './docs/routes.ts';
 import { enrollmentSessionRoutes } from './enrollment_sessions/routes.ts';
 import { groupRoutes } from './groups/routes.ts';
 import { healthRoutes } from './health/routes.ts';
+import { inventoryTooLarge } from './inventory/body.ts';
+import { inventoryRoutes } from './inventory/routes.ts';
+import { MAX_INVENTORY_BYTES } from './inventory/schemas.ts';
 import { limitBodySize } from './http/body.ts';
 import { busyMessage, CheckinGate } from './http/shed.ts';
 import type { AppEnv, HandlerDeps } from './access/app_env.ts';
@@ -44,6 +47,7 @@ import { templateRoutes } from './templates/routes.ts';
 import { portalRoutes } from './portal/routes.tsx';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+const INVENTORY_PATH = '/api/v1/agent/inventory';
 
 /** What the app is built from: what every handler reaches, and the agent's check-in path. */
 export interface AppDeps extends HandlerDeps {
@@ -73,8 +77,18 @@ export function createApp(appDeps: AppDeps) {
   const limitBody = limitBodySize(MAX_BODY_BYTES, () => {
     throw new ApiError('payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
   });
+  // An agent's inventory is the one larger body (its own bound, checked again uncompressed).
+  const limitInventory = limitBodySize(MAX_INVENTORY_BYTES, () => {
+    throw inventoryTooLarge();
+  });
   // GET and HEAD carry no body; skipping them spares building a body stream per read.
-  app.use('/api/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
+  app.use('/api/v1/*', (c, next) =>
+    c.req.method === 'GET' || c.req.method === 'HEAD'
+      ? next()
+      : c.req.path === INVENTORY_PATH
+        ? limitInventory(c, next)
+        : limitBody(c, next),
+  );
   app.use('/api/v1/*', denyUndeclaredRoutes);
 
   const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -94,6 +108,7 @@ export function createApp(appDeps: AppDeps) {
     catalogRoutes(),
     rolloutRoutes(),
     agentRoutes(deps.checkin),
+    inventoryRoutes(),
     isoBuildRoutes(),
     apiKeyRoutes(),
     auditRoutes(),

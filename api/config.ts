@@ -78,6 +78,9 @@ export const DEFAULT_WEBHOOK_CONCURRENCY = 4;
 /** AGENT_POLL_INTERVAL_SECONDS when unset: also the worker's, whose stale sweeps count in it. */
 export const DEFAULT_AGENT_POLL_INTERVAL_SECONDS = 300;
 
+/** INVENTORY_REFRESH_HOURS when unset. */
+export const DEFAULT_INVENTORY_REFRESH_HOURS = 6;
+
 /**
  * The API's connections: twice the host's cores, from 4 to 10. postgres.js pipelines
  * queries on busy connections, so a few connections carry one process's load, with fewer
@@ -103,6 +106,8 @@ const EnvSchema = z.object({
   PUBLIC_BASE_URL: url.optional(),
   ROLE_REPOSITORY_URL: gitUrl.default(DEFAULT_ROLE_REPOSITORY_URL),
   AGENT_POLL_INTERVAL_SECONDS: integer(5, 86_400).default(DEFAULT_AGENT_POLL_INTERVAL_SECONDS),
+  /** How often at most an agent refreshes its apt lists for the pending updates it reports. */
+  INVENTORY_REFRESH_HOURS: integer(1, 168).default(DEFAULT_INVENTORY_REFRESH_HOURS),
   ISO_BASE_IMAGE: z.string().min(1).optional(),
   ISO_BASE_IMAGE_DEBIAN: z.string().min(1).optional(),
   ISO_BASE_IMAGE_UBUNTU: z.string().min(1).optional(),
@@ -196,6 +201,8 @@ export interface AppConfig {
   publicBaseUrl: string;
   roleRepositoryUrl: string;
   agentPollIntervalSeconds: number;
+  /** The check-in's `inventory_refresh_hours`; default `DEFAULT_INVENTORY_REFRESH_HOURS`. */
+  inventoryRefreshHours?: number;
   activation: { maxFailures: number; windowSeconds: number; trustProxy: boolean };
   /** Folder of the finished ISO files. */
   isoDir: string;
@@ -223,6 +230,7 @@ export function appConfig(
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     roleRepositoryUrl: env.ROLE_REPOSITORY_URL,
     agentPollIntervalSeconds: env.AGENT_POLL_INTERVAL_SECONDS,
+    inventoryRefreshHours: env.INVENTORY_REFRESH_HOURS,
     activation: {
       maxFailures: env.ACTIVATION_MAX_FAILURES,
       windowSeconds: env.ACTIVATION_FAILURE_WINDOW_SECONDS,

@@ -1984,6 +1984,20 @@ CREATE INDEX device_inventories_organization ON public.device_inventories USING 
 
 
 --
+-- Name: device_inventories_reboot_required; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_inventories_reboot_required ON public.device_inventories USING btree (organization_id) WHERE reboot_required;
+
+
+--
+-- Name: device_inventories_security_pending; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_inventories_security_pending ON public.device_inventories USING btree (organization_id) WHERE (security_pending_count > 0);
+
+
+--
 -- Name: device_inventories_set; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2959,6 +2973,7 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261126170100'),
     ('20261126170200'),
     ('20261128090000'),
+    ('20261128100000'),
     ('20261128110000'),
     ('20261128130000'),
     ('20261128130100'),

@@ -167,7 +167,6 @@ const genericMessages: Record<ErrorCode, string> = {
   device_deprovisioned: 'the device is deprovisioned',
   device_archived: 'the device is archived',
   not_found: `no resource with id ${EXAMPLE_IDS[0]}`,
-  no_inventory: 'the device has not sent its software inventory yet',
   agent_already_bootstrapped:
     'this device already holds an agent secret; an admin must reprovision it before it can bootstrap again',
   protected_org_unit: 'the org unit "Neue Geräte" is protected',
@@ -191,6 +190,10 @@ const genericMessages: Record<ErrorCode, string> = {
     'Rollout 5b0c7e1a-2f3d-4e6a-9c8b-1d2e3f4a5b6c is changing "libreoffice" here; pause and abort it, or wait until it completes',
   rollout_not_active:
     'Rollout 5b0c7e1a-2f3d-4e6a-9c8b-1d2e3f4a5b6c is completed; only a running or paused rollout can change',
+  no_inventory:
+    'device 0b8e7c1a-2f4d-4e6b-9a3c-5d7f1e2b4c6a has sent no inventory yet; its agent sends it at its next check-in',
+  inventory_hash_mismatch:
+    'hash is not the SHA-256 of the inventory in its canonical form (RFC 8785, packages by name and architecture, pending by name); nothing was stored',
   internal_error: 'an unexpected error occurred (request id 9f6c1e0a-4b2d-4c8e-a1f3-7d5b3e9c2a10)',
   service_unavailable: 'the database is not available; retry later',
 };

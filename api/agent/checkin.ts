@@ -11,7 +11,8 @@
  * which each process remembers that content's tag (`contentTags`), so an unchanged state is
  * answered 304 without resolving the catalog at all.
  */
-import type { AppConfig } from '../config.ts';
+import { Buffer } from 'node:buffer';
+import { type AppConfig, DEFAULT_INVENTORY_REFRESH_HOURS } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { resolveStateRow } from '../catalog/state.ts';
@@ -62,6 +63,8 @@ interface CheckinInput {
   hardware: Record<string, unknown> | undefined;
   agentVersion: string | undefined;
   ifNoneMatch: string | undefined;
+  /** The hash of the inventory the agent holds (64 lowercase hex digits), if it sent one. */
+  inventoryHash?: string | undefined;
 }
 
 /** The device behind the secret (storing its hardware when sent) and, when it is live, its answer. */
@@ -83,19 +86,26 @@ async function answerFor(
   db: Db,
   config: AppConfig,
   row: repo.CheckinRow,
-  input: { ifNoneMatch: string | undefined },
+  input: { ifNoneMatch: string | undefined; inventoryHash?: string | undefined },
 ): Promise<CheckinAnswer> {
+  // Compared with the hash on the row the read returned: no statement of its own.
+  const wanted = inventoryWanted(row, input.inventoryHash);
   const inputs = `${answerStamp(config, await seedVersion(db, ''))}|${stateInputs(row)}`;
   const key = stampPair(inputs);
   const tags = contentTagsOf(db);
   const known = tags.get(key);
-  if (known !== undefined && input.ifNoneMatch !== undefined && matchesIfNoneMatch(input.ifNoneMatch, known)) {
+  if (
+    !wanted &&
+    known !== undefined &&
+    input.ifNoneMatch !== undefined &&
+    matchesIfNoneMatch(input.ifNoneMatch, known)
+  ) {
     return { etag: known, notModified: true };
   }
   // The inputs moved (or this process has not seen them, or the agent holds another tag):
   // resolve from the in-memory caches and tag what would be sent.
   const { template, catalog, resolved } = await resolveStateRow(db, row);
-  const body = {
+  const body: z.infer<typeof CheckinResponse> = {
     device_id: row.id,
     blueprints: await repo.cachedTemplateBlueprints(db, template.id),
     repository_url: config.roleRepositoryUrl,
@@ -106,6 +116,7 @@ async function answerFor(
       state: s.state,
       optionen: s.optionen,
     })),
+    inventory_refresh_hours: refreshHours(config),
   };
   const etag = contentTag(body);
   if (known !== etag) {
@@ -113,6 +124,14 @@ async function answerFor(
     tags.set(key, etag);
     if (tags.size > MAX_CONTENT_TAGS) tags.delete(tags.keys().next().value!);
   }
+  // An answer asking for the inventory is another content, and always sent: the agent may
+  // hold its tag from an earlier such answer whose inventory never arrived.
+  if (wanted)
+    return {
+      etag: contentTag({ ...body, inventory: 'wanted' }),
+      notModified: false,
+      body: { ...body, inventory: 'wanted' },
+    };
   if (input.ifNoneMatch !== undefined && matchesIfNoneMatch(input.ifNoneMatch, etag)) {
     return { etag, notModified: true };
   }
@@ -126,7 +145,7 @@ async function answerFor(
  * same inputs share one remembered tag.
  */
 function contentTag(body: z.infer<typeof CheckinResponse>): string {
-  let text = `${ANSWER_FORMAT}|${body.repository_url}|${body.poll_interval_seconds}|`;
+  let text = `${ANSWER_FORMAT}|${body.repository_url}|${body.poll_interval_seconds}|${body.inventory_refresh_hours}|${body.inventory ?? ''}|`;
   for (const b of body.blueprints) text += `${JSON.stringify(b.merkmal)}:${JSON.stringify(b.ansible_role)},`;
   text += '|';
   for (const a of body.auftraege) {
@@ -166,7 +185,21 @@ function contentTagsOf(db: Db): Map<string, string> {
  * of the older shape (e.g. `auftraege` without `ansible_role`) gets the new one once. The
  * roles themselves are seed data and move with `seedVersion`.
  */
-const ANSWER_FORMAT = 2;
+const ANSWER_FORMAT = 3;
+
+function refreshHours(config: AppConfig): number {
+  return config.inventoryRefreshHours ?? DEFAULT_INVENTORY_REFRESH_HOURS;
+}
+
+/**
+ * Whether the answer asks for the inventory: the agent sent the hash of the one it holds and
+ * the device's row holds another (or none). An agent that sends no hash is never asked.
+ */
+function inventoryWanted(row: repo.CheckinRow, agentHash: string | undefined): boolean {
+  if (agentHash === undefined) return false;
+  const held = row.inventory_hash;
+  return held === null || Buffer.from(held.buffer, held.byteOffset, held.byteLength).toString('hex') !== agentHash;
+}
 
 /**
  * Everything of the device's own that decides its desired state: its template, its org
@@ -192,7 +225,9 @@ function answerStamp(config: AppConfig, version: string): string {
   if (known?.seedVersion !== version) {
     known = {
       seedVersion: version,
-      stamp: stamp(`${ANSWER_FORMAT}|${version}|${config.roleRepositoryUrl}|${config.agentPollIntervalSeconds}`),
+      stamp: stamp(
+        `${ANSWER_FORMAT}|${version}|${config.roleRepositoryUrl}|${config.agentPollIntervalSeconds}|${refreshHours(config)}`,
+      ),
     };
     answerStamps.set(config, known);
   }

@@ -78,6 +78,8 @@ export async function bootstrap(
 export interface CheckinRow extends AgentDeviceState, StateRow {
   /** The agent version kept on the device, to tell whether a check-in's differs. */
   agent_version: string | null;
+  /** The hash of the inventory the service holds (devices.inventory_hash), null before the first. */
+  inventory_hash: Uint8Array | null;
 }
 
 /** The type oid of `bytea[]`: postgres.js sends the hashes as one array parameter. */
@@ -92,7 +94,8 @@ const BYTEA_ARRAY = 1001;
  */
 export async function checkinStates(db: Db, hashes: Uint8Array[]): Promise<Array<CheckinRow | undefined>> {
   const rows = await db<Array<CheckinRow & { i: number }>>`
-    select q.i::int4 as i, d.id, d.deprovisioned_at, d.archived_at, d.agent_version, ${deviceStateColumns(db)}
+    select q.i::int4 as i, d.id, d.deprovisioned_at, d.archived_at, d.agent_version, d.inventory_hash,
+           ${deviceStateColumns(db)}
     from unnest(${db.array(hashes as never, BYTEA_ARRAY)}::bytea[]) with ordinality as q (h, i)
     join devices d on d.agent_secret_hash = q.h`;
   const found: Array<CheckinRow | undefined> = new Array(hashes.length);
@@ -140,7 +143,7 @@ export async function checkinStateStoringHardware(
         and ((${agentVersion ?? null}::text is not null and agent_version is distinct from ${agentVersion ?? null}::text)
           or (${hostname}::text is not null and hostname is distinct from ${hostname}::text))
     )
-    select d.id, d.deprovisioned_at, d.archived_at, d.agent_version, ${deviceStateColumns(db)}
+    select d.id, d.deprovisioned_at, d.archived_at, d.agent_version, d.inventory_hash, ${deviceStateColumns(db)}
     from devices d where d.agent_secret_hash = ${secretHash}`;
   return row;
 }

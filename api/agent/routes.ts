@@ -172,6 +172,7 @@ export function agentRoutes(checkinPath: CheckinPath) {
         hardware: body.hardware,
         agentVersion: body.agent_version,
         ifNoneMatch,
+        inventoryHash: body.inventory_hash,
       },
       checkinPath,
     );

@@ -32,12 +32,13 @@ export const CheckinRequest = z
     agent_version: z.string().max(100).optional().openapi({ example: '1.4.2' }),
     inventory_hash: z
       .string()
-      .regex(/^[0-9a-f]{64}$/)
+      .regex(/^[0-9a-f]{64}$/, 'SHA-256 as 64 lowercase hex digits')
       .optional()
       .openapi({
         description:
-          "SHA-256 (lowercase hex) of the RFC 8785 canonical JSON of the device's software inventory without `hash`.",
-        example: 'c5505573c338a09d694538f039a63a64f791de9dc747b0258fd87af3d1349747',
+          "The `hash` of the device's current inventory (PUT /api/v1/agent/inventory): the answer carries " +
+          '`inventory: "wanted"` while the service does not hold it. Without it, the answer never asks for one.',
+        example: '9f2c4a0e7b1d3c5e6f8a9b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6',
       }),
   })
   .openapi('AgentCheckinRequest');
@@ -80,6 +81,19 @@ export const CheckinResponse = z
         "Every Merkmal of the order catalog with a blueprint for the device's backend, with its effective state after " +
         'the override resolution and its `optionen`; the same states as GET /api/v1/devices/{id}/catalog.',
     }),
+    inventory_refresh_hours: z.number().int().openapi({
+      description:
+        'How often at most the agent refreshes its apt lists for the pending updates (INVENTORY_REFRESH_HOURS).',
+      example: 6,
+    }),
+    inventory: z
+      .literal('wanted')
+      .optional()
+      .openapi({
+        description:
+          "Present when the check-in's `inventory_hash` is not the hash of the inventory the service holds for the " +
+          'device: send it with PUT /api/v1/agent/inventory. Such an answer is always a 200, never a 304.',
+      }),
   })
   .openapi('AgentCheckinResponse');
 

@@ -40,6 +40,12 @@ export interface DeviceFilter {
   merkmal?: string | undefined;
   /** Only devices affected by this CVE, at any urgency (unimportant included). */
   cve?: string | undefined;
+  /** Only devices that have this binary package installed (by their last inventory). */
+  package?: string | undefined;
+  /** Only devices with pending security updates (true). */
+  security_updates?: true | undefined;
+  /** Only devices that need a reboot (true). */
+  reboot_required?: true | undefined;
 }
 
 /** The agent's poll interval, which decides when a device is stale. */
@@ -218,7 +224,29 @@ function matching(db: Db, organizationId: string, filter: DeviceFilter, resolved
           ? db`true`
           : db`(lower(d.serial) like ${prefixPattern(filter.q)} escape '\\'
                 or lower(d.hostname) like ${prefixPattern(filter.q)} escape '\\')`
-      }`;
+      }
+      and ${inventoryMatching(db, organizationId, filter)}`;
+}
+
+/**
+ * The inventory's filters, over the organization's inventory rows (by their last
+ * inventory; a device without one matches none): a package by the sets that hold it
+ * (`package_set_packages_name`), pending security updates and reboots by partial indexes.
+ */
+function inventoryMatching(db: Db, organizationId: string, filter: DeviceFilter) {
+  if (filter.package === undefined && filter.security_updates === undefined && filter.reboot_required === undefined) {
+    return db`true`;
+  }
+  return db`d.id in (
+    select di.device_id from device_inventories di
+    where di.organization_id = ${organizationId}
+      and ${
+        filter.package === undefined
+          ? db`true`
+          : db`di.package_set_id in (select p.set_id from package_set_packages p where p.name = ${filter.package})`
+      }
+      and ${filter.security_updates ? db`di.security_pending_count > 0` : db`true`}
+      and ${filter.reboot_required ? db`di.reboot_required` : db`true`})`;
 }
 
 /**
@@ -246,6 +274,9 @@ function fleetCountable(filter: DeviceFilter): boolean {
     filter.q === undefined &&
     filter.merkmal === undefined &&
     filter.cve === undefined &&
+    filter.package === undefined &&
+    filter.security_updates === undefined &&
+    filter.reboot_required === undefined &&
     filter.stale === undefined &&
     filter.status !== 'active' &&
     filter.status !== 'stale'

@@ -82,6 +82,20 @@ const DeviceListQuery = PageQuery.extend({
         'Only devices affected by this CVE (any status and urgency, unimportant included), by their last inventory.',
       example: 'CVE-2024-0727',
     }),
+  package: z.string().min(1).max(200).optional().openapi({
+    description: 'Only devices that have this binary package installed, by their last inventory (exact name).',
+    example: 'libssl3',
+  }),
+  security_updates: z
+    .literal('true')
+    .transform(() => true as const)
+    .optional()
+    .openapi({ type: 'string', enum: ['true'], description: 'Only devices with pending security updates.' }),
+  reboot_required: z
+    .literal('true')
+    .transform(() => true as const)
+    .optional()
+    .openapi({ type: 'string', enum: ['true'], description: 'Only devices that need a reboot.' }),
   sort: z
     .enum(DEVICE_SORTS)
     .default('serial')
@@ -130,7 +144,9 @@ const listDevices = defineRoute({
   summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
   description:
     'In the order of `sort` (default: by serial). `oe_id`, `group_id`, `stale`, `q`, `status`, `convergence`, ' +
-    '`merkmal` and `cve` combine (all must hold). A filter naming an unknown org unit or group is 404, one of another ' +
+    '`merkmal`, `cve`, `package`, `security_updates` and `reboot_required` combine (all must hold); the last three read ' +
+    "each device's last inventory (a device without one matches none of them). A filter naming an unknown org " +
+    'unit or group is 404, one of another ' +
     'organization 404 with an organization key and 422 `organization_mismatch` for the operator; an unknown ' +
     '`merkmal` is 422 `unknown_merkmal`.',
   operation: ops.listDevices,

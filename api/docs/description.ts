@@ -55,6 +55,7 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 403 | \`device_deprovisioned\` / \`device_archived\` | agent call of such a device |
 | 403 | \`forbidden\` | an organization API key whose role does not allow the call |
 | 404 | \`not_found\` | unknown id (or not a UUID), an id of another organization, or an unknown path |
+| 404 | \`no_inventory\` | a device's inventory or packages before its agent sent its first inventory |
 | 405 | \`method_not_allowed\` | a known path with a method it does not serve; \`Allow\` lists the methods |
 | 409 | \`agent_already_bootstrapped\` | second bootstrap of a device |
 | 409 | \`device_already_enrolled\` | activate or resolve for a device that holds an agent secret |
@@ -66,11 +67,12 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 409 | \`name_taken\` | a group name already used in the organization, or an org unit name already used among the unit's siblings (case-insensitive) |
 | 409 | \`iso_not_ready\` | download of a build that is not \`completed\` |
 | 409 | \`device_archived\` | every admin write to an archived device: deprovision, reprovision, move, group membership, its own catalog selections |
-| 413 | \`payload_too_large\` | body over 1 MiB |
+| 413 | \`payload_too_large\` | body over 1 MiB; an agent's inventory over 16 MiB uncompressed or 20,000 packages |
 | 416 | \`range_not_satisfiable\` | ISO download with a \`Range\` past the end of the file |
 | 431 | \`headers_too_large\` | request line or headers over 16 KiB (answered before any route) |
 | 422 | \`unknown_merkmal\` | a Merkmal key that does not exist |
 | 422 | \`not_in_catalog\` | selection of a Merkmal that is not in the order catalog for the device's backend |
+| 422 | \`inventory_hash_mismatch\` | an agent's inventory whose \`hash\` is not its canonical form's |
 | 422 | \`invalid_event_type\` | agent report with a non-agent event type |
 | 422 | \`organization_mismatch\` | device, org unit or group of different organizations combined |
 | 429 | \`too_many_requests\` | too many failed activations from one address; \`Retry-After\` says when to retry |

@@ -35,6 +35,7 @@ export const errorCodes = [
   'device_already_enrolled',
   'rollout_in_progress',
   'rollout_not_active',
+  'inventory_hash_mismatch',
   'internal_error',
   'service_unavailable',
 ] as const;
@@ -86,6 +87,7 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'not_in_catalog':
     case 'invalid_event_type':
     case 'organization_mismatch':
+    case 'inventory_hash_mismatch':
       return [422];
     case 'too_many_requests':
       return [429];

@@ -32,6 +32,9 @@ export function listFilterOf(q: Record<string, string | undefined>): DeviceFilte
     // A Merkmal is filtered by its own convergence where the list can (the overview's links); else left out.
     merkmal: merkmalFilterable(convergence) && q.merkmal && q.merkmal.length <= 100 ? q.merkmal : undefined,
     q: q.q?.trim() ? q.q.trim().slice(0, 100) : undefined,
+    package: q.package?.trim() ? q.package.trim().slice(0, 200) : undefined,
+    security_updates: q.security_updates === 'true' ? true : undefined,
+    reboot_required: q.reboot_required === 'true' ? true : undefined,
   };
 }
 

@@ -31,6 +31,8 @@ import { notFound } from '../http/errors.ts';
 import { listOrgUnits } from '../org_units/repo.ts';
 import { unitChoices } from './org_unit_paths.ts';
 import { listTemplates } from '../templates/repo.ts';
+import { readInventoryPage } from '../inventory/routes.ts';
+import { SoftwareSection } from './device_software.tsx';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { EventTable, HardwareTable } from './device_details.tsx';
 import { formFields, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
@@ -440,11 +442,13 @@ export function deviceRoutes() {
     const db = await portalRead(c, deviceOps.getDevice, { param: { id } });
     const device = await getDevice(db, id, c.get('deps').config.agentPollIntervalSeconds);
     if (!device) throw notFound('device', id);
-    const [names, hardware, events, catalog] = await Promise.all([
+    const packagesQ = c.req.query('pkg_q')?.trim().slice(0, 200) || undefined;
+    const [names, hardware, events, catalog, software] = await Promise.all([
       namesOf(db, device.organization_id),
       getHardware(db, id),
       listEvents(db, id, null, 20),
       loadCatalogStates(db, id),
+      readInventoryPage(db, id, { q: packagesQ, cursor: c.req.query('pkg_cursor'), limit: 50 }),
     ]);
     const outcomes = await loadOutcomes(db, id, catalog ?? []);
     const explanations = new Map<string, Explanation>();
@@ -581,6 +585,7 @@ export function deviceRoutes() {
             </tbody>
           </table>
         </div>
+        <SoftwareSection deviceId={id} page={software} q={packagesQ} />
         <h2>{text.hardware}</h2>
         <HardwareTable
           hardware={hardware?.hardware ?? null}

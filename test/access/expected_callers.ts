@@ -44,6 +44,7 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'POST /api/v1/agent/bootstrap': 'installer',
   'POST /api/v1/agent/checkin': 'agent',
   'POST /api/v1/agent/report': 'agent',
+  'PUT /api/v1/agent/inventory': 'agent',
   // §8
   'GET /api/v1/organizations/{id}/devices': 'viewer',
   'GET /api/v1/organizations/{id}/fleet-status': 'viewer',
@@ -57,6 +58,8 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'GET /api/v1/devices/{id}/vulnerabilities': 'viewer',
   'GET /api/v1/organizations/{id}/vulnerabilities': 'viewer',
   'GET /api/v1/vulnerability-feeds': 'operator',
+  'GET /api/v1/devices/{id}/inventory': 'viewer',
+  'GET /api/v1/devices/{id}/packages': 'viewer',
   'GET /api/v1/devices/{id}/events': 'viewer',
   // §9
   'POST /api/v1/organizations/{id}/org-units': 'admin',

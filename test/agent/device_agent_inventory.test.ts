@@ -27,7 +27,7 @@ import { activateDevice, resolveDevice } from '../support/activation.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { AgentService, agentOnce, installAgent, ok, writeCountingPlaybook } from '../support/device_agent.ts';
-import { inventoryHash } from '../support/inventory.ts';
+import { inventoryHash } from '../support/inventory_hash.ts';
 import { makeRoleRepository } from '../support/role_repository.ts';
 import { missingTools } from '../support/tools.ts';
 

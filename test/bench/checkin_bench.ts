@@ -60,7 +60,7 @@ import { startService, type ServiceProcess } from '../support/service_process.ts
 import { type PrimaryAndStandby, processTree, startPrimaryAndStandby } from '../support/standby.ts';
 import { type DelayProxy, startDelayProxy } from './delay_proxy.ts';
 import { RawConnection, type RawResponse, rawRequest } from './raw_http.ts';
-import { prewarmTable, seedFleet } from './seed_fleet.ts';
+import { BENCH_INVENTORY_HASH, prewarmTable, seedFleet } from './seed_fleet.ts';
 
 // ---------------------------------------------------------------------------------------
 // Settings
@@ -182,6 +182,7 @@ interface PhaseResult {
 
 const hardwareBody = JSON.stringify({
   agent_version: '1.4.2',
+  inventory_hash: BENCH_INVENTORY_HASH,
   hardware: {
     cpu: 'Intel Core i5-8365U',
     memory_mb: 16384,
@@ -192,7 +193,8 @@ const hardwareBody = JSON.stringify({
     ],
   },
 });
-const plainBody = JSON.stringify({ agent_version: '1.4.2' });
+// Every bench device holds the same inventory hash, which its check-ins send: an equal hash (the common case).
+const plainBody = JSON.stringify({ agent_version: '1.4.2', inventory_hash: BENCH_INVENTORY_HASH });
 
 /** utime and stime of a process, in seconds (/proc/<pid>/stat; clock ticks of 1/100 s). */
 function cpuSplitOf(pid: number): { user: number; system: number } {

@@ -4,7 +4,13 @@
  * a dozen groups each, devices mostly in leaf units with mixed templates, up to three group
  * memberships per device, overrides at every level (org units, groups, devices), hardware.
  */
+import { Buffer } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import type { Sql } from '../../api/db/client.ts';
+
+/** The inventory hash every seeded device holds (SHA-256 of a fixed text), and its hex as check-ins send it. */
+export const BENCH_INVENTORY_HASH = createHash('sha256').update('bench inventory').digest('hex');
+const BENCH_INVENTORY_HASH_BYTES = Buffer.from(BENCH_INVENTORY_HASH, 'hex');
 
 const TEMPLATES = [
   '6d1f4c2a-3b5e-4f70-9a1d-0c2e8b7a5d01', // Debian Standard
@@ -79,13 +85,13 @@ export async function seedFleet(
           from unnest(${part}::text[]) with ordinality as t (secret, n)
         )
         insert into devices (organization_id, serial, hostname, oe_id, template_id,
-                             agent_secret_hash, agent_secret_issued_at, created_at)
+                             agent_secret_hash, agent_secret_issued_at, created_at, inventory_hash)
         select org.id, format('BENCH-%s', lpad(s.n::text, 7, '0')), format('pc-%s', s.n),
                case when s.r < 0.8 then org.leaves[1 + ((s.n::int8 * 7919) % cardinality(org.leaves))::int]
                     when s.r < 0.9 then org.inner_units[1 + ((s.n::int8 * 104729) % cardinality(org.inner_units))::int]
                     else org.default_oe end,
                (${TEMPLATES}::uuid[] || null::uuid)[1 + s.n % 4],
-               sha256(convert_to(s.secret, 'UTF8')), now(), now_ms()
+               sha256(convert_to(s.secret, 'UTF8')), now(), now_ms(), ${BENCH_INVENTORY_HASH_BYTES}
         from s join org on org.idx = s.n % ${options.organizations}`;
     }
     // Group memberships: up to three groups per device (about 1.5 on average).

@@ -37,7 +37,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSerial } from '../support/activation.ts';
 import { useTestApp } from '../support/app.ts';
 import { activationCodeOf, createOrganization } from '../support/builders.ts';
-import { inventoryHash } from '../support/inventory.ts';
+import { inventoryHash } from '../support/inventory_hash.ts';
 import { git, ROLES } from '../support/role_repository.ts';
 import { missingTools } from '../support/tools.ts';
 import { hostMirror, mirrorProxy } from '../support/vm.ts';

@@ -2,7 +2,7 @@
  * The inventory hash of the device agent (fleet_agent_helpers.py `jcs`, `inventory_hash`):
  * SHA-256 of the RFC 8785 canonical JSON (JCS) of the inventory without `hash`. Checked
  * against fixed vectors from RFC 8785 and against an independent implementation here: JCS is
- * test/support/inventory.ts (ECMAScript's JSON.stringify, keys sorted by UTF-16 code units).
+ * test/support/inventory_hash.ts (ECMAScript's JSON.stringify, keys sorted by UTF-16 code units).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { canonicalJson, inventoryHash } from '../support/inventory.ts';
+import { canonicalJson, inventoryHash } from '../support/inventory_hash.ts';
 import { missingTools } from '../support/tools.ts';
 
 const HELPERS = fileURLToPath(new URL('../../jobs/iso/installer/agent/fleet_agent_helpers.py', import.meta.url));

@@ -168,6 +168,11 @@ describe('the error examples of every operation', () => {
         new RegExp(`^(\\w+ )?${own} [0-9a-f-]{36} not found$`),
       );
       for (const [key, example] of others) {
+        // The one 404 that is not an unknown id: a device known, without an inventory yet.
+        if (example.value.error === 'no_inventory') {
+          expect(example.value.message, op.key).toMatch(/^device [0-9a-f-]{36} has sent no inventory yet/);
+          continue;
+        }
         const m = /^(.+) [0-9a-f-]{36}( \((\w+)\))? not found$/.exec(example.value.message);
         expect(m, `${op.key} ${key}`).not.toBeNull();
         const [, label, , field] = m!;

@@ -3,6 +3,7 @@
  * called with every kind of credential, the expected answer derived from the operation's
  * declared callers (`x-callers`). A new route is covered the day it exists.
  */
+import { inventory, putInventory } from './inventory.ts';
 import { expect } from 'vitest';
 import type { Sql } from '../../api/db/client.ts';
 import type { TestContext, TestResponse } from './app.ts';
@@ -66,6 +67,8 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     201,
   );
   ok(await ctx.request('PUT', `/api/v1/groups/${group.id}/devices/${agent.device_id}`), 204);
+  // The device's inventory: its reads answer rather than 404 no_inventory.
+  ok(await putInventory(ctx, agent.secret, inventory()), 204);
   const session = ok(
     await ctx.request('POST', `/api/v1/organizations/${organizationId}/enrollment-sessions`, {
       body: {
