@@ -32,8 +32,9 @@ const featureMayImport = {
   devices: ['organizations', 'org_units'],
   groups: ['organizations', 'devices'],
   catalog: ['devices', 'org_units'],
-  activation: ['organizations', 'templates', 'devices'],
-  agent: ['activation', 'catalog', 'devices', 'rollouts'],
+  disk_keys: ['devices'],
+  activation: ['organizations', 'templates', 'devices', 'disk_keys'],
+  agent: ['activation', 'catalog', 'devices', 'rollouts', 'disk_keys'],
   rollouts: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
 };
 /** The folders of api/ that are not features: the floors below and above them. */

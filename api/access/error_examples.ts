@@ -105,6 +105,12 @@ export function operationExamples(op: OperationFacts, code: ErrorCode, status: n
           ? 'this device is archived and cannot bootstrap'
           : 'this device is archived; its agent may no longer call in',
       );
+    case 'invalid_agent_secret':
+      return one(
+        op.path === '/agent/disk-keys'
+          ? 'a valid agent secret or bootstrap token is required (Authorization: Bearer <agent_secret> or Bearer <bootstrap_token>)'
+          : genericMessages[code],
+      );
     case 'device_deprovisioned':
       return one(
         op.access === 'bootstrap'
@@ -189,6 +195,8 @@ const genericMessages: Record<ErrorCode, string> = {
     'Rollout 5b0c7e1a-2f3d-4e6a-9c8b-1d2e3f4a5b6c is changing "libreoffice" here; pause and abort it, or wait until it completes',
   rollout_not_active:
     'Rollout 5b0c7e1a-2f3d-4e6a-9c8b-1d2e3f4a5b6c is completed; only a running or paused rollout can change',
+  disk_encryption_unavailable:
+    'disk encryption is not available: the service has no key for escrowed recovery keys (DISK_KEY_ENCRYPTION_KEY)',
   internal_error: 'an unexpected error occurred (request id 9f6c1e0a-4b2d-4c8e-a1f3-7d5b3e9c2a10)',
   service_unavailable: 'the database is not available; retry later',
 };

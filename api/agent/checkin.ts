@@ -20,6 +20,7 @@ import { isLiveDevice, requireLiveDevice } from './auth.ts';
 import type { CheckinPath } from './checkin_path.ts';
 import * as repo from './repo.ts';
 import { checkinState } from './batched_reads.ts';
+import { rotationOf } from '../disk_keys/service.ts';
 import type { CheckinResponse } from './schemas.ts';
 
 export type CheckinAnswer =
@@ -106,6 +107,7 @@ async function answerFor(
       state: s.state,
       optionen: s.optionen,
     })),
+    disk_key_rotation: await rotationOf(db, config, row.disk_key_rotation),
   };
   const etag = contentTag(body);
   if (known !== etag) {
@@ -132,6 +134,8 @@ function contentTag(body: z.infer<typeof CheckinResponse>): string {
   for (const a of body.auftraege) {
     text += `${JSON.stringify(a.merkmal)}:${JSON.stringify(a.ansible_role)}:${a.state}:${canonicalJson(a.optionen)},`;
   }
+  // The key itself never changes for a key id: the id stands for it.
+  text += `|${body.disk_key_rotation?.key_id ?? ''}`;
   return `"${stampPair(text)}"`;
 }
 
@@ -166,7 +170,7 @@ function contentTagsOf(db: Db): Map<string, string> {
  * of the older shape (e.g. `auftraege` without `ansible_role`) gets the new one once. The
  * roles themselves are seed data and move with `seedVersion`.
  */
-const ANSWER_FORMAT = 2;
+const ANSWER_FORMAT = 3;
 
 /**
  * Everything of the device's own that decides its desired state: its template, its org
@@ -178,7 +182,7 @@ const ANSWER_FORMAT = 2;
  * `contentTags`, never the ETag itself.
  */
 function stateInputs(row: repo.CheckinRow): string {
-  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${row.group_ids}|${row.device}|${row.rollouts}`;
+  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${row.group_ids}|${row.device}|${row.rollouts}|${row.disk_key_rotation}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Request and response schemas of the agent protocol (api/agent/README.md). */
 import { z } from '@hono/zod-openapi';
+import { DiskKeyRotation } from '../disk_keys/schemas.ts';
 import { jsonValue, MAX_JSON_DEPTH, wellFormedText } from '../http/json_value.ts';
 import { Uuid } from '../http/openapi.ts';
 import { Hardware } from '../devices/schemas.ts';
@@ -70,6 +71,12 @@ export const CheckinResponse = z
       description:
         "Every Merkmal of the order catalog with a blueprint for the device's backend, with its effective state after " +
         'the override resolution and its `optionen`; the same states as GET /api/v1/devices/{id}/catalog.',
+    }),
+    disk_key_rotation: DiskKeyRotation.nullable().openapi({
+      description:
+        "A revealed recovery key of the device's disk that the agent replaces: it adds a new key (authorized by " +
+        "this one), escrows it with `replaces: key_id` (POST /api/v1/agent/disk-keys), then removes the old key's " +
+        'slot. Null when there is none.',
     }),
   })
   .openapi('AgentCheckinResponse');

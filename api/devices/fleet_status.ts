@@ -22,6 +22,7 @@ export interface FleetStatus {
     pending: number;
     failed: number;
   }>;
+  disk_encryption: { encrypted: number; escrowed: number; missing: number; unencrypted: number };
 }
 
 export interface FleetScope {
@@ -58,7 +59,7 @@ export async function readFleetStatus(
         ? db`f.device_id in (select m.device_id from group_members m where m.group_id = ${scope.group_id})`
         : db`true`;
   const staleAfter = db`make_interval(secs => ${3 * pollIntervalSeconds}::int)`;
-  const [row] = await db<Array<{ devices: FleetStatus['devices']; merkmale: FleetStatus['merkmale'] }>>`
+  const [row] = await db<Array<Omit<FleetStatus, 'disk_encryption'>>>`
     with kinds as materialized (
       select f.bucket, f.catalog, count(*)::int as n,
              count(*) filter (where device_status(null, null, f.issued_at, h.at, ${staleAfter}) = 'stale')::int as stale
@@ -98,5 +99,23 @@ export async function readFleetStatus(
        ) order by m.key), '[]')
        from merkmale m left join counts n on n.merkmal = m.key
        where m.im_auftragskatalog and exists (select 1 from blueprints b where b.merkmal = m.key)) as merkmale`;
-  return row!;
+  // The keys that are not rotated, per device of the scope (a partial index of the organization's keys).
+  const [keys] = await db<Array<{ encrypted: number; escrowed: number }>>`
+    select count(*)::int as encrypted, count(*) filter (where held)::int as escrowed
+    from (
+      select k.device_id, bool_or(k.status in ('escrowed', 'verified')) as held
+      from disk_keys k join device_fleet f on f.device_id = k.device_id
+      where k.organization_id = ${organizationId} and k.status <> 'rotated' and ${inScope}
+      group by k.device_id
+    ) per_device`;
+  const { encrypted, escrowed } = keys!;
+  return {
+    ...row!,
+    disk_encryption: {
+      encrypted,
+      escrowed,
+      missing: encrypted - escrowed,
+      unencrypted: Math.max(0, row!.devices.total - encrypted),
+    },
+  };
 }

@@ -34,6 +34,7 @@ export const errorCodes = [
   'device_already_enrolled',
   'rollout_in_progress',
   'rollout_not_active',
+  'disk_encryption_unavailable',
   'internal_error',
   'service_unavailable',
 ] as const;
@@ -84,6 +85,7 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'not_in_catalog':
     case 'invalid_event_type':
     case 'organization_mismatch':
+    case 'disk_encryption_unavailable':
       return [422];
     case 'too_many_requests':
       return [429];

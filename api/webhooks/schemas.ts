@@ -19,6 +19,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'rollout.paused',
   'rollout.completed',
   'rollout.aborted',
+  'disk_key.revealed',
 ] as const;
 
 const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).openapi('WebhookEventType');

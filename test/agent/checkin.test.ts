@@ -41,6 +41,7 @@ describe('POST /api/v1/agent/checkin', () => {
       repository_url: 'https://roles.test/fleet.git',
       poll_interval_seconds: 120,
       auftraege: defaultAuftraege,
+      disk_key_rotation: null,
     });
     // The same blueprints the Runtime Blueprint gave the installer.
     expect(res.body.blueprints).toEqual(agent.blueprint.blueprints);

@@ -43,6 +43,8 @@ export interface TenantFixture {
   webhookDeliveryId: string;
   /** A running rollout (of `qgis` at the org unit, which has no devices: it changes none). */
   rolloutId: string;
+  /** A recovery key the device escrowed. */
+  diskKeyId: string;
   adminKey: string;
   viewerKey: string;
 }
@@ -89,6 +91,18 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     }),
     201,
   );
+  const diskKey = ok(
+    await ctx.request('POST', '/api/v1/agent/disk-keys', {
+      token: agent.secret,
+      body: {
+        device_path: '/dev/sda3',
+        luks_uuid: crypto.randomUUID(),
+        keyslot: 1,
+        recovery_key: 'cbdefghi-jklnrtuv-cbdefghi-jklnrtuv-cbdefghi-jklnrtuv-cbdefghi-jklnrtuv',
+      },
+    }),
+    201,
+  );
   const spare = await createApiKey(ctx, organizationId, 'viewer', { name: 'spare' });
   const admin = await createApiKey(ctx, organizationId, 'admin');
   const viewer = await createApiKey(ctx, organizationId, 'viewer');
@@ -104,6 +118,7 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     webhookId: webhook.id,
     webhookDeliveryId: delivery!.id,
     rolloutId: rollout.id,
+    diskKeyId: diskKey.id,
     adminKey: admin.key,
     viewerKey: viewer.key,
   };
@@ -271,6 +286,7 @@ const kindOfSegment: Record<string, keyof TenantFixture | 'template' | 'merkmal'
   webhooks: 'webhookId',
   deliveries: 'webhookDeliveryId',
   rollouts: 'rolloutId',
+  'disk-keys': 'diskKeyId',
   templates: 'template',
 };
 
