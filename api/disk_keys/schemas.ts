@@ -39,9 +39,9 @@ export const EscrowRequest = z
   .strictObject({
     device_path: z
       .string()
-      .min(6)
+      .min(2)
       .max(256)
-      .regex(/^\/dev\/[A-Za-z0-9._/:-]+$/, 'must be a /dev path')
+      .regex(/^\/[A-Za-z0-9._/:+-]+$/, 'must be an absolute path (a block device, e.g. /dev/nvme0n1p3)')
       .openapi({ example: '/dev/nvme0n1p3' }),
     luks_uuid: LuksUuid,
     keyslot: z.number().int().min(0).max(31).openapi({ example: 1 }),

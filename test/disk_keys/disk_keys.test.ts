@@ -177,7 +177,8 @@ describe('POST /api/v1/agent/disk-keys', () => {
     ['a key with letters outside the alphabet', { recovery_key: `a${recoveryKey().slice(1)}` }],
     ['a key in upper case', { recovery_key: recoveryKey().toUpperCase() }],
     ['a key slot past 31', { keyslot: 32 }],
-    ['no /dev path', { device_path: 'sda3' }],
+    ['a relative device path', { device_path: 'sda3' }],
+    ['a device path with blanks', { device_path: '/dev/sda 3' }],
     ['a LUKS UUID that is none', { luks_uuid: 'not-a-uuid' }],
     ['an unknown field', { passphrase: 'x' }],
   ])('refuses %s with 400 and stores nothing', async (_, overrides) => {
