@@ -192,7 +192,9 @@ selections() {
     echo "d-i partman-auto/disk string $disk"
   fi
   # The agent's own packages (AGENT_PACKAGES of installer_config.ts), then the template's.
-  echo "d-i pkgsel/include string curl git python3 python3-apt ansible-core $(blueprint_packages)"
+  tpm=
+  [ "$(blueprint_unlock)" = tpm2 ] && tpm='clevis clevis-luks clevis-tpm2 clevis-initramfs '
+  echo "d-i pkgsel/include string curl git python3 python3-apt ansible-core $tpm$(blueprint_packages)"
   return 0
 }
 
@@ -210,6 +212,39 @@ debian_early() {
   esac
   debconf-set-selections "$sel" ||
     stop_for_good "the installer refused the partitioning answers" "give the installer's log (/var/log/syslog) to an admin"
+  # partman-crypto's passphrase questions (Debian 12's partman-crypto templates:
+  # partman-crypto/passphrase, partman-crypto/passphrase-again, both of type password), from a
+  # pipe: the install passphrase is in no selections file.
+  if [ "$(blueprint_field scheme)" = luks-lvm ]; then
+    IFS= read -r passphrase <"$out/install-passphrase" || [ -n "${passphrase:-}" ] ||
+      stop_for_good "the blueprint is encrypted but the handshake left no install passphrase" "boot this stick again"
+    printf 'd-i partman-crypto/passphrase password %s\nd-i partman-crypto/passphrase-again password %s\n' \
+      "$passphrase" "$passphrase" | debconf-set-selections ||
+      stop_for_good "the installer refused the disk passphrase" "give the installer's log (/var/log/syslog) to an admin"
+    passphrase=
+  fi
+}
+
+# Writes the install passphrase into subiquity's autoinstall file (FLEET_AUTOINSTALL, default
+# /autoinstall.yaml) as the lvm layout's `password`: subiquity reads the file again after
+# the early commands. Shell builtins only, so the passphrase is on no command line.
+ubuntu_passphrase() {
+  file=${FLEET_AUTOINSTALL:-/autoinstall.yaml}
+  [ "$1" = luks-lvm ] || return 0
+  IFS= read -r passphrase <"$out/install-passphrase" || [ -n "${passphrase:-}" ] ||
+    stop_for_good "the blueprint is encrypted but the handshake left no install passphrase" "boot this stick again"
+  umask 077
+  if ! {
+    while IFS= read -r line || [ -n "$line" ]; do
+      case $line in
+      '      # password: '*) printf '      password: "%s"\n' "$passphrase" ;;
+      *) printf '%s\n' "$line" ;;
+      esac
+    done <"$file" >"$file.fleet-tmp" && mv -f "$file.fleet-tmp" "$file"
+  }; then
+    stop_for_good "cannot write the disk passphrase into $file" "give the installer's log to an admin"
+  fi
+  passphrase=
 }
 
 # The Ubuntu image carries its template's storage layout (an Ubuntu image is always bound to
@@ -373,7 +408,8 @@ selections) selections ;;
 debian-early) debian_early ;;
 ubuntu-early)
   run_handshake
-  ubuntu_check "${2:-}" "${3:-}" ;;
+  ubuntu_check "${2:-}" "${3:-}"
+  ubuntu_passphrase "${2:-}" ;;
 ubuntu-check-crypt)
   shift
   ubuntu_check_crypt "$@" ;;
