@@ -32,6 +32,7 @@ import { listOrgUnits } from '../org_units/repo.ts';
 import { listTemplates } from '../templates/repo.ts';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { EventTable, HardwareTable } from './device_details.tsx';
+import { DiskKeys, deviceDiskKeys } from './disk_keys.tsx';
 import { formFields, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
 import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { ConvergenceBadge, StatusBadge } from './badges.tsx';
@@ -446,6 +447,8 @@ export function deviceRoutes() {
       loadCatalogStates(db, id),
     ]);
     const outcomes = await loadOutcomes(db, id, catalog ?? []);
+    // Disk keys are the operator's and admins' only, as in the API: a viewer's page has no section.
+    const diskKeys = canWrite(session) ? await deviceDiskKeys(c, id) : null;
     const explanations = new Map<string, Explanation>();
     for (const item of catalog ?? []) {
       const e = await loadExplanation(db, id, item.merkmal);
@@ -576,6 +579,12 @@ export function deviceRoutes() {
             })}
           </tbody>
         </table>
+        {diskKeys ? (
+          <>
+            <h2>{t().deviceDetails.diskKeys.heading}</h2>
+            <DiskKeys session={session} keys={diskKeys} />
+          </>
+        ) : null}
         <h2>{text.hardware}</h2>
         <HardwareTable
           hardware={hardware?.hardware ?? null}

@@ -335,6 +335,7 @@ const portalParamOf: Record<string, keyof TenantFixture | { value: string }> = {
   webhooks: 'webhookId',
   deliveries: 'webhookDeliveryId',
   rollouts: 'rolloutId',
+  'disk-keys': 'diskKeyId',
   catalog: { value: 'libreoffice' },
   confirm: { value: 'archive' },
 };
