@@ -33,9 +33,10 @@ const featureMayImport = {
   devices: ['organizations', 'org_units', 'vulnerabilities'],
   groups: ['organizations', 'devices'],
   catalog: ['devices', 'org_units'],
-  activation: ['organizations', 'templates', 'devices'],
-  agent: ['activation', 'catalog', 'devices', 'rollouts'],
-  inventory: ['organizations', 'devices', 'agent'],
+  inventory: ['organizations', 'devices', 'agent', 'disk_keys'],
+  disk_keys: ['devices'],
+  activation: ['organizations', 'templates', 'devices', 'disk_keys'],
+  agent: ['activation', 'catalog', 'devices', 'rollouts', 'disk_keys'],
   rollouts: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
   device_bulk: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
 };

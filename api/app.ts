@@ -8,6 +8,7 @@ import { requestId } from 'hono/request-id';
 import type { Context } from 'hono';
 import { denyUndeclaredRoutes } from './access/middleware.ts';
 import { activationRoutes } from './activation/routes.ts';
+import { diskKeyRoutes } from './disk_keys/routes.ts';
 import { agentRoutes } from './agent/routes.ts';
 import { apiKeyRoutes } from './api_keys/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -109,6 +110,7 @@ export function createApp(appDeps: AppDeps) {
     rolloutRoutes(),
     agentRoutes(deps.checkin),
     inventoryRoutes(),
+    diskKeyRoutes(),
     isoBuildRoutes(),
     apiKeyRoutes(),
     auditRoutes(),

@@ -116,6 +116,14 @@ const EnvSchema = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes')
     .optional(),
+  /**
+   * base64 of 32 bytes: the AES-256-GCM key of escrowed disk recovery keys. Without it the
+   * service runs, but encrypted templates, escrow and reveal answer 422.
+   */
+  DISK_KEY_ENCRYPTION_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}=$/, 'must be base64 of exactly 32 bytes')
+    .optional(),
   ACTIVATION_MAX_FAILURES: integer(1).default(20),
   ACTIVATION_FAILURE_WINDOW_SECONDS: integer(1).default(600),
   TRUST_PROXY: boolean.default(false),
@@ -208,6 +216,8 @@ export interface AppConfig {
   isoDir: string;
   /** AES-256-GCM key (32 bytes) for WLAN credentials in queued ISO jobs and webhook secrets. */
   wlanKey: Uint8Array;
+  /** AES-256-GCM key (32 bytes) of escrowed disk recovery keys; absent: disk encryption is unavailable. */
+  diskKeyEncryptionKey?: Uint8Array;
   /** Which webhook URLs may be subscribed (api/webhooks/url_policy.ts). */
   webhooks: WebhookNetworkPolicy;
   /** Load shedding of check-ins (api/agent/README.md, Load shedding). */
@@ -238,6 +248,9 @@ export function appConfig(
     },
     isoDir: `${secrets.dataDir}/isos`,
     wlanKey: new Uint8Array(Buffer.from(secrets.wlanKeyBase64, 'base64')),
+    ...(env.DISK_KEY_ENCRYPTION_KEY === undefined
+      ? {}
+      : { diskKeyEncryptionKey: new Uint8Array(Buffer.from(env.DISK_KEY_ENCRYPTION_KEY, 'base64')) }),
     checkin: {
       // Enough to keep every connection busy with a short queue behind it, no more.
       maxInFlight: env.CHECKIN_MAX_IN_FLIGHT ?? env.DATABASE_POOL_SIZE * 32,

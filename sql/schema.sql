@@ -941,6 +941,11 @@ CREATE TABLE public.templates (
     is_default boolean DEFAULT false NOT NULL,
     created_at timestamp with time zone DEFAULT public.now_ms() NOT NULL,
     CONSTRAINT templates_installation_check CHECK ((jsonb_typeof(installation) = 'object'::text)),
+    CONSTRAINT templates_partitioning_encryption CHECK (((jsonb_typeof(partitioning) <> 'object'::text) OR
+CASE
+    WHEN ((partitioning ->> 'scheme'::text) = 'luks-lvm'::text) THEN COALESCE(((((partitioning -> 'encryption'::text) ->> 'type'::text) = 'luks2'::text) AND (((partitioning -> 'encryption'::text) ->> 'unlock'::text) = ANY (ARRAY['tpm2'::text, 'passphrase'::text]))), false)
+    ELSE COALESCE(((partitioning -> 'encryption'::text) = 'null'::jsonb), false)
+END)),
     CONSTRAINT templates_partitioning_object CHECK (((jsonb_typeof(partitioning) = 'object'::text) AND (jsonb_typeof((partitioning -> 'scheme'::text)) = 'string'::text) AND (jsonb_typeof((partitioning -> 'root_filesystem'::text)) = 'string'::text)))
 );
 
@@ -956,6 +961,33 @@ CREATE VIEW public.device_templates AS
     t.workspace
    FROM (public.devices d
      JOIN public.templates t ON ((t.id = public.effective_template_id(d.template_id))));
+
+
+--
+-- Name: disk_keys; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.disk_keys (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    device_id uuid NOT NULL,
+    device_path text NOT NULL,
+    luks_uuid text NOT NULL,
+    keyslot integer NOT NULL,
+    key_sealed jsonb NOT NULL,
+    status text DEFAULT 'escrowed'::text NOT NULL,
+    escrowed_at timestamp with time zone DEFAULT public.now_ms() NOT NULL,
+    verified_at timestamp with time zone,
+    revealed_at timestamp with time zone,
+    rotated_at timestamp with time zone,
+    replaced_by uuid,
+    CONSTRAINT disk_keys_check CHECK (((status = 'rotated'::text) = (rotated_at IS NOT NULL))),
+    CONSTRAINT disk_keys_device_path_check CHECK (((length(device_path) >= 1) AND (length(device_path) <= 256))),
+    CONSTRAINT disk_keys_key_sealed_check CHECK ((jsonb_typeof(key_sealed) = 'object'::text)),
+    CONSTRAINT disk_keys_keyslot_check CHECK (((keyslot >= 0) AND (keyslot <= 31))),
+    CONSTRAINT disk_keys_luks_uuid_check CHECK ((luks_uuid ~ '^[0-9a-f-]{1,64}$'::text)),
+    CONSTRAINT disk_keys_status_check CHECK ((status = ANY (ARRAY['escrowed'::text, 'verified'::text, 'missing'::text, 'rotated'::text])))
+);
 
 
 --
@@ -1648,6 +1680,14 @@ ALTER TABLE ONLY public.devices
 
 
 --
+-- Name: disk_keys disk_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.disk_keys
+    ADD CONSTRAINT disk_keys_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: enrollment_sessions enrollment_sessions_id_organization_id_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2058,6 +2098,34 @@ CREATE INDEX devices_serial_prefix ON public.devices USING btree (organization_i
 --
 
 CREATE INDEX devices_serial_trigrams ON public.devices USING gin (lower(serial) public.gin_trgm_ops);
+
+
+--
+-- Name: disk_keys_device; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX disk_keys_device ON public.disk_keys USING btree (device_id, escrowed_at, id);
+
+
+--
+-- Name: disk_keys_organization; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX disk_keys_organization ON public.disk_keys USING btree (organization_id, device_id) WHERE (status <> 'rotated'::text);
+
+
+--
+-- Name: disk_keys_rotation_due; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX disk_keys_rotation_due ON public.disk_keys USING btree (device_id, revealed_at) WHERE ((revealed_at IS NOT NULL) AND (status = ANY (ARRAY['escrowed'::text, 'verified'::text])));
+
+
+--
+-- Name: disk_keys_slot; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX disk_keys_slot ON public.disk_keys USING btree (device_id, luks_uuid, keyslot) WHERE (status <> 'rotated'::text);
 
 
 --
@@ -2630,6 +2698,30 @@ ALTER TABLE ONLY public.devices
 
 
 --
+-- Name: disk_keys disk_keys_device_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.disk_keys
+    ADD CONSTRAINT disk_keys_device_id_fkey FOREIGN KEY (device_id) REFERENCES public.devices(id) ON DELETE CASCADE;
+
+
+--
+-- Name: disk_keys disk_keys_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.disk_keys
+    ADD CONSTRAINT disk_keys_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+
+--
+-- Name: disk_keys disk_keys_replaced_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.disk_keys
+    ADD CONSTRAINT disk_keys_replaced_by_fkey FOREIGN KEY (replaced_by) REFERENCES public.disk_keys(id) ON DELETE SET NULL;
+
+
+--
 -- Name: enrollment_sessions enrollment_sessions_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2975,6 +3067,7 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261128090000'),
     ('20261128100000'),
     ('20261128110000'),
+    ('20261128120000'),
     ('20261128130000'),
     ('20261128130100'),
     ('20261128150000');

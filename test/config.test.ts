@@ -1,5 +1,6 @@
 /** The environment schema (api/config.ts): defaults, and a bad value named at start-up. */
 import { cpus } from 'node:os';
+import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configWarnings, DEFAULT_POOL_SIZE, loadEnv } from '../api/config.ts';
 
@@ -115,5 +116,30 @@ describe('the check-in path (replica, heartbeats)', () => {
     expect(() => loadEnv({ DATABASE_REPLICA_URL: 'mysql://replica/fleet' })).toThrow(/DATABASE_REPLICA_URL/);
     expect(() => loadEnv({ REPLICA_MAX_LAG_SECONDS: '0' })).toThrow(/REPLICA_MAX_LAG_SECONDS/);
     expect(() => loadEnv({ CHECKIN_MAX_EVENT_LOOP_DELAY_MS: '1e3' })).toThrow(/CHECKIN_MAX_EVENT_LOOP_DELAY_MS/);
+  });
+});
+
+describe('DISK_KEY_ENCRYPTION_KEY', () => {
+  it('takes base64 of 32 bytes and is optional', () => {
+    const key = Buffer.from(new Uint8Array(32).fill(3)).toString('base64');
+    expect(loadEnv({ DISK_KEY_ENCRYPTION_KEY: key }).DISK_KEY_ENCRYPTION_KEY).toBe(key);
+    expect(loadEnv({}).DISK_KEY_ENCRYPTION_KEY).toBeUndefined();
+  });
+
+  it.each([
+    Buffer.from(new Uint8Array(16)).toString('base64'),
+    Buffer.from(new Uint8Array(33)).toString('base64'),
+    'not base64 at all, but 44 characters long!!',
+    Buffer.from(new Uint8Array(32)).toString('base64url'),
+  ])('refuses %j, naming the variable and not the value', (value) => {
+    let error: unknown;
+    try {
+      loadEnv({ DISK_KEY_ENCRYPTION_KEY: value });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(String(error)).toMatch(/DISK_KEY_ENCRYPTION_KEY/);
+    expect(String(error)).not.toContain(value);
   });
 });

@@ -105,22 +105,32 @@ describe('catalog data', () => {
     const res = await ctx.request('GET', '/api/v1/templates');
     expect(res.status).toBe(200);
     const byName = Object.fromEntries(res.body.items.map((t: any) => [t.name, t]));
-    expect(Object.keys(byName).sort()).toEqual(['Debian Standard', 'Debian Verschlüsselt', 'Ubuntu Standard']);
+    expect(Object.keys(byName).sort()).toEqual([
+      'Debian Standard',
+      'Debian Verschlüsselt',
+      'Ubuntu Standard',
+      'Ubuntu Verschlüsselt',
+    ]);
     expect(byName['Debian Standard']).toMatchObject({
       backend: 'debian',
       workspace: 'standard',
       is_default: true,
-      partitioning: { scheme: 'single', root_filesystem: 'ext4' },
+      partitioning: { scheme: 'single', root_filesystem: 'ext4', encryption: null },
     });
     expect(byName['Ubuntu Standard']).toMatchObject({
       backend: 'ubuntu',
       is_default: true,
-      partitioning: { scheme: 'single', root_filesystem: 'ext4' },
+      partitioning: { scheme: 'single', root_filesystem: 'ext4', encryption: null },
     });
     expect(byName['Debian Verschlüsselt']).toMatchObject({
       backend: 'debian',
       is_default: false,
-      partitioning: { scheme: 'luks-lvm', root_filesystem: 'ext4' },
+      partitioning: { scheme: 'luks-lvm', root_filesystem: 'ext4', encryption: { type: 'luks2', unlock: 'tpm2' } },
+    });
+    expect(byName['Ubuntu Verschlüsselt']).toMatchObject({
+      backend: 'ubuntu',
+      is_default: false,
+      partitioning: { scheme: 'luks-lvm', root_filesystem: 'ext4', encryption: { type: 'luks2', unlock: 'tpm2' } },
     });
     const one = await ctx.request('GET', `/api/v1/templates/${byName['Debian Standard'].id}`);
     expect(one.body).toEqual(byName['Debian Standard']);

@@ -10,7 +10,7 @@ export const VM_TESTS = ['test/jobs/installer_vm.test.ts', 'test/device/*.test.t
  * The device agent's journeys with real Ansible (seconds of CPU per apply): not part of
  * `npm test`, run by `npm run test:device` (test/vitest.device.config.ts), once, in .ci/run.
  */
-export const DEVICE_TESTS = ['test/agent/device_agent*.test.ts'];
+export const DEVICE_TESTS = ['test/agent/device_agent*.test.ts', 'test/disk_keys/disk_key_swap.test.ts'];
 
 export default defineConfig({
   test: {

@@ -29,7 +29,8 @@ export type ResourceKind =
   | 'api_key'
   | 'webhook'
   | 'webhook_delivery'
-  | 'rollout';
+  | 'rollout'
+  | 'disk_key';
 
 /**
  * Which ids of a request name resources of an organization, by where they travel: path
@@ -92,6 +93,7 @@ export const resourceLabel: Record<ResourceKind, string> = {
   webhook: 'webhook',
   webhook_delivery: 'webhook delivery',
   rollout: 'rollout',
+  disk_key: 'disk key',
 };
 
 /**
@@ -131,6 +133,8 @@ export const auditActions = [
   'rollout.pause',
   'rollout.resume',
   'rollout.abort',
+  // A read that hands out a secret (a disk's recovery key), with the admin's reason.
+  'disk_key.reveal',
   // The delivery job's, with actor `system`: a webhook whose deliveries failed for days.
   'webhook.disable',
 ] as const;

@@ -105,6 +105,12 @@ export function operationExamples(op: OperationFacts, code: ErrorCode, status: n
           ? 'this device is archived and cannot bootstrap'
           : 'this device is archived; its agent may no longer call in',
       );
+    case 'invalid_agent_secret':
+      return one(
+        op.path === '/agent/disk-keys'
+          ? 'a valid agent secret or bootstrap token is required (Authorization: Bearer <agent_secret> or Bearer <bootstrap_token>)'
+          : genericMessages[code],
+      );
     case 'device_deprovisioned':
       return one(
         op.access === 'bootstrap'
@@ -194,6 +200,8 @@ const genericMessages: Record<ErrorCode, string> = {
     'device 0b8e7c1a-2f4d-4e6b-9a3c-5d7f1e2b4c6a has sent no inventory yet; its agent sends it at its next check-in',
   inventory_hash_mismatch:
     'hash is not the SHA-256 of the inventory in its canonical form (RFC 8785, packages by name and architecture, pending by name); nothing was stored',
+  disk_encryption_unavailable:
+    'disk encryption is not available: the service has no key for escrowed recovery keys (DISK_KEY_ENCRYPTION_KEY)',
   internal_error: 'an unexpected error occurred (request id 9f6c1e0a-4b2d-4c8e-a1f3-7d5b3e9c2a10)',
   service_unavailable: 'the database is not available; retry later',
 };

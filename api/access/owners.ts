@@ -37,5 +37,7 @@ function ownerQuery(db: Db, kind: ResourceKind, id: string) {
         where d.id = ${id}`;
     case 'rollout':
       return db<Owner>`select organization_id from rollouts where id = ${id}`;
+    case 'disk_key':
+      return db<Owner>`select organization_id from disk_keys where id = ${id}`;
   }
 }

@@ -64,10 +64,18 @@ const resolveRoute = defineRoute({
     '(an archived device is gone for the installer: activating its serial again creates a new device). An ' +
     'enrollment session allows only its own template (403 `template_not_allowed`); an unknown template is ' +
     "404 `not_found`. Records the assignment (the device's `template_id` and `backend`) and issues a fresh " +
-    'one-time `bootstrap_token`, valid 7 days, that voids every earlier one of the device.',
+    'one-time `bootstrap_token`, valid 7 days, that voids every earlier one of the device. A template with ' +
+    '`partitioning.encryption` also gets a one-time `disk_encryption.install_passphrase`, never stored; while the ' +
+    'service has no `DISK_KEY_ENCRYPTION_KEY` such a resolve is 422 `disk_encryption_unavailable`.',
   access: 'installer',
   middleware: [activationRateLimit] as const,
-  errors: ['invalid_activation_code', 'template_not_allowed', 'not_found', 'device_already_enrolled'],
+  errors: [
+    'invalid_activation_code',
+    'template_not_allowed',
+    'not_found',
+    'device_already_enrolled',
+    'disk_encryption_unavailable',
+  ],
   request: { params: IdParams, body: jsonBody(ResolveBody) },
   responses: { 200: json(RuntimeBlueprint, 'The Runtime Blueprint of the device'), ...tooManyRequests },
 });
@@ -81,7 +89,16 @@ export function activationRoutes() {
     .openapi(resolveRoute, async (c) => {
       const { id } = c.req.valid('param');
       const { sql, config } = c.get('deps');
-      const blueprint = await service.resolve(sql, id, c.req.valid('json'), config.publicBaseUrl, guessLimitOf(c));
+      const blueprint = await service.resolve(
+        sql,
+        id,
+        c.req.valid('json'),
+        config.publicBaseUrl,
+        guessLimitOf(c),
+        config.diskKeyEncryptionKey !== undefined,
+      );
+      // The install passphrase is in it: no cache keeps it.
+      c.header('Cache-Control', 'no-store');
       return c.json(blueprint, 200);
     });
 }

@@ -100,6 +100,18 @@ export const RuntimeBlueprint = z
       .record(z.string(), z.unknown())
       .openapi({ description: 'Installation directives of the template.' }),
     partitioning: Partitioning,
+    disk_encryption: z
+      .object({
+        install_passphrase: z.string().openapi({
+          description:
+            'A one-time passphrase of 32 random bytes (base64url, 43 characters) that the installer encrypts the ' +
+            'disk with; the late command replaces it with the escrowed recovery key. Created for this resolve, ' +
+            'returned only here and never stored.',
+          example: 'q3v9Zr0kH1mXyT4bW8nP2cL6sD5fG7jK0aE9uR1oI3w',
+        }),
+      })
+      .nullable()
+      .openapi({ description: "Present when the template's partitioning is encrypted, else null." }),
     agent: z.object({
       base_url: z.string().openapi({ example: 'https://fleet.example.org' }),
       device_id: Uuid,

@@ -6,6 +6,8 @@
 import type { Sql } from '../db/client.ts';
 import { storeHardware } from '../devices/lifecycle_repo.ts';
 import { ApiError, notFound } from '../http/errors.ts';
+import { randomToken } from '../http/crypto.ts';
+import { diskEncryptionUnavailable } from '../disk_keys/service.ts';
 import type { GuessLimit } from './rate_limit.ts';
 import { getPreferredDefaultTemplate, getTemplate, serializeTemplate } from '../templates/repo.ts';
 import * as repo from './repo.ts';
@@ -91,6 +93,7 @@ export async function resolve(
   input: ResolveInput,
   baseUrl: string,
   limit: GuessLimit,
+  diskKeysAvailable: boolean,
 ): Promise<RuntimeBlueprintType> {
   const blueprint = await sql.begin(async (tx): Promise<RuntimeBlueprintType | null> => {
     const credential = await repo.checkCredential(tx, input.code);
@@ -98,6 +101,8 @@ export async function resolve(
     await limit.assertOpen(tx);
     const template = await getTemplate(tx, templateId);
     if (!template) throw notFound('template', templateId);
+    // Without the key no recovery key could be escrowed: the disk would end with a key nobody holds.
+    if (template.partitioning.encryption && !diskKeysAvailable) throw diskEncryptionUnavailable();
     if (credential.kind === 'session' && credential.templateId !== template.id) {
       throw new ApiError(
         'template_not_allowed',
@@ -126,6 +131,8 @@ export async function resolve(
       blueprints,
       installation: template.installation,
       partitioning: template.partitioning,
+      // 32 random bytes: base64url needs no quoting in a preseed or a YAML file.
+      disk_encryption: template.partitioning.encryption ? { install_passphrase: randomToken(32) } : null,
       agent: { base_url: baseUrl, device_id: deviceId, bootstrap_token: bootstrapToken },
     };
   });

@@ -21,6 +21,7 @@ import { isLiveDevice, requireLiveDevice } from './auth.ts';
 import type { CheckinPath } from './checkin_path.ts';
 import * as repo from './repo.ts';
 import { checkinState } from './batched_reads.ts';
+import { rotationOf } from '../disk_keys/service.ts';
 import type { CheckinResponse } from './schemas.ts';
 
 export type CheckinAnswer =
@@ -117,6 +118,7 @@ async function answerFor(
       optionen: s.optionen,
     })),
     inventory_refresh_hours: refreshHours(config),
+    disk_key_rotation: await rotationOf(db, config, row.disk_key_rotation),
   };
   const etag = contentTag(body);
   if (known !== etag) {
@@ -151,6 +153,8 @@ function contentTag(body: z.infer<typeof CheckinResponse>): string {
   for (const a of body.auftraege) {
     text += `${JSON.stringify(a.merkmal)}:${JSON.stringify(a.ansible_role)}:${a.state}:${canonicalJson(a.optionen)},`;
   }
+  // The key itself never changes for a key id: the id stands for it.
+  text += `|${body.disk_key_rotation?.key_id ?? ''}`;
   return `"${stampPair(text)}"`;
 }
 
@@ -211,7 +215,7 @@ function inventoryWanted(row: repo.CheckinRow, agentHash: string | undefined): b
  * `contentTags`, never the ETag itself.
  */
 function stateInputs(row: repo.CheckinRow): string {
-  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${row.group_ids}|${row.device}|${row.rollouts}`;
+  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${row.group_ids}|${row.device}|${row.rollouts}|${row.disk_key_rotation}`;
 }
 
 /**

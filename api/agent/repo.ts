@@ -80,7 +80,15 @@ export interface CheckinRow extends AgentDeviceState, StateRow {
   agent_version: string | null;
   /** The hash of the inventory the service holds (devices.inventory_hash), null before the first. */
   inventory_hash: Uint8Array | null;
+  /** A revealed disk key of the device still in use (the oldest), which the agent rotates; null nearly always. */
+  disk_key_rotation: string | null;
 }
+
+/** The probe of `disk_keys_rotation_due`, an index that is empty for nearly every device. */
+const rotationDue = (db: Db) => db`(
+  select k.id from disk_keys k
+  where k.device_id = d.id and k.revealed_at is not null and k.status in ('escrowed', 'verified')
+  order by k.revealed_at, k.id limit 1) as disk_key_rotation`;
 
 /** The type oid of `bytea[]`: postgres.js sends the hashes as one array parameter. */
 const BYTEA_ARRAY = 1001;
@@ -94,7 +102,7 @@ const BYTEA_ARRAY = 1001;
  */
 export async function checkinStates(db: Db, hashes: Uint8Array[]): Promise<Array<CheckinRow | undefined>> {
   const rows = await db<Array<CheckinRow & { i: number }>>`
-    select q.i::int4 as i, d.id, d.deprovisioned_at, d.archived_at, d.agent_version, d.inventory_hash,
+    select q.i::int4 as i, d.id, d.deprovisioned_at, d.archived_at, d.agent_version, d.inventory_hash, ${rotationDue(db)},
            ${deviceStateColumns(db)}
     from unnest(${db.array(hashes as never, BYTEA_ARRAY)}::bytea[]) with ordinality as q (h, i)
     join devices d on d.agent_secret_hash = q.h`;
@@ -143,7 +151,7 @@ export async function checkinStateStoringHardware(
         and ((${agentVersion ?? null}::text is not null and agent_version is distinct from ${agentVersion ?? null}::text)
           or (${hostname}::text is not null and hostname is distinct from ${hostname}::text))
     )
-    select d.id, d.deprovisioned_at, d.archived_at, d.agent_version, d.inventory_hash, ${deviceStateColumns(db)}
+    select d.id, d.deprovisioned_at, d.archived_at, d.agent_version, d.inventory_hash, ${rotationDue(db)}, ${deviceStateColumns(db)}
     from devices d where d.agent_secret_hash = ${secretHash}`;
   return row;
 }

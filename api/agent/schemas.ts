@@ -1,5 +1,6 @@
 /** Request and response schemas of the agent protocol (api/agent/README.md). */
 import { z } from '@hono/zod-openapi';
+import { DiskKeyRotation } from '../disk_keys/schemas.ts';
 import { jsonValue, MAX_JSON_DEPTH, wellFormedText } from '../http/json_value.ts';
 import { Uuid } from '../http/openapi.ts';
 import { Hardware } from '../devices/schemas.ts';
@@ -94,6 +95,12 @@ export const CheckinResponse = z
           "Present when the check-in's `inventory_hash` is not the hash of the inventory the service holds for the " +
           'device: send it with PUT /api/v1/agent/inventory. Such an answer is always a 200, never a 304.',
       }),
+    disk_key_rotation: DiskKeyRotation.nullable().openapi({
+      description:
+        "A revealed recovery key of the device's disk that the agent replaces: it adds a new key (authorized by " +
+        "this one), escrows it with `replaces: key_id` (POST /api/v1/agent/disk-keys), then removes the old key's " +
+        'slot. Null when there is none.',
+    }),
   })
   .openapi('AgentCheckinResponse');
 

@@ -19,6 +19,7 @@ export const auditTargetTypes = [
   'api_key',
   'webhook',
   'rollout',
+  'disk_key',
 ] as const satisfies readonly ResourceKind[];
 
 export type AuditTargetType = (typeof auditTargetTypes)[number];

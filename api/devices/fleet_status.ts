@@ -25,6 +25,7 @@ export interface FleetStatus {
   }>;
   /** Devices with pending security updates, needing a reboot, with a `high` or `critical` CVE. */
   updates: { security_pending: number; reboot_required: number; vulnerable_high: number };
+  disk_encryption: { encrypted: number; escrowed: number; missing: number; unencrypted: number };
 }
 
 export interface FleetScope {
@@ -61,7 +62,7 @@ export async function readFleetStatus(
         ? db`f.device_id in (select m.device_id from group_members m where m.group_id = ${scope.group_id})`
         : db`true`;
   const staleAfter = db`make_interval(secs => ${3 * pollIntervalSeconds}::int)`;
-  const [row] = await db<Array<FleetStatus>>`
+  const [row] = await db<Array<Omit<FleetStatus, 'disk_encryption'>>>`
     with kinds as materialized (
       select f.bucket, f.catalog, count(*)::int as n,
              count(*) filter (where device_status(null, null, f.issued_at, h.at, ${staleAfter}) = 'stale')::int as stale
@@ -106,5 +107,23 @@ export async function readFleetStatus(
         db`i.organization_id = ${organizationId}
            and exists (select 1 from device_fleet f where f.device_id = i.device_id and ${inScope})`,
       )} as updates`;
-  return row!;
+  // The keys that are not rotated, per device of the scope (a partial index of the organization's keys).
+  const [keys] = await db<Array<{ encrypted: number; escrowed: number }>>`
+    select count(*)::int as encrypted, count(*) filter (where held)::int as escrowed
+    from (
+      select k.device_id, bool_or(k.status in ('escrowed', 'verified')) as held
+      from disk_keys k join device_fleet f on f.device_id = k.device_id
+      where k.organization_id = ${organizationId} and k.status <> 'rotated' and ${inScope}
+      group by k.device_id
+    ) per_device`;
+  const { encrypted, escrowed } = keys!;
+  return {
+    ...row!,
+    disk_encryption: {
+      encrypted,
+      escrowed,
+      missing: encrypted - escrowed,
+      unencrypted: Math.max(0, row!.devices.total - encrypted),
+    },
+  };
 }

@@ -101,6 +101,14 @@ export const FleetStatus = z
         'reboot, and have a `high` or `critical` CVE.',
       example: { security_pending: 312, reboot_required: 57, vulnerable_high: 140 },
     }),
+    disk_encryption: z.object({ encrypted: count, escrowed: count, missing: count, unencrypted: count }).openapi({
+      description:
+        'The devices that are not archived, by their escrowed disk recovery keys (rotated keys left out): ' +
+        '`encrypted` have any, of them `escrowed` have one the service holds for a slot in use (escrowed or ' +
+        'verified) and `missing` only keys whose slot the last inventory no longer shows; `unencrypted` have ' +
+        'none (`encrypted + unencrypted = devices.total`).',
+      example: { encrypted: 1200, escrowed: 1198, missing: 2, unencrypted: 50 },
+    }),
   })
   .openapi('FleetStatus');
 

@@ -75,6 +75,7 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 422 | \`inventory_hash_mismatch\` | an agent's inventory whose \`hash\` is not its canonical form's |
 | 422 | \`invalid_event_type\` | agent report with a non-agent event type |
 | 422 | \`organization_mismatch\` | device, org unit or group of different organizations combined |
+| 422 | \`disk_encryption_unavailable\` | resolve of an encrypted template, a disk key's escrow or reveal while the service has no \`DISK_KEY_ENCRYPTION_KEY\` |
 | 429 | \`too_many_requests\` | too many failed activations from one address; \`Retry-After\` says when to retry |
 | 500 | \`internal_error\` | anything unexpected; the message carries a request id, never internals |
 | 503 | \`service_unavailable\` | the database cannot answer in time, or the server sheds load; see \`Retry-After\` |
@@ -137,6 +138,7 @@ it to ignore a repeat.
 | \`rollout.completed\` | a rollout's last ring passed and the change was written at the scope | the same |
 | \`rollout.aborted\` | an admin aborted a rollout | the same |
 | \`vulnerability.detected\` | the first device of the organization became affected by a CVE (matching after a feed change or a new inventory); once per organization and CVE, never for \`unimportant\` ones | \`cve, urgency, devices_affected\` (counted when that match ran) |
+| \`disk_key.revealed\` | an admin revealed a device's disk recovery key (it is rotated at the device's next check-in) | \`device_id, key_id, reason\` (never the key) |
 | \`webhook.test\` | an admin asked for a test (\`POST /webhooks/{id}/test\`, or the portal's button); sent to that webhook alone, whatever it subscribed to, and not subscribable | \`webhook_id, url\` |
 
 Deliveries are queued in the transaction of the change (a change that is rolled back sends nothing), answered

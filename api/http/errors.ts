@@ -36,6 +36,7 @@ export const errorCodes = [
   'rollout_in_progress',
   'rollout_not_active',
   'inventory_hash_mismatch',
+  'disk_encryption_unavailable',
   'internal_error',
   'service_unavailable',
 ] as const;
@@ -88,6 +89,7 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'invalid_event_type':
     case 'organization_mismatch':
     case 'inventory_hash_mismatch':
+    case 'disk_encryption_unavailable':
       return [422];
     case 'too_many_requests':
       return [429];

@@ -2,6 +2,7 @@
  * SQL of the software inventory: storing an agent's inventory by content (package sets
  * shared by every device with the same list), and the admins' reads of it.
  */
+import { verifyDiskKeys } from '../disk_keys/service.ts';
 import { Buffer } from 'node:buffer';
 import type { Db, Sql } from '../db/client.ts';
 import { ApiError, notFound } from '../http/errors.ts';
@@ -58,6 +59,8 @@ export async function storeInventory(
         luks = excluded.luks, inventory_at = excluded.inventory_at
       returning (select package_set_id from old)::text as old_set, (select release from old) as old_release`;
     await tx`update devices set inventory_hash = ${Buffer.from(inventory.hash, 'hex')} where id = ${deviceId}`;
+    // The escrowed disk keys are checked against the key slots the device reports, in the same transaction.
+    if (inventory.luks !== undefined) await verifyDiskKeys(tx, deviceId, inventory.luks);
     const matchQueued = row!.old_set !== setId || row!.old_release !== release;
     if (matchQueued) {
       await queueVulnerabilityMatch(tx, {

@@ -27,60 +27,64 @@ export function SoftwareSection(props: { deviceId: string; page: InventoryPage |
   return (
     <>
       <h2>{text.title}</h2>
-      <table>
-        <tbody>
-          <tr>
-            <th scope="row">{text.os}</th>
-            <td>
-              {inventory.os.id} {inventory.os.version_id} {inventory.os.codename ? `(${inventory.os.codename})` : ''}
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">{text.kernel}</th>
-            <td>{inventory.kernel}</td>
-          </tr>
-          <tr>
-            <th scope="row">{text.packagesCount}</th>
-            <td>{inventory.packages_count}</td>
-          </tr>
-          <tr>
-            <th scope="row">{text.rebootRequired}</th>
-            <td data-field="reboot-required">
-              {inventory.reboot_required ? <strong>{text.rebootNeeded}</strong> : text.rebootNotNeeded}
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">{text.inventoryAt}</th>
-            <td>{formatTime(new Date(inventory.inventory_at))}</td>
-          </tr>
-        </tbody>
-      </table>
+      <div class="table-wrap">
+        <table>
+          <tbody>
+            <tr>
+              <th scope="row">{text.os}</th>
+              <td>
+                {inventory.os.id} {inventory.os.version_id} {inventory.os.codename ? `(${inventory.os.codename})` : ''}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">{text.kernel}</th>
+              <td>{inventory.kernel}</td>
+            </tr>
+            <tr>
+              <th scope="row">{text.packagesCount}</th>
+              <td>{inventory.packages_count}</td>
+            </tr>
+            <tr>
+              <th scope="row">{text.rebootRequired}</th>
+              <td data-field="reboot-required">
+                {inventory.reboot_required ? <strong>{text.rebootNeeded}</strong> : text.rebootNotNeeded}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">{text.inventoryAt}</th>
+              <td>{formatTime(new Date(inventory.inventory_at))}</td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
       <h3>{text.pending}</h3>
       {inventory.pending.length === 0 ? (
         <p class="muted">{text.pendingNone}</p>
       ) : (
         <>
           <p>{text.pendingCount(inventory.pending.length, inventory.security_pending_count)}</p>
-          <table data-table="pending">
-            <thead>
-              <tr>
-                <th scope="col">{text.packageName}</th>
-                <th scope="col">{text.installed}</th>
-                <th scope="col">{text.candidate}</th>
-                <th scope="col">{text.security}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {inventory.pending.map((p) => (
-                <tr data-package={p.name} data-security={p.security ? 'true' : 'false'}>
-                  <td>{p.name}</td>
-                  <td>{p.installed || '–'}</td>
-                  <td>{p.candidate}</td>
-                  <td>{p.security ? <strong>{text.security}</strong> : ''}</td>
+          <div class="table-wrap">
+            <table data-table="pending">
+              <thead>
+                <tr>
+                  <th scope="col">{text.packageName}</th>
+                  <th scope="col">{text.installed}</th>
+                  <th scope="col">{text.candidate}</th>
+                  <th scope="col">{text.security}</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {inventory.pending.map((p) => (
+                  <tr data-package={p.name} data-security={p.security ? 'true' : 'false'}>
+                    <td>{p.name}</td>
+                    <td>{p.installed || '–'}</td>
+                    <td>{p.candidate}</td>
+                    <td>{p.security ? <strong>{text.security}</strong> : ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       )}
       <h3 id="packages">{text.packages}</h3>
@@ -93,28 +97,30 @@ export function SoftwareSection(props: { deviceId: string; page: InventoryPage |
       {packages.length === 0 ? (
         <p class="muted">{text.noPackages}</p>
       ) : (
-        <table data-table="packages">
-          <thead>
-            <tr>
-              <th scope="col">{text.packageName}</th>
-              <th scope="col">{text.arch}</th>
-              <th scope="col">{text.version}</th>
-              <th scope="col">{text.source}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {packages.map((p) => (
-              <tr data-package={p.name}>
-                <td>{p.name}</td>
-                <td>{p.arch}</td>
-                <td>{p.version}</td>
-                <td>
-                  {p.source} {p.source_version !== p.version ? <span class="muted">({p.source_version})</span> : null}
-                </td>
+        <div class="table-wrap">
+          <table data-table="packages">
+            <thead>
+              <tr>
+                <th scope="col">{text.packageName}</th>
+                <th scope="col">{text.arch}</th>
+                <th scope="col">{text.version}</th>
+                <th scope="col">{text.source}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {packages.map((p) => (
+                <tr data-package={p.name}>
+                  <td>{p.name}</td>
+                  <td>{p.arch}</td>
+                  <td>{p.version}</td>
+                  <td>
+                    {p.source} {p.source_version !== p.version ? <span class="muted">({p.source_version})</span> : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {moreHref ? (
         <p>

@@ -35,6 +35,7 @@ import { readInventoryPage } from '../inventory/routes.ts';
 import { SoftwareSection } from './device_software.tsx';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { EventTable, HardwareTable } from './device_details.tsx';
+import { DiskKeys, deviceDiskKeys } from './disk_keys.tsx';
 import { formFields, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
 import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { ConvergenceBadge, StatusBadge } from './badges.tsx';
@@ -451,6 +452,8 @@ export function deviceRoutes() {
       readInventoryPage(db, id, { q: packagesQ, cursor: c.req.query('pkg_cursor'), limit: 50 }),
     ]);
     const outcomes = await loadOutcomes(db, id, catalog ?? []);
+    // Disk keys are the operator's and admins' only, as in the API: a viewer's page has no section.
+    const diskKeys = canWrite(session) ? await deviceDiskKeys(c, id) : null;
     const explanations = new Map<string, Explanation>();
     for (const item of catalog ?? []) {
       const e = await loadExplanation(db, id, item.merkmal);
@@ -586,6 +589,12 @@ export function deviceRoutes() {
           </table>
         </div>
         <SoftwareSection deviceId={id} page={software} q={packagesQ} />
+        {diskKeys ? (
+          <>
+            <h2>{t().deviceDetails.diskKeys.heading}</h2>
+            <DiskKeys session={session} keys={diskKeys} />
+          </>
+        ) : null}
         <h2>{text.hardware}</h2>
         <HardwareTable
           hardware={hardware?.hardware ?? null}

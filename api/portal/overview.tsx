@@ -136,6 +136,15 @@ export function overviewRoutes() {
             </li>
           ))}
         </ul>
+        <h2>{text.diskEncryption.heading}</h2>
+        <ul class="figures" aria-label={text.diskEncryption.heading} data-section="disk-encryption">
+          {(['encrypted', 'escrowed', 'missing', 'unencrypted'] as const).map((k) => (
+            <li data-figure={`disk-${k}`}>
+              <span class="figure">{formatNumber(status.disk_encryption[k])}</span>
+              {text.diskEncryption[k]}
+            </li>
+          ))}
+        </ul>
         <h2>{text.catalogHeading}</h2>
         <p class="muted">{text.catalogIntro}</p>
         {status.merkmale.length === 0 ? (

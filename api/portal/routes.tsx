@@ -21,6 +21,7 @@ import { refusalText } from './refusals.ts';
 import { loginRoutes, sessionRoutes } from './login.tsx';
 import { organizationRoutes } from './organization.tsx';
 import { overviewRoutes } from './overview.tsx';
+import { diskKeyRoutes } from './disk_keys.tsx';
 import { credentialRoutes } from './credentials.tsx';
 import { enrollmentRoutes } from './enrollment.tsx';
 import { rolloutRoutes } from './rollouts.tsx';
@@ -141,6 +142,7 @@ export function portalRoutes() {
   portal.route('/', organizationRoutes());
   portal.route('/', credentialRoutes());
   portal.route('/', webhookRoutes());
+  portal.route('/', diskKeyRoutes());
   portal.route('/', auditRoutes());
 
   portal.all('*', (c) =>

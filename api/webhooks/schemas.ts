@@ -20,6 +20,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'rollout.completed',
   'rollout.aborted',
   'vulnerability.detected',
+  'disk_key.revealed',
 ] as const;
 
 const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).openapi('WebhookEventType');

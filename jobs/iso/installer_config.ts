@@ -26,8 +26,15 @@ export type Backend = 'debian' | 'ubuntu';
 export interface InstallTemplate {
   id: string;
   backend: string;
-  partitioning: { scheme: string; root_filesystem: string };
+  partitioning: { scheme: string; root_filesystem: string; encryption?: { unlock: string } | null };
   installation: Record<string, unknown>;
+}
+
+/** clevis with its TPM pin and the initramfs hook that unlocks at boot, for `unlock: tpm2`. */
+const TPM_PACKAGES = ['clevis', 'clevis-luks', 'clevis-tpm2', 'clevis-initramfs'] as const;
+
+function unlockPackages(template: InstallTemplate): string[] {
+  return template.partitioning.encryption?.unlock === 'tpm2' ? [...TPM_PACKAGES] : [];
 }
 
 /** A failure in the template's data that no installer could use; its message is for the build's `error`. */
@@ -79,7 +86,7 @@ export function debianPreseed(template: InstallTemplate): string {
   const keyboard = token(template, 'keyboard', 'us');
   const timezone = token(template, 'timezone', 'Etc/UTC');
   const { scheme, fs } = partitioning(template);
-  const pkgs = [...AGENT_PACKAGES, ...packages(template)];
+  const pkgs = [...AGENT_PACKAGES, ...unlockPackages(template), ...packages(template)];
   return [
     '# Fleet: unattended Debian installation, written by the build host.',
     '# The handshake (/fleet/handshake.sh) runs as partman/early_command, after the network is',
@@ -118,7 +125,9 @@ export function debianPreseed(template: InstallTemplate): string {
     'd-i partman/choose_partition select finish',
     'd-i partman/confirm boolean true',
     'd-i partman/confirm_nooverwrite boolean true',
-    '# Not preseeded on purpose: partman-crypto asks for the disk passphrase at the console.',
+    '# partman-crypto/passphrase and passphrase-again: the one-time install passphrase of the resolve,',
+    '# set in debconf by the early command (never in a file); the late command escrows a recovery',
+    "# key and removes the passphrase's key slot.",
     'd-i apt-setup/cdrom/set-first boolean false',
     'tasksel tasksel/first multiselect standard',
     `d-i pkgsel/include string ${pkgs.join(' ')}`,
@@ -198,15 +207,22 @@ export function ubuntuAutoinstall(template: InstallTemplate): string {
   const timezone = token(template, 'timezone', 'Etc/UTC');
   const { scheme, fs } = partitioning(template);
   // wpasupplicant: a WLAN profile given as netplan needs it on a server install.
-  const pkgs = [...AGENT_PACKAGES, 'wpasupplicant', ...packages(template)];
-  // An `lvm` layout without `password` installs plain LVM, and a passphrase must never be
-  // stored in the image: so the storage screen is shown, the person at the console ticks
-  // encryption and types the passphrase, and a late command fails the installation when the
-  // root ended up unencrypted (install.sh ubuntu-check-crypt).
+  const pkgs = [...AGENT_PACKAGES, 'wpasupplicant', ...unlockPackages(template), ...packages(template)];
+  // An `lvm` layout with `password` is LVM on LUKS (subiquity's autoinstall reference, the
+  // storage section: "password: ... encrypt the LVM volume group with LUKS"). The image holds no
+  // passphrase: the early command writes the resolve's one-time install passphrase into
+  // /autoinstall.yaml, which subiquity reads again after the early commands ("the file will be
+  // re-read after the early-commands have run to allow them to alter the config"); a late
+  // command still fails the installation when the root ended up unencrypted.
   const storage =
     scheme === 'single'
       ? ['  storage:', '    layout:', '      name: direct']
-      : ['  interactive-sections:', '    - storage', '  storage:', '    layout:', '      name: lvm'];
+      : [
+          '  storage:',
+          '    layout:',
+          '      name: lvm',
+          '      # password: the install passphrase, set by the early command',
+        ];
   const late = [
     ...(scheme === 'luks-lvm' ? [`sh ${FLEET}/install.sh ubuntu-check-crypt /target`] : []),
     `sh ${FLEET}/install.sh late /target`,

@@ -20,6 +20,7 @@ import { join } from 'node:path';
  */
 export const AGENT_FILES: Readonly<Record<string, number>> = {
   'fleet-agent': 0o755,
+  'fleet-disk-key': 0o755,
   'fleet_agent_helpers.py': 0o644,
   'site.yml': 0o644,
   'fleet-agent.service': 0o644,

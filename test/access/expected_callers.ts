@@ -115,6 +115,10 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'POST /api/v1/rollouts/{id}/resume': 'admin',
   'POST /api/v1/rollouts/{id}/abort': 'admin',
   'POST /api/v1/webhooks/{id}/test': 'admin',
+  // §29: the escrow takes the bootstrap token or the agent secret; keys are never a viewer's
+  'POST /api/v1/agent/disk-keys': 'agent',
+  'GET /api/v1/devices/{id}/disk-keys': 'admin',
+  'POST /api/v1/disk-keys/{id}/reveal': 'admin',
 };
 
 /** The callers `x-callers` names for an entry of the table. */

@@ -60,7 +60,8 @@ describe('POST /api/v1/templates/{id}/resolve', () => {
         encryption: false,
         packages: [],
       },
-      partitioning: { scheme: 'single', root_filesystem: 'ext4' },
+      partitioning: { scheme: 'single', root_filesystem: 'ext4', encryption: null },
+      disk_encryption: null,
       agent: { base_url: 'http://fleet.test', device_id: device.device_id, bootstrap_token: expect.any(String) },
     });
     // At least 128 bits, base64url.
@@ -77,7 +78,7 @@ describe('POST /api/v1/templates/{id}/resolve', () => {
     });
     const blueprint = await resolveDevice(ctx, { ...device, template_id: TEMPLATES.ubuntuStandard });
     expect(blueprint.backend).toEqual({ key: 'ubuntu', name: 'Ubuntu', distribution: 'Ubuntu 24.04 LTS' });
-    expect(blueprint.partitioning).toEqual({ scheme: 'single', root_filesystem: 'ext4' });
+    expect(blueprint.partitioning).toEqual({ scheme: 'single', root_filesystem: 'ext4', encryption: null });
     expect(await assignment(device.device_id)).toBe(TEMPLATES.ubuntuStandard);
     expect(await getDevice(ctx.sql, device.device_id, 300)).toMatchObject({
       template_id: TEMPLATES.ubuntuStandard,
@@ -100,7 +101,11 @@ describe('POST /api/v1/templates/{id}/resolve', () => {
     const first = await resolveDevice(ctx, device);
     const second = await resolveDevice(ctx, { ...device, template_id: TEMPLATES.debianEncrypted });
     expect(second.agent.bootstrap_token).not.toBe(first.agent.bootstrap_token);
-    expect(second.partitioning).toEqual({ scheme: 'luks-lvm', root_filesystem: 'ext4' });
+    expect(second.partitioning).toEqual({
+      scheme: 'luks-lvm',
+      root_filesystem: 'ext4',
+      encryption: { type: 'luks2', unlock: 'tpm2' },
+    });
     const rows = await ctx.sql`select token_hash from bootstrap_tokens where device_id = ${device.device_id}`;
     expect(rows).toHaveLength(1);
     expect(Buffer.from(rows[0]!.token_hash).toString('hex')).toBe(hashOf(second.agent.bootstrap_token));

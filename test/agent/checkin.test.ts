@@ -42,6 +42,7 @@ describe('POST /api/v1/agent/checkin', () => {
       poll_interval_seconds: 120,
       auftraege: defaultAuftraege,
       inventory_refresh_hours: 6,
+      disk_key_rotation: null,
     });
     // The same blueprints the Runtime Blueprint gave the installer.
     expect(res.body.blueprints).toEqual(agent.blueprint.blueprints);

@@ -235,7 +235,7 @@ describe.skipIf(withoutXorriso)('a Debian image bound to nothing (the organizati
       expect(preseed).toContain('d-i debian-installer/locale string de_DE.UTF-8');
       expect(preseed).toContain('d-i keyboard-configuration/xkb-keymap select de');
       expect(preseed).toContain('d-i time/zone string Europe/Berlin');
-      expect(preseed).not.toMatch(/partman-crypto\/passphrase/);
+      expect(preseed).not.toMatch(/^d-i partman-crypto\/passphrase/m);
     },
   );
 
@@ -338,6 +338,14 @@ describe.skipIf(withoutXorriso)('an image bound to an enrollment session', () =>
     fleet = await extractFleet(image);
   });
 
+  it('its preseed encrypts with partman-crypto (LVM on LUKS) and holds no passphrase', async () => {
+    const preseed = await extractFromIso(image, '/preseed.cfg');
+    expect(preseed).toContain('d-i partman-auto/method string crypto');
+    expect(preseed).toContain('d-i partman-auto-crypto/erase_disks boolean false');
+    expect(preseed).toMatch(/^d-i pkgsel\/include string .*clevis clevis-luks clevis-tpm2 clevis-initramfs/m);
+    expect(preseed).not.toMatch(/^d-i partman-crypto\/passphrase/m);
+  });
+
   it('holds the session id and not the organization code, anywhere in its bytes', async () => {
     const bytes = await readFile(image);
     const code = await activationCodeOf(ctx, org.id);
@@ -356,7 +364,15 @@ describe.skipIf(withoutXorriso)('an image bound to an enrollment session', () =>
         const run = await handshake('dash', fleet);
         expect(run.code, run.stderr).toBe(0);
         const blueprint = JSON.parse(await readFile(join(run.out, 'blueprint.json'), 'utf8'));
-        expect(blueprint.partitioning).toEqual({ scheme: 'luks-lvm', root_filesystem: 'ext4' });
+        expect(blueprint.partitioning).toEqual({
+          scheme: 'luks-lvm',
+          root_filesystem: 'ext4',
+          encryption: { type: 'luks2', unlock: 'tpm2' },
+        });
+        // The install passphrase stays in the installer's memory, out of blueprint.json.
+        const passphrase = await readFile(join(run.out, 'install-passphrase'), 'utf8');
+        expect(passphrase).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        expect(JSON.stringify(blueprint)).not.toContain(passphrase);
         const [row] = await ctx.sql`select devices_used from enrollment_sessions where id = ${session.id}`;
         expect(row!.devices_used).toBe(used);
       }
@@ -386,11 +402,12 @@ describe.skipIf(withoutXorriso)('an image bound to an enrollment session', () =>
   it.skipIf(without('busybox'))(
     'install.sh late installs agent.json, blueprint.json and the WLAN profile into the target, 0600',
     async () => {
+      // An unencrypted template: the key swap of an encrypted one is test/disk_keys/disk_key_swap.test.ts's.
       const fresh = await createEnrollmentSession(ctx, org.id, {
-        template_id: TEMPLATES.debianEncrypted,
+        template_id: TEMPLATES.debianStandard,
         max_devices: 1,
       });
-      const config = await configWith(fleet, { credential: fresh.id });
+      const config = await configWith(fleet, { credential: fresh.id, template_id: TEMPLATES.debianStandard });
       const run = await handshake('busybox', fleet, { FLEET_CONFIG: config });
       expect(run.code, run.stderr).toBe(0);
       const target = await mkdtemp(join(await scratch, 'target-'));
@@ -519,6 +536,40 @@ describe.skipIf(withoutXorriso)('an Ubuntu image (bound to the Ubuntu template)'
       expect(mismatch.stderr).toContain('the blueprint asks for single/ext4 but this image installs luks-lvm/ext4');
     },
   );
+});
+
+describe.skipIf(withoutXorriso)('an Ubuntu image bound to Ubuntu Verschlüsselt', () => {
+  let image: string;
+
+  beforeAll(async () => {
+    const org = await createOrganization(ctx);
+    image = await buildImage(org.id, { template_id: TEMPLATES.ubuntuEncrypted });
+  });
+
+  it('its autoinstall has the lvm layout without a password, which the early command fills in from the resolve', async () => {
+    const text = await extractFromIso(image, '/autoinstall.yaml');
+    const config = parseYaml(text).autoinstall;
+    expect(config.storage).toEqual({ layout: { name: 'lvm' } });
+    expect(config['interactive-sections']).toBeUndefined();
+    expect(config.packages).toEqual(
+      expect.arrayContaining(['clevis', 'clevis-luks', 'clevis-tpm2', 'clevis-initramfs']),
+    );
+    expect(text).not.toMatch(/^\s*password:/m);
+    if (without('dash')) return;
+    const fleet = await extractFleet(image);
+    const copy = join(await mkdtemp(join(await scratch, 'autoinstall-')), 'autoinstall.yaml');
+    await writeFile(copy, text);
+    const run = await runScript('dash', join(fleet, 'install.sh'), ['ubuntu-early', 'luks-lvm', 'ext4'], {
+      FLEET_SERIAL: newSerial(),
+      FLEET_AUTOINSTALL: copy,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const passphrase = await readFile(join(run.out, 'install-passphrase'), 'utf8');
+    const filled = parseYaml(await readFile(copy, 'utf8')).autoinstall;
+    expect(filled.storage).toEqual({ layout: { name: 'lvm', password: passphrase } });
+    expect(await mode(copy)).toBe(0o600);
+    expect(run.stderr).not.toContain(passphrase);
+  });
 });
 
 describe.skipIf(withoutXorriso)('base image per backend', () => {

@@ -10,7 +10,7 @@ import { missingTools } from '../support/tools.ts';
 const installer = fileURLToPath(new URL('../../jobs/iso/installer/', import.meta.url));
 
 describe.skipIf(missingTools('shellcheck'))('shell shipped on the image', () => {
-  it.each(['install.sh', 'agent/fleet-agent'])(
+  it.each(['install.sh', 'handshake.sh', 'agent/fleet-agent', 'agent/fleet-disk-key'])(
     '%s passes shellcheck --shell=sh',
     (script) => {
       const out = spawnSync('shellcheck', ['--shell=sh', `${installer}${script}`], { encoding: 'utf8' });

@@ -47,6 +47,8 @@ export interface TenantFixture {
   rolloutId: string;
   /** A finished bulk action on its devices (its portal page). */
   bulkJobId: string;
+  /** A recovery key the device escrowed. */
+  diskKeyId: string;
   adminKey: string;
   viewerKey: string;
 }
@@ -104,6 +106,18 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     values (${organizationId}, 'group-add', ${group.id}, 'group', '{}', '{"type":"operator"}', 'fixture',
             '{}', 0, 'completed', now())
     returning id`;
+  const diskKey = ok(
+    await ctx.request('POST', '/api/v1/agent/disk-keys', {
+      token: agent.secret,
+      body: {
+        device_path: '/dev/sda3',
+        luks_uuid: crypto.randomUUID(),
+        keyslot: 1,
+        recovery_key: 'cbdefghi-jklnrtuv-cbdefghi-jklnrtuv-cbdefghi-jklnrtuv-cbdefghi-jklnrtuv',
+      },
+    }),
+    201,
+  );
   const spare = await createApiKey(ctx, organizationId, 'viewer', { name: 'spare' });
   const admin = await createApiKey(ctx, organizationId, 'admin');
   const viewer = await createApiKey(ctx, organizationId, 'viewer');
@@ -120,6 +134,7 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     webhookDeliveryId: delivery!.id,
     rolloutId: rollout.id,
     bulkJobId: bulkJob!.id,
+    diskKeyId: diskKey.id,
     adminKey: admin.key,
     viewerKey: viewer.key,
   };
@@ -287,6 +302,7 @@ const kindOfSegment: Record<string, keyof TenantFixture | 'template' | 'merkmal'
   webhooks: 'webhookId',
   deliveries: 'webhookDeliveryId',
   rollouts: 'rolloutId',
+  'disk-keys': 'diskKeyId',
   templates: 'template',
 };
 
@@ -336,6 +352,7 @@ const portalParamOf: Record<string, keyof TenantFixture | { value: string }> = {
   deliveries: 'webhookDeliveryId',
   rollouts: 'rolloutId',
   jobs: 'bulkJobId',
+  'disk-keys': 'diskKeyId',
   catalog: { value: 'libreoffice' },
   confirm: { value: 'archive' },
 };

@@ -11,6 +11,7 @@ export const TEMPLATES = {
   debianStandard: '6d1f4c2a-3b5e-4f70-9a1d-0c2e8b7a5d01',
   ubuntuStandard: '6d1f4c2a-3b5e-4f70-9a1d-0c2e8b7a5d02',
   debianEncrypted: '6d1f4c2a-3b5e-4f70-9a1d-0c2e8b7a5d03',
+  ubuntuEncrypted: '6d1f4c2a-3b5e-4f70-9a1d-0c2e8b7a5d04',
 } as const;
 
 export interface ActivatedDevice {
@@ -28,7 +29,8 @@ export interface RuntimeBlueprintBody {
   backend: { key: string; name: string; distribution: string };
   blueprints: Array<{ merkmal: string; ansible_role: string }>;
   installation: Record<string, unknown>;
-  partitioning: { scheme: string; root_filesystem: string };
+  partitioning: { scheme: string; root_filesystem: string; encryption: { type: string; unlock: string } | null };
+  disk_encryption: { install_passphrase: string } | null;
   agent: { base_url: string; device_id: string; bootstrap_token: string };
 }
 

@@ -22,6 +22,7 @@ export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     activation: { maxFailures: 20, windowSeconds: 600, trustProxy: false },
     isoDir: '/nonexistent/isos',
     wlanKey: new Uint8Array(32).fill(7),
+    diskKeyEncryptionKey: new Uint8Array(32).fill(9),
     checkin: { maxInFlight: 1000, retryAfterSeconds: 30 },
     webhooks: { allowHttp: false, allowPrivate: false },
     ...overrides,

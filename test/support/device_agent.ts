@@ -72,6 +72,7 @@ export async function installAgent(
   await mkdir(join(root, 'usr/local/share/fleet'), { recursive: true });
   await mkdir(join(root, 'etc/fleet'), { recursive: true });
   await copyFile(join(AGENT_FILES, 'fleet-agent'), join(root, 'usr/local/sbin/fleet-agent'));
+  await copyFile(join(AGENT_FILES, 'fleet-disk-key'), join(root, 'usr/local/sbin/fleet-disk-key'));
   for (const file of ['fleet_agent_helpers.py', 'site.yml']) {
     await copyFile(join(AGENT_FILES, file), join(root, 'usr/local/share/fleet', file));
   }

@@ -165,6 +165,21 @@ describe('events', () => {
     }
     await ctx.sql`update rollouts set status = 'completed', completed_at = now() where id = ${done}`;
     await emitRolloutWebhook(ctx.sql, 'rollout.completed', done);
+    // A disk key escrowed by the agent and revealed by an admin, with a reason.
+    const escrowed = await ctx.request('POST', '/api/v1/agent/disk-keys', {
+      token: agent.secret,
+      body: {
+        device_path: '/dev/sda3',
+        luks_uuid: crypto.randomUUID(),
+        keyslot: 1,
+        recovery_key: 'cbdefghi-jklnrtuv-cbdefghi-jklnrtuv-cbdefghi-jklnrtuv-cbdefghi-jklnrtuv',
+      },
+    });
+    expect(escrowed.status).toBe(201);
+    const revealed = await ctx.request('POST', `/api/v1/disk-keys/${escrowed.body.id}/reveal`, {
+      body: { reason: 'Ticket 7' },
+    });
+    expect(revealed.status).toBe(200);
     // Silent for three poll intervals since its bootstrap: the stale sweep announces it.
     await ctx.sql`update devices set agent_secret_issued_at = now() - interval '1 hour' where id = ${agent.device_id}`;
     await ctx.sql`update device_heartbeats set at = null where device_id = ${agent.device_id}`;
@@ -228,6 +243,12 @@ describe('events', () => {
       urgency: 'high',
       devices_affected: 1,
     });
+    expect(byType['disk_key.revealed'].data).toEqual({
+      device_id: agent.device_id,
+      key_id: escrowed.body.id,
+      reason: 'Ticket 7',
+    });
+    expect(JSON.stringify(bodies)).not.toContain('cbdefghi-jklnrtuv');
 
     for (const { body, headers } of received) {
       expect(headers['content-type']).toBe('application/json');

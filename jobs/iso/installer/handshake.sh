@@ -219,6 +219,17 @@ agent=$(printf '%s' "$body" | sed -n 's/.*"agent":\({[^{}]*}\).*/\1/p')
 
 umask 077
 mkdir -p "$out" || die 1 "cannot create $out"
+# An encrypted template's one-time install passphrase stays in $out (the installer's memory),
+# never in blueprint.json, which the late command copies onto the installed system.
+passphrase=$(printf '%s' "$body" | json_str install_passphrase)
+body=$(printf '%s' "$body" | sed 's/"disk_encryption":{"install_passphrase":"[^"]*"}/"disk_encryption":{}/')
+if [ -n "$passphrase" ]; then
+  if ! { printf '%s' "$passphrase" >"$work/install-passphrase" && chmod 600 "$work/install-passphrase" &&
+    mv -f "$work/install-passphrase" "$out/install-passphrase"; }; then
+    die 1 "cannot write into $out"
+  fi
+fi
+passphrase=
 if ! { printf '%s\n' "$body" >"$work/blueprint.json" && printf '%s\n' "$agent" >"$work/agent.json" &&
   chmod 600 "$work/blueprint.json" "$work/agent.json" &&
   mv -f "$work/blueprint.json" "$out/blueprint.json" && mv -f "$work/agent.json" "$out/agent.json"; }; then

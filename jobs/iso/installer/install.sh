@@ -117,8 +117,13 @@ run_handshake() {
 }
 
 blueprint_field() {
-  tr -d '\r\n' <"$out/blueprint.json" |
+  tr -d '\r\n' <"$out/blueprint.json" | sed -E 's/"encryption":\{[^{}]*\}/"encryption":"object"/' |
     sed -n -E 's/.*"partitioning":\{[^{}]*"'"$1"'":"([^"]*)".*/\1/p'
+}
+
+# The blueprint's `partitioning.encryption.unlock` (tpm2, passphrase); empty: not encrypted.
+blueprint_unlock() {
+  tr -d '\r\n' <"$out/blueprint.json" | sed -n -E 's/.*"encryption":\{[^{}]*"unlock":"([a-z0-9]*)".*/\1/p'
 }
 
 # The blueprint's `installation.packages` as a space-separated list (names only).
@@ -187,7 +192,9 @@ selections() {
     echo "d-i partman-auto/disk string $disk"
   fi
   # The agent's own packages (AGENT_PACKAGES of installer_config.ts), then the template's.
-  echo "d-i pkgsel/include string curl git python3 python3-apt ansible-core $(blueprint_packages)"
+  tpm=
+  [ "$(blueprint_unlock)" = tpm2 ] && tpm='clevis clevis-luks clevis-tpm2 clevis-initramfs '
+  echo "d-i pkgsel/include string curl git python3 python3-apt ansible-core $tpm$(blueprint_packages)"
   return 0
 }
 
@@ -205,6 +212,39 @@ debian_early() {
   esac
   debconf-set-selections "$sel" ||
     stop_for_good "the installer refused the partitioning answers" "give the installer's log (/var/log/syslog) to an admin"
+  # partman-crypto's passphrase questions (Debian 12's partman-crypto templates:
+  # partman-crypto/passphrase, partman-crypto/passphrase-again, both of type password), from a
+  # pipe: the install passphrase is in no selections file.
+  if [ "$(blueprint_field scheme)" = luks-lvm ]; then
+    IFS= read -r passphrase <"$out/install-passphrase" || [ -n "${passphrase:-}" ] ||
+      stop_for_good "the blueprint is encrypted but the handshake left no install passphrase" "boot this stick again"
+    printf 'd-i partman-crypto/passphrase password %s\nd-i partman-crypto/passphrase-again password %s\n' \
+      "$passphrase" "$passphrase" | debconf-set-selections ||
+      stop_for_good "the installer refused the disk passphrase" "give the installer's log (/var/log/syslog) to an admin"
+    passphrase=
+  fi
+}
+
+# Writes the install passphrase into subiquity's autoinstall file (FLEET_AUTOINSTALL, default
+# /autoinstall.yaml) as the lvm layout's `password`: subiquity reads the file again after
+# the early commands. Shell builtins only, so the passphrase is on no command line.
+ubuntu_passphrase() {
+  file=${FLEET_AUTOINSTALL:-/autoinstall.yaml}
+  [ "$1" = luks-lvm ] || return 0
+  IFS= read -r passphrase <"$out/install-passphrase" || [ -n "${passphrase:-}" ] ||
+    stop_for_good "the blueprint is encrypted but the handshake left no install passphrase" "boot this stick again"
+  umask 077
+  if ! {
+    while IFS= read -r line || [ -n "$line" ]; do
+      case $line in
+      '      # password: '*) printf '      password: "%s"\n' "$passphrase" ;;
+      *) printf '%s\n' "$line" ;;
+      esac
+    done <"$file" >"$file.fleet-tmp" && mv -f "$file.fleet-tmp" "$file"
+  }; then
+    stop_for_good "cannot write the disk passphrase into $file" "give the installer's log to an admin"
+  fi
+  passphrase=
 }
 
 # The Ubuntu image carries its template's storage layout (an Ubuntu image is always bound to
@@ -280,6 +320,52 @@ late() {
   chown -R 0:0 "$target/etc/fleet" 2>/dev/null
   log "agent credentials installed into $target/etc/fleet"
   install_agent "$target"
+  disk_key "$target"
+}
+
+# An encrypted disk gets its recovery key before the first boot (jobs/iso/README.md, Disk
+# encryption): made on the device, escrowed with the bootstrap token, then the install
+# passphrase's slot is removed. No escrow, no installation: the late command fails.
+# The tools run in the installer where it has them, else in the installed system.
+disk_key() {
+  target=$1
+  unlock=$(blueprint_unlock)
+  passfile=$out/install-passphrase
+  if [ -z "$unlock" ]; then
+    rm -f "$passfile"
+    return 0
+  fi
+  [ -r "$passfile" ] || {
+    log "the blueprint is encrypted but the handshake left no install passphrase"
+    exit 1
+  }
+  tool=$here/agent/fleet-disk-key
+  run='sh'
+  command -v cryptsetup >/dev/null 2>&1 || {
+    run="chroot $target sh"
+    tool=/usr/local/sbin/fleet-disk-key
+  }
+  command -v curl >/dev/null 2>&1 || [ -n "${FLEET_CURL:-}" ] || export FLEET_CURL="chroot $target curl"
+  dev=${FLEET_LUKS_DEVICE:-$(blkid -t TYPE=crypto_LUKS -o device 2>/dev/null | head -n 1)}
+  [ -n "$dev" ] || {
+    log "the blueprint is encrypted but no LUKS volume was found"
+    exit 1
+  }
+  agent=$(tr -d '\r\n' <"$out/agent.json")
+  api=$(printf '%s' "$agent" | sed -n 's/.*"base_url":"\([^"]*\)".*/\1/p')/api/v1
+  token=$(printf '%s' "$agent" | sed -n 's/.*"bootstrap_token":"\([^"]*\)".*/\1/p')
+  IFS= read -r passphrase <"$passfile" || [ -n "$passphrase" ]
+  # shellcheck disable=SC2086 # $run is a command with its arguments
+  printf '%s\n%s\n' "$token" "$passphrase" | $run "$tool" swap "$api" "$dev" "$unlock"
+  rc=$?
+  token=
+  passphrase=
+  if [ "$rc" -ne 0 ]; then
+    log "the disk's recovery key was not escrowed: the installation fails (exit $rc)"
+    exit 1
+  fi
+  rm -f "$passfile"
+  log "disk recovery key escrowed; the install passphrase no longer opens $dev"
 }
 
 # The device agent from the image's /fleet/agent (jobs/iso/README.md, The device agent): the
@@ -288,7 +374,7 @@ late() {
 # Nothing here needs the network: the agent starts at the installed system's first boot.
 install_agent() {
   agent=$here/agent
-  for f in fleet-agent fleet_agent_helpers.py site.yml fleet-agent.service; do
+  for f in fleet-agent fleet-disk-key fleet_agent_helpers.py site.yml fleet-agent.service; do
     [ -r "$agent/$f" ] || {
       log "the image lacks $agent/$f: the device agent cannot be installed"
       exit 1
@@ -297,12 +383,13 @@ install_agent() {
   units=$1/etc/systemd/system
   (umask 022 && mkdir -p "$1/usr/local/sbin" "$1/usr/local/share/fleet" "$units/multi-user.target.wants") || exit 1
   put "$agent/fleet-agent" "$1/usr/local/sbin/fleet-agent" 755
+  put "$agent/fleet-disk-key" "$1/usr/local/sbin/fleet-disk-key" 755
   put "$agent/fleet_agent_helpers.py" "$1/usr/local/share/fleet/fleet_agent_helpers.py" 644
   put "$agent/site.yml" "$1/usr/local/share/fleet/site.yml" 644
   put "$agent/fleet-agent.service" "$units/fleet-agent.service" 644
   ln -sf /etc/systemd/system/fleet-agent.service "$units/multi-user.target.wants/fleet-agent.service" || exit 1
   mkdir -p "$1/var/lib/fleet" && chmod 700 "$1/var/lib/fleet" || exit 1
-  chown 0:0 "$1/usr/local/sbin/fleet-agent" "$1/usr/local/share/fleet/fleet_agent_helpers.py" \
+  chown 0:0 "$1/usr/local/sbin/fleet-agent" "$1/usr/local/sbin/fleet-disk-key" "$1/usr/local/share/fleet/fleet_agent_helpers.py" \
     "$1/usr/local/share/fleet/site.yml" "$units/fleet-agent.service" "$1/var/lib/fleet" 2>/dev/null
   log "device agent installed into $1 (fleet-agent.service enabled)"
 }
@@ -321,7 +408,8 @@ selections) selections ;;
 debian-early) debian_early ;;
 ubuntu-early)
   run_handshake
-  ubuntu_check "${2:-}" "${3:-}" ;;
+  ubuntu_check "${2:-}" "${3:-}"
+  ubuntu_passphrase "${2:-}" ;;
 ubuntu-check-crypt)
   shift
   ubuntu_check_crypt "$@" ;;

@@ -39,5 +39,6 @@ export const audit = {
     api_key: 'API-Schlüssel',
     webhook: 'Webhook',
     rollout: 'Rollout',
+    disk_key: 'Wiederherstellungsschlüssel',
   } satisfies Record<AuditTargetType, string>,
 };

@@ -37,5 +37,6 @@ export const audit: typeof german = {
     api_key: 'API key',
     webhook: 'Webhook',
     rollout: 'Rollout',
+    disk_key: 'Disk recovery key',
   },
 };

@@ -279,6 +279,25 @@ def accepted(spooled_path, reported_path):
     write_atomic(reported_path, json.dumps(reported, sort_keys=True))
 
 
+LUKS_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+RECOVERY_KEY = re.compile(r"^[cbdefghijklnrtuv]{8}(-[cbdefghijklnrtuv]{8}){7}$")
+
+
+def take_rotation(answer_path):
+    """Takes the disk key rotation out of a check-in answer (which is kept as the desired
+    state: no key may stay in a file) and prints it for the agent as one line: key id,
+    LUKS UUID, revealed key. Prints nothing when there is none."""
+    desired = load(answer_path)
+    rotation = desired.pop("disk_key_rotation", None)
+    write_atomic(answer_path, json.dumps(desired))
+    if not rotation:
+        return
+    key_id, luks_uuid, key = rotation["key_id"], rotation["luks_uuid"], rotation["recovery_key"]
+    if not (UUID.match(key_id) and LUKS_UUID.match(luks_uuid) and RECOVERY_KEY.match(key)):
+        raise ValueError("the disk key rotation is not understood")
+    print("%s %s %s" % (key_id, luks_uuid, key))
+
+
 def poll(desired_path):
     """The poll interval of the kept desired state."""
     print(int(load(desired_path)["poll_interval_seconds"]))
@@ -434,9 +453,10 @@ def dpkg_compare(a, b):
     return 0 if subprocess.run(["dpkg", "--compare-versions", a, "eq", b]).returncode == 0 else -1
 
 
-def inventory(dpkg_dir, lists_dir, out_path, hash_path):
+def inventory(dpkg_dir, lists_dir, out_path, hash_path, luks_path=None):
     """Collects the inventory into out_path (the body, with its hash) and its hash into
-    hash_path. Without python3-apt the pending upgrades are empty (said on stderr)."""
+    hash_path. Without python3-apt the pending upgrades are empty (said on stderr). luks_path:
+    the encrypted volumes and their key slots (fleet-disk-key luks), when the device can tell."""
     kernel = os.uname().release
     try:
         apt_pkg = _apt(dpkg_dir, lists_dir)
@@ -450,6 +470,9 @@ def inventory(dpkg_dir, lists_dir, out_path, hash_path):
         "pending": pending(apt_pkg) if apt_pkg else [],
         "reboot_required": reboot_required(apt_pkg.version_compare if apt_pkg else dpkg_compare, kernel),
     }
+    volumes = load_or_empty(luks_path) if luks_path else None
+    if isinstance(volumes, list):
+        body["luks"] = volumes
     body["hash"] = inventory_hash(body)
     write_atomic(out_path, json.dumps(body, ensure_ascii=False, separators=(",", ":")))
     write_atomic(hash_path, body["hash"] + "\n")
@@ -483,6 +506,7 @@ STEPS = {
     "report-body": report_body,
     "accepted": accepted,
     "poll": poll,
+    "take-rotation": take_rotation,
     "record-applied": record_applied,
     "same-as-applied": same_as_applied,
 }
