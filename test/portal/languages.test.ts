@@ -237,7 +237,10 @@ describe('every page in both languages', () => {
     // The Security page with its table, and a CVE's devices, in both languages.
     for (const language of ['de', 'en'] as const) {
       expect(crawled[language].get('/portal/security'), language).toContain('data-cve="CVE-2023-38545"');
-      expect([...crawled[language].keys()].some((p) => p.startsWith('/portal/devices?cve=')), language).toBe(true);
+      expect(
+        [...crawled[language].keys()].some((p) => p.startsWith('/portal/devices?cve=')),
+        language,
+      ).toBe(true);
     }
     expect([...crawled.en.keys()].sort()).toEqual([...crawled.de.keys()].sort());
     // Every page's problems at once, so one run names every page still to mend.
