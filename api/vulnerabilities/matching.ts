@@ -113,6 +113,19 @@ async function matchSets(sql: Sql, feed: FeedName, release: string, setIds: numb
   const [version] = await sql<{ version: number }[]>`select version from vulnerability_feeds where name = ${feed}`;
   const entries = await loadEntries(sql, feed, release);
   const compare = cachedCompare();
+  // Sets of one fleet share most (source, version) pairs: each is matched once.
+  const bySourceVersion = new Map<string, { rows: MatchRow[]; worst: number }>();
+  const matchOnce = (source: string, version: string) => {
+    const key = `${source}\n${version}`;
+    let found = bySourceVersion.get(key);
+    if (!found) {
+      const rows = matchSource(source, version, entries.get(source) ?? [], compare);
+      const worst = Math.min(...rows.map((r) => URGENCIES.indexOf(r.urgency)));
+      found = { rows, worst };
+      bySourceVersion.set(key, found);
+    }
+    return found;
+  };
   let written = 0;
   for (let i = 0; i < setIds.length; i += SETS_PER_CHUNK) {
     const chunk = setIds.slice(i, i + SETS_PER_CHUNK);
@@ -131,11 +144,9 @@ async function matchSets(sql: Sql, feed: FeedName, release: string, setIds: numb
     const worst = new Map<number, number>();
     for (const [set, sources] of installed) {
       for (const [source, version] of sources) {
-        for (const row of matchSource(source, version, entries.get(source) ?? [], compare)) {
-          rows.push({ ...row, set });
-          const rank = URGENCIES.indexOf(row.urgency);
-          worst.set(set, Math.min(worst.get(set) ?? rank, rank));
-        }
+        const found = matchOnce(source, version);
+        for (const row of found.rows) rows.push({ ...row, set });
+        if (found.rows.length > 0) worst.set(set, Math.min(worst.get(set) ?? found.worst, found.worst));
       }
     }
     await sql.begin(async (tx) => {
@@ -177,23 +188,23 @@ export interface MatchSummary {
 
 /**
  * Matches every (set, release) a device runs whose match is missing or older than its
- * feed (all of them after a feed change; `only` limits it to one pair), then recounts the
- * organizations concerned (`organizations`, or those of every matched pair). Idempotent:
- * a pair matched at its feed's version is not matched again.
+ * feed (all of them after a feed change; `organizationId` limits it to that organization's
+ * devices), then recounts the organizations concerned (`organizations`, or those of every
+ * matched pair). Idempotent: a pair matched at its feed's version is not matched again.
  */
 export async function matchOutdated(
   sql: Sql,
-  options: { only?: { setId: number; release: string }; organizations?: string[] } = {},
+  options: { organizationId?: string; organizations?: string[] } = {},
 ): Promise<MatchSummary> {
   return withMatchingLock(sql, async () => {
-    const only = options.only;
+    const only = options.organizationId;
     const outdated = await sql<{ package_set_id: number; release: string; feed: FeedName }[]>`
       select distinct i.package_set_id, i.release, ${feedOfInventory(sql)} as feed
         from device_inventories i
         join vulnerability_feeds f on f.name = ${feedOfInventory(sql)}
         left join vulnerability_matched_sets m on m.package_set_id = i.package_set_id and m.release = i.release
        where (m.feed_version is distinct from f.version or m.feed is distinct from f.name)
-         and ${only ? sql`i.package_set_id = ${only.setId} and i.release = ${only.release}` : sql`true`}`;
+         and ${only === undefined ? sql`true` : sql`i.organization_id = ${only}`}`;
     const groups = new Map<string, { feed: FeedName; release: string; sets: number[] }>();
     for (const o of outdated) {
       const key = `${o.feed}\n${o.release}`;

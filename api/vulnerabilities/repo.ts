@@ -115,18 +115,24 @@ export async function pageDeviceVulnerabilities(
   const [inventory] = await db<{ package_set_id: number; release: string }[]>`
     select package_set_id, release from device_inventories where device_id = ${deviceId}`;
   if (!inventory) return null;
+  // The page first; the binaries only for its rows.
   const rows = await db<Array<DeviceVulnerability & { rank: number }>>`
-    select m.cve, m.urgency, m.status, m.source, m.installed_version, m.fixed_version,
+    with page as materialized (
+      select m.cve, m.urgency, m.status, m.source, m.installed_version, m.fixed_version,
+             urgency_rank(m.urgency) as rank
+        from vulnerability_matches m
+       where m.package_set_id = ${inventory.package_set_id} and m.release = ${inventory.release}
+         and m.urgency = any(${shownUrgencies(filter)}::text[])
+         and ${filter.status === undefined ? db`true` : db`m.status = ${filter.status}`}
+         and ${after === null ? db`true` : db`(urgency_rank(m.urgency), m.cve, m.source) > (${after[0]}, ${after[1]}, ${after[2]})`}
+       order by urgency_rank(m.urgency), m.cve, m.source
+       limit ${limit + 1}
+    )
+    select page.*,
            array(select distinct p.name from package_set_packages p
-                  where p.set_id = m.package_set_id and p.source = m.source order by p.name) as binaries,
-           urgency_rank(m.urgency) as rank
-      from vulnerability_matches m
-     where m.package_set_id = ${inventory.package_set_id} and m.release = ${inventory.release}
-       and m.urgency = any(${shownUrgencies(filter)}::text[])
-       and ${filter.status === undefined ? db`true` : db`m.status = ${filter.status}`}
-       and ${after === null ? db`true` : db`(urgency_rank(m.urgency), m.cve, m.source) > (${after[0]}, ${after[1]}, ${after[2]})`}
-     order by urgency_rank(m.urgency), m.cve, m.source
-     limit ${limit + 1}`;
+                  where p.set_id = ${inventory.package_set_id} and p.source = page.source order by p.name) as binaries
+      from page
+     order by page.rank, page.cve, page.source`;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {

@@ -3,9 +3,11 @@
  * and every minute by the crontab, it reads each configured feed whose last attempt is
  * older than VULN_FEED_INTERVAL_MINUTES (at start: all), then matches whatever (set,
  * release) pairs are outdated (all after a feed changed). `vulnerability_match`: queued by
- * the inventory upload when a device's (package set, release) changed; matches that pair
- * when it is not matched at its feed's version yet, and recounts the device's organization.
- * Both are idempotent: a repeated job finds nothing to do but the recount.
+ * the inventory upload when a device's (package set, release) changed; matches every pair
+ * of that organization's devices not yet matched at its feed's version (the payload's
+ * among them), and recounts the organization. Both are idempotent: a repeated job finds
+ * nothing to do but the recount, so one job per organization (a job key) may stand for a
+ * wave of uploads.
  */
 import type { Task } from 'graphile-worker';
 import type { Sql } from '../../api/db/client.ts';
@@ -56,30 +58,18 @@ export async function refreshVulnerabilityFeeds(
   return { feeds, matched };
 }
 
-interface MatchPayload {
-  organization_id: string;
-  package_set_id: number;
-  release: string;
-}
-
-function matchPayload(payload: unknown): MatchPayload {
-  const p = payload as Partial<MatchPayload> | null;
-  if (
-    typeof p?.organization_id !== 'string' ||
-    typeof p.release !== 'string' ||
-    !Number.isSafeInteger(Number(p.package_set_id))
-  ) {
-    throw new Error('vulnerability_match needs organization_id, package_set_id and release');
+/** `{ organization_id, package_set_id, release, os_id }`: the organization is what is matched and recounted. */
+function organizationOf(payload: unknown): string {
+  const organizationId = (payload as { organization_id?: unknown } | null)?.organization_id;
+  if (typeof organizationId !== 'string' || !/^[0-9a-f-]{36}$/i.test(organizationId)) {
+    throw new Error('vulnerability_match needs organization_id');
   }
-  return { organization_id: p.organization_id, package_set_id: Number(p.package_set_id), release: p.release };
+  return organizationId;
 }
 
 export function vulnerabilityMatchTask(deps: TaskDeps): Task {
   return async (payload) => {
-    const p = matchPayload(payload);
-    await matchOutdated(deps.sql, {
-      only: { setId: p.package_set_id, release: p.release },
-      organizations: [p.organization_id],
-    });
+    const organizationId = organizationOf(payload);
+    await matchOutdated(deps.sql, { organizationId, organizations: [organizationId] });
   };
 }

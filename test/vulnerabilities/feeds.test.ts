@@ -12,7 +12,8 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../api/log.ts';
 import { refreshFeed } from '../../api/vulnerabilities/feeds.ts';
-import { refreshVulnerabilityFeeds } from '../../jobs/tasks/vulnerabilities.ts';
+import { refreshVulnerabilityFeeds, vulnerabilityMatchTask } from '../../jobs/tasks/vulnerabilities.ts';
+import type { TaskDeps } from '../../jobs/worker_deps.ts';
 import { createApiKey } from '../support/access.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
@@ -250,5 +251,29 @@ describe('the refresh task', () => {
     expect(await cves()).toEqual(['CVE-2099-0002']);
     const listed = await ctx.request('GET', `/api/v1/organizations/${org.id}/vulnerabilities?q=CVE-2099-0001`);
     expect(listed.body.items).toEqual([]);
+  });
+});
+
+describe('the vulnerability_match task (queued by an inventory upload)', () => {
+  it("matches the organization's new sets once, recounts it, and announces a CVE once however often it runs", async () => {
+    const org = await createOrganization(ctx);
+    await ctx.request('POST', `/api/v1/organizations/${org.id}/webhooks`, {
+      body: { url: 'https://hooks.example.com/fleet', events: ['vulnerability.detected'] },
+    });
+    const device = await insertDevice(ctx.sql, { organizationId: org.id });
+    const set = await insertPackageSet(ctx.sql, [{ name: 'epoch-test', version: '2.0-1' }]);
+    await insertInventory(ctx.sql, device, set, BOOKWORM);
+    const task = vulnerabilityMatchTask({ sql: ctx.sql, log: silentLogger } as unknown as TaskDeps);
+    const payload = { organization_id: org.id, package_set_id: set, release: 'bookworm', os_id: 'debian' };
+    const helpers = {} as Parameters<typeof task>[1];
+    await task(payload, helpers);
+    await task(payload, helpers);
+    const [matched] = await ctx.sql<{ n: number; at: Date }[]>`
+      select count(*)::int as n, max(matched_at) as at from vulnerability_matched_sets where package_set_id = ${set}`;
+    expect(matched!.n).toBe(1);
+    const events = await ctx.sql`
+      select data from webhook_events where organization_id = ${org.id} and type = 'vulnerability.detected'`;
+    expect(events.map((e) => e.data)).toEqual([{ cve: 'CVE-2099-0005', urgency: 'medium', devices_affected: 1 }]);
+    await expect(task({ package_set_id: set }, helpers)).rejects.toThrow(/organization_id/);
   });
 });
