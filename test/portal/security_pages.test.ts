@@ -320,6 +320,29 @@ describe('with the samples matched', () => {
   });
 });
 
+describe('another organization', () => {
+  it("sees none of these CVEs nor this device's; with its inventories matched and nothing found, it reads that it is clean", async () => {
+    const other = await createOrganization(ctx);
+    const device = await insertDevice(ctx.sql, { organizationId: other.id });
+    await insertInventory(
+      ctx.sql,
+      device,
+      await insertPackageSet(ctx.sql, [{ name: 'zz-unaffected', version: '1.0-1' }]),
+      BOOKWORM,
+    );
+    await matchOutdated(ctx.sql);
+    const viewer = await signedIn((await createApiKey(ctx, other.id, 'viewer')).key);
+    const page = await viewer.get('/portal/security');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('data-empty="clean"');
+    expect(page.text).not.toContain('CVE-2023-38545');
+    expect((await viewer.get(`/portal/devices/${fleet.old.id}`)).status).toBe(404);
+    const list = await viewer.get('/portal/devices?cve=CVE-2023-38545');
+    expect(rowsOf(list.text, 'data-device')).toEqual([]);
+    expect((await viewer.get(`/portal/devices/${device.id}`)).text).toContain('data-empty="none"');
+  });
+});
+
 describe("the device list's cve_status filter", () => {
   it('keeps the devices whose row of the CVE has that status; without cve it is 400', async () => {
     const base = `/api/v1/organizations/${fleet.orgId}/devices`;
