@@ -173,10 +173,20 @@ export function securityRoutes() {
         break;
       }
       position += 1;
-      if (rows.length === PAGE_SIZE && position < urgencies.length) {
-        // The page is full at an urgency's end: the next page starts at the following urgency.
-        next = { at: urgencies[position]!, cursor: '' };
-      }
+    }
+    // The page full at an urgency's end: the next page starts at the next urgency that has a CVE.
+    while (next === null && rows.length === PAGE_SIZE && position < urgencies.length) {
+      const urgency = urgencies[position]!;
+      const probe = await pageOrganizationVulnerabilities(
+        db,
+        org,
+        { ...filter, urgency: [urgency] },
+        { units: null, groupId: undefined },
+        undefined,
+        1,
+      );
+      if (probe.items.length > 0) next = { at: urgency, cursor: '' };
+      position += 1;
     }
     const filtered = paramsOf(filter);
     const here = `${at}~${cursor ?? ''}`;

@@ -312,6 +312,22 @@ describe('with the samples matched', () => {
       expect(rowsOf(page.text, 'data-cve'), `page ${i}`).toEqual(pages[i]);
     }
     expect(page.text).not.toContain('rel="prev"');
+    // A page that ends with an urgency's last CVE: a next page only when a later urgency has one.
+    const third = await createOrganization(ctx);
+    const fifty = Array.from({ length: 50 }, (_, i) => ({
+      ...rows[i]!,
+      organization_id: third.id,
+      cve: `CVE-2097-${String(i).padStart(4, '0')}`,
+    }));
+    await ctx.sql`insert into organization_vulnerabilities ${ctx.sql(fifty)}`;
+    const thirdViewer = await signedIn((await createApiKey(ctx, third.id, 'viewer')).key);
+    let full = await thirdViewer.get('/portal/security');
+    expect(rowsOf(full.text, 'data-cve')).toHaveLength(50);
+    expect(full.text).not.toContain('rel="next"');
+    await ctx.sql`insert into organization_vulnerabilities ${ctx.sql({ ...fifty[0]!, cve: 'CVE-2097-9999', urgency: 'unknown' })}`;
+    full = await thirdViewer.get('/portal/security');
+    const after = /<a href="([^"]+)" rel="next">/.exec(full.text)![1]!.replace(/&amp;/g, '&');
+    expect(rowsOf((await thirdViewer.get(after)).text, 'data-cve')).toEqual(['CVE-2097-9999']);
     const broken = await viewer.get('/portal/security?at=high&cursor=not-a-cursor');
     expect(broken.status).toBe(400);
     // The other organization's CVEs are on no page of the first.
