@@ -21,7 +21,7 @@ import {
   getDevice,
   statusOf,
 } from './repo.ts';
-import { affectedBy } from '../vulnerabilities/repo.ts';
+import { affectedBy, type MatchStatus } from '../vulnerabilities/repo.ts';
 
 export interface DeviceFilter {
   /** Only devices of this org unit's subtree: filed in it or in any unit below it. */
@@ -46,6 +46,8 @@ export interface DeviceFilter {
   security_updates?: true | undefined;
   /** Only devices that need a reboot (true). */
   reboot_required?: true | undefined;
+  /** With `cve`: only the devices whose row of it has this status. */
+  cve_status?: MatchStatus | undefined;
 }
 
 /** The agent's poll interval, which decides when a device is stale. */
@@ -168,12 +170,17 @@ interface Resolved {
 /**
  * A filter's unit, group and Merkmal exist and are the organization's (404, 422 otherwise;
  * an unknown Merkmal 422 `unknown_merkmal`), and a Merkmal comes with a convergence it can
- * filter by (`merkmalFilterable`; 400 otherwise). Answers the unit's subtree (`Resolved`).
+ * filter by (`merkmalFilterable`; 400 otherwise), a `cve_status` with its `cve`. Answers the unit's subtree (`Resolved`).
  */
 async function requireFilter(db: Db, organizationId: string, filter: DeviceFilter): Promise<Resolved> {
   if (filter.merkmal !== undefined && !merkmalFilterable(filter.convergence)) {
     throw new ApiError('invalid_request', 'merkmal filters by its convergence: converged, pending or failed', {
       details: [{ path: ['convergence'], message: 'required with merkmal' }],
+    });
+  }
+  if (filter.cve_status !== undefined && filter.cve === undefined) {
+    throw new ApiError('invalid_request', 'cve_status filters the rows of a cve', {
+      details: [{ path: ['cve'], message: 'required with cve_status' }],
     });
   }
   await requireOrganization(db, organizationId);
@@ -218,7 +225,7 @@ function matching(db: Db, organizationId: string, filter: DeviceFilter, resolved
                 select 1 from device_catalog_outcomes(d.id, dt.backend, dt.workspace, d.agent_secret_issued_at) c
                 where c.merkmal = ${filter.merkmal} and c.convergence = ${filter.convergence})`
       }
-      and ${filter.cve === undefined ? db`true` : affectedBy(db, db`d.id`, filter.cve)}
+      and ${filter.cve === undefined ? db`true` : affectedBy(db, db`d.id`, filter.cve, filter.cve_status)}
       and ${
         filter.q === undefined
           ? db`true`

@@ -20,6 +20,7 @@ import {
 } from './organize_repo.ts';
 import { getDevice, serializeDevice } from './repo.ts';
 import { readFleetStatus } from './fleet_status.ts';
+import { MatchStatus } from '../vulnerabilities/schemas.ts';
 import { Convergence, Device, deviceListOf, DeviceStatus, FleetStatus } from './schemas.ts';
 import * as ops from './operations.ts';
 
@@ -96,6 +97,11 @@ const DeviceListQuery = PageQuery.extend({
     .transform(() => true as const)
     .optional()
     .openapi({ type: 'string', enum: ['true'], description: 'Only devices that need a reboot.' }),
+  cve_status: MatchStatus.optional().openapi({
+    description:
+      'With `cve` (required with it: 400 otherwise): only the devices whose row of that CVE has this status, ' +
+      '`fixed_available` (the distribution has a newer version) or `no_fix`.',
+  }),
   sort: z
     .enum(DEVICE_SORTS)
     .default('serial')
@@ -144,7 +150,7 @@ const listDevices = defineRoute({
   summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
   description:
     'In the order of `sort` (default: by serial). `oe_id`, `group_id`, `stale`, `q`, `status`, `convergence`, ' +
-    '`merkmal`, `cve`, `package`, `security_updates` and `reboot_required` combine (all must hold); the last three read ' +
+    '`merkmal`, `cve`, `cve_status`, `package`, `security_updates` and `reboot_required` combine (all must hold); the last five read ' +
     "each device's last inventory (a device without one matches none of them). A filter naming an unknown org " +
     'unit or group is 404, one of another ' +
     'organization 404 with an organization key and 422 `organization_mismatch` for the operator; an unknown ' +

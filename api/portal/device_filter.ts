@@ -5,6 +5,7 @@
 import { type DeviceFilter, merkmalFilterable } from '../devices/organize_repo.ts';
 import type { Convergence, DeviceStatus } from '../devices/repo.ts';
 import { isUuid } from '../http/uuid.ts';
+import { MATCH_STATUSES } from '../vulnerabilities/repo.ts';
 
 /** The statuses the list can show (it omits archived devices), in the filter's order. */
 export const listedStatuses = [
@@ -15,6 +16,9 @@ export const listedStatuses = [
 ] as const satisfies readonly DeviceStatus[];
 export const convergences = ['failed', 'pending', 'converged'] as const satisfies readonly Convergence[];
 
+/** A CVE id as the device list's `cve` filter takes it. */
+const CVE_ID = /^CVE-\d{4}-\d{4,30}$/i;
+
 /** The value if it is one of these, else none. */
 export function oneOf<T extends string>(values: readonly T[], value: string | undefined): T | undefined {
   return values.find((v) => v === value);
@@ -23,6 +27,7 @@ export function oneOf<T extends string>(values: readonly T[], value: string | un
 /** The filter of a query; what is not a valid value is no filter. */
 export function listFilterOf(q: Record<string, string | undefined>): DeviceFilter {
   const convergence = oneOf(convergences, q.convergence);
+  const cve = q.cve && CVE_ID.test(q.cve) ? q.cve.toUpperCase() : undefined;
   return {
     oe_id: q.oe_id && isUuid(q.oe_id) ? q.oe_id : undefined,
     group_id: q.group_id && isUuid(q.group_id) ? q.group_id : undefined,
@@ -35,6 +40,8 @@ export function listFilterOf(q: Record<string, string | undefined>): DeviceFilte
     package: q.package?.trim() ? q.package.trim().slice(0, 200) : undefined,
     security_updates: q.security_updates === 'true' ? true : undefined,
     reboot_required: q.reboot_required === 'true' ? true : undefined,
+    cve,
+    cve_status: cve === undefined ? undefined : oneOf(MATCH_STATUSES, q.cve_status),
   };
 }
 

@@ -45,6 +45,8 @@ import { BulkControls } from './device_bulk.tsx';
 import { convergences, filterParams, listedStatuses, listFilterOf, oneOf } from './device_filter.ts';
 import { RelativeTime } from './relative_time.tsx';
 import { ChangeButtons } from './scope_catalog.tsx';
+import { DeviceVulnerabilitiesSection, loadDeviceVulnerabilities } from './device_vulnerabilities.tsx';
+import { CveFilterFields, CveFilterNote } from './security.tsx';
 import type { PortalSession } from './session.ts';
 
 const PAGE_SIZE = 50;
@@ -53,6 +55,14 @@ const PAGE_SIZE = 50;
 function withoutMerkmal(params: URLSearchParams): URLSearchParams {
   const rest = new URLSearchParams(params);
   rest.delete('merkmal');
+  return rest;
+}
+
+/** The list's query without its CVE filter. */
+function withoutCve(params: URLSearchParams): URLSearchParams {
+  const rest = new URLSearchParams(params);
+  rest.delete('cve');
+  rest.delete('cve_status');
   return rest;
 }
 
@@ -313,6 +323,7 @@ export function deviceRoutes() {
               ))}
             </select>
             {filter.merkmal ? <input type="hidden" name="merkmal" value={filter.merkmal} /> : null}
+            <CveFilterFields filter={filter} />
           </div>
           <div>
             <label for="sort">{text.sort}</label>
@@ -339,6 +350,7 @@ export function deviceRoutes() {
             <a href={`/portal/devices?${withoutMerkmal(sorted)}`}>{text.withoutMerkmal}</a>
           </p>
         ) : null}
+        <CveFilterNote filter={filter} without={`/portal/devices?${withoutCve(sorted)}`} />
         <p class="muted">{text.staleNote(formatNumber((3 * poll) / 60, { maximumFractionDigits: 2 }))}</p>
         <p data-field="total">
           <strong>{deviceCount(total)}</strong>
@@ -444,12 +456,13 @@ export function deviceRoutes() {
     const device = await getDevice(db, id, c.get('deps').config.agentPollIntervalSeconds);
     if (!device) throw notFound('device', id);
     const packagesQ = c.req.query('pkg_q')?.trim().slice(0, 200) || undefined;
-    const [names, hardware, events, catalog, software] = await Promise.all([
+    const [names, hardware, events, catalog, software, vulnerabilities] = await Promise.all([
       namesOf(db, device.organization_id),
       getHardware(db, id),
       listEvents(db, id, null, 20),
       loadCatalogStates(db, id),
       readInventoryPage(db, id, { q: packagesQ, cursor: c.req.query('pkg_cursor'), limit: 50 }),
+      loadDeviceVulnerabilities(c, id),
     ]);
     const outcomes = await loadOutcomes(db, id, catalog ?? []);
     // Disk keys are the operator's and admins' only, as in the API: a viewer's page has no section.
@@ -601,6 +614,7 @@ export function deviceRoutes() {
           reportedAt={hardware?.reported_at ?? null}
           agentVersion={device.agent_version}
         />
+        <DeviceVulnerabilitiesSection vulnerabilities={vulnerabilities} />
         <h2>{text.events}</h2>
         <EventTable
           events={events.slice(0, 20)}

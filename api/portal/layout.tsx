@@ -50,6 +50,7 @@ export function Layout(props: {
               <a href="/portal/org-units">{layout.nav.orgUnits}</a>
               <a href="/portal/groups">{layout.nav.groups}</a>
               <a href="/portal/rollouts">{layout.nav.rollouts}</a>
+              <a href="/portal/security">{t().security.nav}</a>
               {admin ? <a href="/portal/enrollment-sessions">{layout.nav.enrollmentSessions}</a> : null}
               <a href="/portal/iso-builds">{layout.nav.isoBuilds}</a>
               {admin ? <a href="/portal/api-keys">{layout.nav.apiKeys}</a> : null}

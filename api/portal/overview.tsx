@@ -16,6 +16,7 @@ import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { convergenceLabel, statusLabel } from './labels.ts';
 import { Layout } from './layout.tsx';
 import { RolloutsUnderWay, rolloutsUnderWay } from './rollouts.tsx';
+import { SecurityFigures } from './security.tsx';
 
 /** The device list showing these devices. */
 function devicesWhere(filter: Record<string, string>): string {
@@ -145,6 +146,7 @@ export function overviewRoutes() {
             </li>
           ))}
         </ul>
+        <SecurityFigures updates={status.updates} />
         <h2>{text.catalogHeading}</h2>
         <p class="muted">{text.catalogIntro}</p>
         {status.merkmale.length === 0 ? (

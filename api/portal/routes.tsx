@@ -26,6 +26,7 @@ import { credentialRoutes } from './credentials.tsx';
 import { enrollmentRoutes } from './enrollment.tsx';
 import { rolloutRoutes } from './rollouts.tsx';
 import { scopeCatalogRoutes } from './scope_catalog.tsx';
+import { securityRoutes } from './security.tsx';
 import { webhookRoutes } from './webhooks.tsx';
 import { csrfMatches, currentSession, SESSION_COOKIE, cookieOptions } from './session.ts';
 import { rolloutRefreshJs } from './script.ts';
@@ -139,6 +140,7 @@ export function portalRoutes() {
   portal.route('/', enrollmentRoutes());
   portal.route('/', scopeCatalogRoutes());
   portal.route('/', rolloutRoutes());
+  portal.route('/', securityRoutes());
   portal.route('/', organizationRoutes());
   portal.route('/', credentialRoutes());
   portal.route('/', webhookRoutes());

@@ -38,6 +38,9 @@ ol.steps { margin: .25rem 0; padding-left: 1.5rem; }
 .badge.pending, .badge.status-enrolled { border-color: #8a6d00; color: #6b5500; background: #fdf6dc; }
 .badge.failed, .badge.status-stale { border-color: var(--bad); color: var(--bad); background: #fbeaea; font-weight: 600; }
 .badge.status-deprovisioned, .badge.status-archived { color: var(--muted); background: #f4f6f8; }
+.badge.urgency-critical, .badge.urgency-high { border-color: var(--bad); color: var(--bad); background: #fbeaea; font-weight: 600; }
+.badge.urgency-medium { border-color: #8a6d00; color: #6b5500; background: #fdf6dc; }
+.badge.urgency-low, .badge.urgency-unknown, .badge.urgency-unimportant { color: var(--muted); background: #f4f6f8; }
 .report-message { display: block; font-size: .875rem; overflow-wrap: anywhere; }
 .figures { display: flex; flex-wrap: wrap; gap: 1rem; list-style: none; padding: 0; margin: .5rem 0 1rem; }
 .figures li { min-width: 9rem; padding: .5rem .75rem; border: 1px solid var(--line); border-radius: 3px; }

@@ -6,14 +6,21 @@ import { ApiError } from '../http/errors.ts';
 import { cveCounts } from './counts.ts';
 import { type FeedName, URGENCIES, type Urgency } from './feed_parse.ts';
 
-type MatchStatus = 'fixed_available' | 'no_fix';
+export type MatchStatus = 'fixed_available' | 'no_fix';
+export const MATCH_STATUSES = ['fixed_available', 'no_fix'] as const satisfies readonly MatchStatus[];
 
-/** Whether the device (an id expression) is affected by the CVE, at any urgency. */
-export function affectedBy(db: Db, deviceId: postgres.PendingQuery<postgres.Row[]>, cve: string) {
+/** Whether the device (an id expression) is affected by the CVE, at any urgency (in a row of this status when given). */
+export function affectedBy(
+  db: Db,
+  deviceId: postgres.PendingQuery<postgres.Row[]>,
+  cve: string,
+  status?: MatchStatus | undefined,
+) {
   return db`exists (
     select 1 from device_inventories i
       join vulnerability_matches m on m.package_set_id = i.package_set_id and m.release = i.release
-     where i.device_id = ${deviceId} and m.cve = ${cve})`;
+     where i.device_id = ${deviceId} and m.cve = ${cve}
+       and ${status === undefined ? db`true` : db`m.status = ${status}`})`;
 }
 
 export interface FeedRow {
@@ -211,4 +218,16 @@ export async function pageOrganizationVulnerabilities(
     items: page.map(({ devices_no_fix: _n, ...row }) => row),
     next_cursor: rows.length > limit && last ? encodeKey([last.devices_affected, last.cve]) : null,
   };
+}
+
+/**
+ * Why an organization's list can be empty: whether any security feed has been read, and
+ * how many of its devices (not archived) have sent an inventory.
+ */
+export async function securityDataState(db: Db, organizationId: string) {
+  const [row] = await db<{ feed_read: boolean; inventories: number }[]>`
+    select exists (select 1 from vulnerability_feeds where last_success_at is not null) as feed_read,
+           (select count(*)::int from device_inventories i join devices d on d.id = i.device_id
+             where i.organization_id = ${organizationId} and d.archived_at is null) as inventories`;
+  return { feedRead: row!.feed_read, inventories: row!.inventories };
 }

@@ -12,7 +12,7 @@ const Urgency = z.enum(URGENCIES).openapi('VulnerabilityUrgency', {
   example: 'high',
 });
 
-const MatchStatus = z.enum(['fixed_available', 'no_fix']).openapi('VulnerabilityStatus', {
+export const MatchStatus = z.enum(['fixed_available', 'no_fix']).openapi('VulnerabilityStatus', {
   description:
     '`fixed_available`: the distribution has a fix newer than the installed source version; `no_fix`: it has none yet.',
   example: 'fixed_available',

@@ -10,7 +10,8 @@
  * the page at 1366 × 768 and at 390 px wide; an admin ticks two devices, adds them to a
  * group in bulk, confirms the count and sees the result; the hardware reads as a table, a
  * development ISO is marked above its download, and a webhook's test button queues a
- * delivery the page lists. Screenshots go to test-output/portal/.
+ * delivery the page lists; the Security page leads from a CVE to its affected devices and
+ * back, in both languages. Screenshots go to test-output/portal/.
  */
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,11 +20,15 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../api/http/crypto.ts';
+import { catalogs } from '../../api/portal/i18n/catalog.ts';
+import { refreshFeed } from '../../api/vulnerabilities/feeds.ts';
+import { matchOutdated } from '../../api/vulnerabilities/matching.ts';
 import { checkin, enrollAgent, report } from '../support/agent.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { addToGroup, insertDevice, insertGroup, insertOrgUnit, TEMPLATE_IDS } from '../support/devices.ts';
 import { startService, type ServiceProcess, httpTestContext } from '../support/service_process.ts';
 import { sharedChromium } from '../support/chromium.ts';
+import { BOOKWORM, DEBIAN_SAMPLE, insertInventory, insertPackageSet } from '../support/vulnerabilities.ts';
 import { missingTools } from '../support/tools.ts';
 
 const outputDir = fileURLToPath(new URL('../../test-output/portal/', import.meta.url));
@@ -464,4 +469,45 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
     for (const shot of shots) console.log(`screenshot: ${shot}`);
     expect(cspReports).toEqual([]);
   }, 120_000);
+
+  it('the Security page leads from a CVE to its affected devices and back, in German and in English', async () => {
+    expect((await refreshFeed(db.sql, 'debian', DEBIAN_SAMPLE)).outcome).toBe('changed');
+    const set = await insertPackageSet(db.sql, [
+      { name: 'curl', version: '7.88.1-10+deb12u3' },
+      { name: 'libcurl4', version: '7.88.1-10+deb12u3', source: 'curl' },
+    ]);
+    await insertInventory(db.sql, { id: fleet.deviceId, organization_id: fleet.orgId }, set, BOOKWORM);
+    await matchOutdated(db.sql);
+    await signIn(fleet.adminKey);
+    for (const language of ['de', 'en'] as const) {
+      const text = catalogs[language].security;
+      if (language === 'en') await page.goto(`${service.base}/portal/language/en?back=%2Fportal%2Fdevices`);
+      await page
+        .getByRole('navigation', { name: language === 'en' ? 'Main navigation' : 'Hauptnavigation' })
+        .getByRole('link', { name: text.nav })
+        .click();
+      await page.waitForURL('**/portal/security');
+      const row = page.locator('tr[data-cve="CVE-2023-38545"]');
+      expect(await row.locator('[data-urgency]').innerText()).toBe(text.urgencies.high);
+      await page.screenshot({ path: join(outputDir, `security-${language}.png`), fullPage: true });
+      await row.getByRole('link', { name: text.affectedLabel('CVE-2023-38545', '1') }).click();
+      await page.waitForURL('**/portal/devices?cve=CVE-2023-38545');
+      expect(await page.locator('tr[data-device]').count()).toBe(1);
+      expect(await page.getByRole('link', { name: fleet.serial }).count()).toBe(1);
+      // The device's own page lists the CVE with its versions.
+      await page.getByRole('link', { name: fleet.serial }).click();
+      await page.waitForURL(`**/portal/devices/${fleet.deviceId}`);
+      const own = page.locator('section[data-section="vulnerabilities"] tr[data-cve="CVE-2023-38545"]');
+      expect(await own.locator('[data-field="fixed"]').innerText()).toBe('7.88.1-10+deb12u4');
+      await page.goBack();
+      await page.waitForURL('**/portal/devices?cve=CVE-2023-38545');
+      // Back by the note's link, which finds the CVE on the Security page.
+      await page.getByRole('link', { name: text.deviceFilter.back }).click();
+      await page.waitForURL('**/portal/security?q=CVE-2023-38545&include_unimportant=true');
+      expect(await page.locator('tr[data-cve]').count()).toBe(1);
+      expect(await page.locator('html').getAttribute('lang')).toBe(language);
+    }
+    await page.goto(`${service.base}/portal/language/de`);
+    expect(cspReports).toEqual([]);
+  }, 60_000);
 });

@@ -9,12 +9,15 @@ import { catalogs } from '../../api/portal/i18n/catalog.ts';
 import { formatBytes, formatNumber, formatTime } from '../../api/portal/i18n/index.ts';
 import { type Language, pickLanguage, withLanguage } from '../../api/portal/i18n/language.ts';
 import { relativeTime } from '../../api/portal/relative_time.tsx';
+import { refreshFeed } from '../../api/vulnerabilities/feeds.ts';
+import { matchOutdated } from '../../api/vulnerabilities/matching.ts';
 import { createApiKey } from '../support/access.ts';
 import { checkin, enrollAgent, report } from '../support/agent.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
 import { insertOrgUnit } from '../support/devices.ts';
 import { PortalClient } from '../support/portal_client.ts';
+import { BOOKWORM, DEBIAN_SAMPLE, insertInventory, insertPackageSet } from '../support/vulnerabilities.ts';
 
 const ctx = useTestApp();
 
@@ -163,6 +166,17 @@ describe('every page in both languages', () => {
       agent_version: '1.0',
     });
     await report(ctx, agent.secret, [{ merkmal: 'firefox', event: 'apply_failed', detail: { message: 'apt failed' } }]);
+    // Security data and an inventory: the Security page's table, the device's vulnerabilities, a CVE's devices.
+    expect((await refreshFeed(ctx.sql, 'debian', DEBIAN_SAMPLE)).outcome).toBe('changed');
+    const set = await insertPackageSet(ctx.sql, [
+      { name: 'curl', version: '7.88.1-10+deb12u3' },
+      { name: 'fleet-test-pkg', version: '1.0-1' },
+    ]);
+    await insertInventory(ctx.sql, { id: agent.device_id, organization_id: org.id }, set, BOOKWORM, {
+      security_pending_count: 2,
+      reboot_required: true,
+    });
+    await matchOutdated(ctx.sql);
     const group = await ctx.request('POST', `/api/v1/organizations/${org.id}/groups`, { body: { name: 'Lab' } });
     await ctx.request('POST', `/api/v1/groups/${group.body.id}/members`, { body: { device_id: agent.device_id } });
     await ctx.request('PUT', `/api/v1/devices/${agent.device_id}/org-unit`, { body: { oe_id: unit } });
@@ -212,8 +226,22 @@ describe('every page in both languages', () => {
           queue.push(link);
         }
       }
+      // The Security page's count leads to a CVE's devices (a list filter the crawl takes once per list).
+      const cveDevices = /href="(\/portal\/devices\?cve=CVE-2023-38545)"/.exec(seen.get('/portal/security') ?? '');
+      expect(cveDevices, `${language} /portal/security links to the CVE's devices`).not.toBeNull();
+      const filtered = await admin.get(cveDevices![1]!);
+      expect(filtered.status).toBe(200);
+      seen.set(cveDevices![1]!, filtered.text);
     }
     expect(crawled.de.size).toBeGreaterThan(10);
+    // The Security page with its table, and a CVE's devices, in both languages.
+    for (const language of ['de', 'en'] as const) {
+      expect(crawled[language].get('/portal/security'), language).toContain('data-cve="CVE-2023-38545"');
+      expect(
+        [...crawled[language].keys()].some((p) => p.startsWith('/portal/devices?cve=')),
+        language,
+      ).toBe(true);
+    }
     expect([...crawled.en.keys()].sort()).toEqual([...crawled.de.keys()].sort());
     // Every page's problems at once, so one run names every page still to mend.
     const problems: string[] = [];

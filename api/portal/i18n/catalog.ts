@@ -16,6 +16,7 @@ import { organization as deOrganization } from './de/organization.ts';
 import { overview as deOverview } from './de/overview.ts';
 import { rollouts as deRollouts } from './de/rollouts.ts';
 import { scopeCatalog as deScopeCatalog } from './de/scope_catalog.ts';
+import { security as deSecurity } from './de/security.ts';
 import { webhooks as deWebhooks } from './de/webhooks.ts';
 import { common as enCommon } from './en/common.ts';
 import { login as enLogin } from './en/login.ts';
@@ -30,6 +31,7 @@ import { organization as enOrganization } from './en/organization.ts';
 import { overview as enOverview } from './en/overview.ts';
 import { rollouts as enRollouts } from './en/rollouts.ts';
 import { scopeCatalog as enScopeCatalog } from './en/scope_catalog.ts';
+import { security as enSecurity } from './en/security.ts';
 import { webhooks as enWebhooks } from './en/webhooks.ts';
 import type { Language } from './language.ts';
 
@@ -47,6 +49,7 @@ const de = {
   overview: deOverview,
   rollouts: deRollouts,
   scopeCatalog: deScopeCatalog,
+  security: deSecurity,
   webhooks: deWebhooks,
 };
 
@@ -66,6 +69,7 @@ const en: Catalog = {
   overview: enOverview,
   rollouts: enRollouts,
   scopeCatalog: enScopeCatalog,
+  security: enSecurity,
   webhooks: enWebhooks,
 };
 
