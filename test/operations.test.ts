@@ -86,7 +86,12 @@ const publicOperations = new Set([
   'POST /api/v1/templates/{id}/resolve',
   'POST /api/v1/agent/bootstrap',
 ]);
-const agentOperations = new Set(['POST /api/v1/agent/checkin', 'POST /api/v1/agent/report']);
+const agentOperations = new Set([
+  'POST /api/v1/agent/checkin',
+  'POST /api/v1/agent/report',
+  'PUT /api/v1/agent/inventory',
+  'POST /api/v1/agent/disk-keys',
+]);
 
 type Operation = {
   operationId?: string;

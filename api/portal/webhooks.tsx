@@ -23,6 +23,7 @@ import { type PortalEnv, portalRead, postWrite } from './access.ts';
 import { formFields, invalidInput, render, takeFlash, writeAndRedirect } from './http.tsx';
 import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { CsrfField, type Flash, Layout } from './layout.tsx';
+import { refusalText } from './refusals.ts';
 
 /** Deliveries shown per webhook. */
 const RECENT = 5;
@@ -204,7 +205,7 @@ export function webhookRoutes() {
       // Refused: the same page again, with what was entered and why.
       if (!(err instanceof ApiError) || ![400, 409, 422].includes(err.status)) throw err;
       const form = { url: (fields.url ?? '').slice(0, 2048), events: new Set<string>(events) };
-      return webhooksPage(c, { kind: 'error', text: err.message }, form, 400);
+      return webhooksPage(c, { kind: 'error', text: refusalText(err) }, form, 400);
     }
     const { row, secret } = done;
     return render(

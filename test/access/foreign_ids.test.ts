@@ -47,6 +47,7 @@ const ownedKinds = [
   'webhookId',
   'webhookDeliveryId',
   'rolloutId',
+  'diskKeyId',
 ] as const satisfies ReadonlyArray<keyof TenantFixture>;
 type OwnedKind = (typeof ownedKinds)[number];
 
@@ -321,6 +322,7 @@ const portalRoutesWithIds: Record<string, PortalField[]> = {
   'GET /portal/devices/bulk/jobs/:id': [],
   'GET /portal/devices/:id': [],
   'GET /portal/devices/:id/events': [],
+  'POST /portal/disk-keys/:id/reveal': [],
   'GET /portal/devices/:id/confirm/:transition': [],
   'POST /portal/devices/:id/deprovision': [],
   'POST /portal/devices/:id/reprovision': [],
@@ -341,6 +343,7 @@ const portalRoutesWithIds: Record<string, PortalField[]> = {
   'POST /portal/groups/:id/catalog/:merkmal/deselect': [],
   'POST /portal/groups/:id/catalog/:merkmal/unset': [],
   'GET /portal/rollouts': [],
+  'GET /portal/security': [],
   'POST /portal/rollouts': [{ in: 'form', name: 'scope_id', kind: 'orgUnitId' }],
   'GET /portal/rollouts/:id': [],
   'GET /portal/rollouts/:id/confirm/:verb': [],

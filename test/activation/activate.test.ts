@@ -48,17 +48,18 @@ describe('POST /api/v1/activate with the classic code', () => {
       TEMPLATES.debianStandard,
       TEMPLATES.ubuntuStandard,
       TEMPLATES.debianEncrypted,
+      TEMPLATES.ubuntuEncrypted,
     ]);
     expect(res.body.templates[0]).toEqual({
       id: TEMPLATES.debianStandard,
       name: 'Debian Standard',
       backend: 'debian',
       workspace: 'standard',
-      partitioning: { scheme: 'single', root_filesystem: 'ext4' },
+      partitioning: { scheme: 'single', root_filesystem: 'ext4', encryption: null },
       installation: expect.any(Object),
       is_default: true,
     });
-    expect(res.body.templates.map((t: any) => t.is_default)).toEqual([true, true, false]);
+    expect(res.body.templates.map((t: any) => t.is_default)).toEqual([true, true, false, false]);
     expect(await deviceRow(res.body.device_id)).toEqual({
       organization_id: org.id,
       serial: 'PF3XK2QZ',
@@ -174,7 +175,7 @@ describe('POST /api/v1/activate with an enrollment session (every row of the spe
     const session = await createEnrollmentSession(ctx, org.id, { template_id: TEMPLATES.ubuntuStandard });
     const res = await activate({ code: await activationCodeOf(ctx, org.id), serial: newSerial() });
     expect(res.status).toBe(200);
-    expect(res.body.templates).toHaveLength(3);
+    expect(res.body.templates).toHaveLength(4);
     expect(await sessionUsed(session.id)).toBe(0);
     // A session id mangled into a non-UUID is looked up as a classic code, and is none.
     const mangled = await activate({ code: session.id.replaceAll('-', ''), serial: newSerial() });
@@ -245,7 +246,7 @@ describe('POST /api/v1/activate with an enrollment session (every row of the spe
         name: 'Debian Verschlüsselt',
         backend: 'debian',
         workspace: 'standard',
-        partitioning: { scheme: 'luks-lvm', root_filesystem: 'ext4' },
+        partitioning: { scheme: 'luks-lvm', root_filesystem: 'ext4', encryption: { type: 'luks2', unlock: 'tpm2' } },
         installation: expect.objectContaining({ encryption: true }),
         is_default: true,
       },

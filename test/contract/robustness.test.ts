@@ -47,8 +47,8 @@ describe('collections', () => {
       for (const limit of [1, 500]) {
         const res = await ctx.request('GET', `${path}?limit=${limit}`);
         expect(res.status, path).toBe(200);
-        // The organization's device list can be walked back too (its prev_cursor).
-        const keys = /\/organizations\/[^/]+\/devices$/.test(path)
+        // Both device lists (an organization's, a group's) can be walked back too (their prev_cursor).
+        const keys = /\/(organizations|groups)\/[^/]+\/devices$/.test(path)
           ? ['items', 'next_cursor', 'prev_cursor']
           : ['items', 'next_cursor'];
         expect(Object.keys(res.body).sort(), path).toEqual(keys);

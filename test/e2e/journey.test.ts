@@ -65,7 +65,7 @@ describe('a device from activation to its first report, over HTTP', () => {
 
     const blueprint = await call('POST', `/api/v1/templates/${default_template_id}/resolve`, { code, device_id }, null);
     expect(blueprint.status).toBe(200);
-    expect(blueprint.body.partitioning).toEqual({ scheme: 'single', root_filesystem: 'ext4' });
+    expect(blueprint.body.partitioning).toEqual({ scheme: 'single', root_filesystem: 'ext4', encryption: null });
     const { bootstrap_token } = blueprint.body.agent;
 
     const boot = await call('POST', '/api/v1/agent/bootstrap', { device_id, bootstrap_token }, null);

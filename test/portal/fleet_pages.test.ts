@@ -199,7 +199,7 @@ describe('the fleet overview at /portal', () => {
     expect(await ids('?merkmal=firefox')).toEqual([f.deviceId, f.enrolled.id, f.stale.id]);
     const unknown = await f.admin.get('/portal/devices?merkmal=nichts&convergence=failed');
     expect(unknown.status).toBe(422);
-    expect(unknown.text).toContain('does not exist');
+    expect(unknown.text).toContain('Dieses Merkmal gibt es nicht');
   });
 
   it('in English: the figures, the catalog table and the ISO builds, none of its German left', async () => {
