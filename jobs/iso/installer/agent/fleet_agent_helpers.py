@@ -470,8 +470,9 @@ def inventory(dpkg_dir, lists_dir, out_path, hash_path, luks_path=None):
         "pending": pending(apt_pkg) if apt_pkg else [],
         "reboot_required": reboot_required(apt_pkg.version_compare if apt_pkg else dpkg_compare, kernel),
     }
+    # Only a device with encrypted volumes reports them (an unencrypted one sends no "luks").
     volumes = load_or_empty(luks_path) if luks_path else None
-    if isinstance(volumes, list):
+    if isinstance(volumes, list) and volumes:
         body["luks"] = volumes
     body["hash"] = inventory_hash(body)
     write_atomic(out_path, json.dumps(body, ensure_ascii=False, separators=(",", ":")))
