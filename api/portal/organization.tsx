@@ -27,6 +27,7 @@ import { formatNumber, t } from './i18n/index.ts';
 import { stateLabel } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import { portalWorded } from './refusals.ts';
+import type { PortalSession } from './session.ts';
 import { subtreeOf, unitChoices, unitPaths } from './org_unit_paths.ts';
 import { loadScopeCatalog, ScopeCatalog } from './scope_catalog.tsx';
 
@@ -89,6 +90,37 @@ function ParentSelect(props: { id: string; units: OrgUnitRow[]; selected: string
           </option>
         ))}
     </select>
+  );
+}
+
+/** The rename form of a unit's or a group's page: posts to `{base}/rename`. */
+function RenameForm(props: { base: string; session: PortalSession; name: string }) {
+  const { organization: text } = t();
+  return (
+    <form method="post" action={`${props.base}/rename`}>
+      <CsrfField session={props.session} />
+      <h2>{text.rename}</h2>
+      <label for="name">{text.newName}</label>
+      <input id="name" name="name" required maxlength={200} value={props.name} />
+      <p>
+        <button type="submit">{text.rename}</button>
+      </p>
+    </form>
+  );
+}
+
+/** The delete form of a unit's or a group's page, with what deleting does: posts to `{base}/delete`. */
+function DeleteForm(props: { base: string; session: PortalSession; hint: string }) {
+  const { organization: text } = t();
+  return (
+    <form method="post" action={`${props.base}/delete`}>
+      <CsrfField session={props.session} />
+      <h2>{text.delete}</h2>
+      <p>{props.hint}</p>
+      <button type="submit" class="danger">
+        {text.deleteForGood}
+      </button>
+    </form>
   );
 }
 
@@ -207,15 +239,7 @@ export function organizationRoutes() {
         <ScopeCatalog scope="org-units" id={unit.id} name={unit.name} catalog={catalog} controls={write} />
         {write && !unit.protected ? (
           <>
-            <form method="post" action={`${base}/rename`}>
-              <CsrfField session={session} />
-              <h2>{text.rename}</h2>
-              <label for="name">{text.newName}</label>
-              <input id="name" name="name" required maxlength={200} value={unit.name} />
-              <p>
-                <button type="submit">{text.rename}</button>
-              </p>
-            </form>
+            <RenameForm base={base} session={session} name={unit.name} />
             <form method="post" action={`${base}/move`}>
               <CsrfField session={session} />
               <h2>{text.units.move}</h2>
@@ -225,14 +249,7 @@ export function organizationRoutes() {
                 <button type="submit">{text.units.move}</button>
               </p>
             </form>
-            <form method="post" action={`${base}/delete`}>
-              <CsrfField session={session} />
-              <h2>{text.delete}</h2>
-              <p>{text.units.deleteHint}</p>
-              <button type="submit" class="danger">
-                {text.deleteForGood}
-              </button>
-            </form>
+            <DeleteForm base={base} session={session} hint={text.units.deleteHint} />
           </>
         ) : null}
       </Layout>,
@@ -424,23 +441,8 @@ export function organizationRoutes() {
         )}
         {write ? (
           <>
-            <form method="post" action={`${base}/rename`}>
-              <CsrfField session={session} />
-              <h2>{text.rename}</h2>
-              <label for="name">{text.newName}</label>
-              <input id="name" name="name" required maxlength={200} value={group.name} />
-              <p>
-                <button type="submit">{text.rename}</button>
-              </p>
-            </form>
-            <form method="post" action={`${base}/delete`}>
-              <CsrfField session={session} />
-              <h2>{text.delete}</h2>
-              <p>{text.groups.deleteHint}</p>
-              <button type="submit" class="danger">
-                {text.deleteForGood}
-              </button>
-            </form>
+            <RenameForm base={base} session={session} name={group.name} />
+            <DeleteForm base={base} session={session} hint={text.groups.deleteHint} />
           </>
         ) : null}
       </Layout>,
