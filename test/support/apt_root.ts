@@ -13,6 +13,7 @@
  * `lists`, and `env` (APT_CONFIG) for apt's downloads and dpkg.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -69,11 +70,24 @@ async function suite(repo: string, name: string, debs: string[], arch: string): 
   for (const deb of debs) await run('cp', [deb, pool]);
   const binary = join(repo, 'dists', name, 'main', `binary-${arch}`);
   await mkdir(binary, { recursive: true });
-  const { stdout } = await run('dpkg-scanpackages', ['-m', `pool/${name}`, '/dev/null'], { cwd: repo });
-  await writeFile(join(binary, 'Packages'), stdout);
+  const { stdout: packages } = await run('dpkg-scanpackages', ['-m', `pool/${name}`, '/dev/null'], { cwd: repo });
+  await writeFile(join(binary, 'Packages'), packages);
+  // With its date and the index's hash: apt keeps an index only when the Release names it.
+  const sha256 = createHash('sha256').update(packages).digest('hex');
   await writeFile(
     join(repo, 'dists', name, 'Release'),
-    `Origin: Fleet Test\nLabel: Fleet Test\nSuite: ${name}\nCodename: ${name}\nArchitectures: ${arch}\nComponents: main\n`,
+    [
+      'Origin: Fleet Test',
+      'Label: Fleet Test',
+      `Suite: ${name}`,
+      `Codename: ${name}`,
+      `Date: ${new Date().toUTCString()}`,
+      `Architectures: ${arch}`,
+      'Components: main',
+      'SHA256:',
+      ` ${sha256} ${Buffer.byteLength(packages)} main/binary-${arch}/Packages`,
+      '',
+    ].join('\n'),
   );
 }
 
