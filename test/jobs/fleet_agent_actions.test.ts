@@ -270,26 +270,41 @@ describe.skipIf(missingTools('python3'))('the device actions’ python3 steps', 
       expect(output.endsWith(`${'é'.repeat(10)}END`)).toBe(true);
     });
 
-    it.each([
-      [{ interpreter: 'perl', script: 'print 1' }, 'run-script: the interpreter is none of sh, bash, python3'],
-      [{ interpreter: 'sh', script: '' }, 'run-script: the action has no script'],
-      [{ interpreter: 'sh' }, 'run-script: the action has no script'],
-      [
-        { interpreter: 'sh', script: 'true', timeout_seconds: 0 },
-        'run-script: timeout_seconds must be a whole number from 1 to 3600',
-      ],
-      [
-        { interpreter: 'sh', script: 'true', timeout_seconds: '5' },
-        'run-script: timeout_seconds must be a whole number from 1 to 3600',
-      ],
-      [
-        { interpreter: 'sh', script: 'true', timeout_seconds: 3601 },
-        'run-script: timeout_seconds must be a whole number from 1 to 3600',
-      ],
-    ])('parameters %j: exit 1 with one line, nothing run, no result', async (parameters, message) => {
-      const rec = await record({ type: 'script', parameters });
-      expect(step('run-script', rec)).toEqual({ code: 1, stdout: '', stderr: `${message}\n` });
-      expect(await readdir(rec)).toEqual(['action.json']);
+    it('parameters it cannot use: exit 1 with one line, nothing run, no result', async () => {
+      const perl = await record({ type: 'script', parameters: { interpreter: 'perl', script: 'print 1' } });
+      expect(step('run-script', perl)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'run-script: the interpreter is none of sh, bash, python3\n',
+      });
+      expect(await readdir(perl)).toEqual(['action.json']);
+      // The others in one python3 start, as the step raises them.
+      const refused: [Record<string, unknown>, string][] = [
+        [{ interpreter: 'sh', script: '' }, 'the action has no script'],
+        [{ interpreter: 'sh' }, 'the action has no script'],
+        [
+          { interpreter: 'sh', script: 'true', timeout_seconds: 0 },
+          'timeout_seconds must be a whole number from 1 to 3600',
+        ],
+        [
+          { interpreter: 'sh', script: 'true', timeout_seconds: '5' },
+          'timeout_seconds must be a whole number from 1 to 3600',
+        ],
+        [
+          { interpreter: 'sh', script: 'true', timeout_seconds: 3601 },
+          'timeout_seconds must be a whole number from 1 to 3600',
+        ],
+        [
+          { interpreter: 'sh', script: 'true', timeout_seconds: true },
+          'timeout_seconds must be a whole number from 1 to 3600',
+        ],
+      ];
+      const recs = await Promise.all(refused.map(([parameters]) => record({ type: 'script', parameters })));
+      const out = call(
+        `for rec in ${JSON.stringify(recs)}:\n  try:\n    h.run_script(rec)\n    print("ran")\n  except ValueError as e:\n    print(e)`,
+      );
+      expect(out).toBe(refused.map(([, message]) => `${message}\n`).join(''));
+      for (const rec of recs) expect(await readdir(rec)).toEqual(['action.json']);
     });
   });
 
@@ -375,15 +390,24 @@ describe.skipIf(missingTools('python3'))('the device actions’ python3 steps', 
       );
     });
 
-    it.each([
-      [{ delay_seconds: 3601 }, 'reboot-params: delay_seconds must be a whole number from 0 to 3600'],
-      [{ delay_seconds: -1 }, 'reboot-params: delay_seconds must be a whole number from 0 to 3600'],
-      [{ delay_seconds: true }, 'reboot-params: delay_seconds must be a whole number from 0 to 3600'],
-      [{ message: 'x'.repeat(201) }, 'reboot-params: the message is not a text of at most 200 characters'],
-      [{ message: 42 }, 'reboot-params: the message is not a text of at most 200 characters'],
-    ])('%j: exit 1 with one line', async (parameters, message) => {
-      const rec = await record({ type: 'reboot', parameters });
-      expect(step('reboot-params', rec)).toEqual({ code: 1, stdout: '', stderr: `${message}\n` });
+    it('a delay or message out of range: exit 1 with one line', async () => {
+      const late = await record({ type: 'reboot', parameters: { delay_seconds: 3601 } });
+      expect(step('reboot-params', late)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'reboot-params: delay_seconds must be a whole number from 0 to 3600\n',
+      });
+      const refused: [Record<string, unknown>, string][] = [
+        [{ delay_seconds: -1 }, 'delay_seconds must be a whole number from 0 to 3600'],
+        [{ delay_seconds: true }, 'delay_seconds must be a whole number from 0 to 3600'],
+        [{ message: 'x'.repeat(201) }, 'the message is not a text of at most 200 characters'],
+        [{ message: 42 }, 'the message is not a text of at most 200 characters'],
+      ];
+      const recs = await Promise.all(refused.map(([parameters]) => record({ type: 'reboot', parameters })));
+      const out = call(
+        `for rec in ${JSON.stringify(recs)}:\n  try:\n    h.reboot_params(rec)\n  except ValueError as e:\n    print(e)`,
+      );
+      expect(out).toBe(refused.map(([, message]) => `${message}\n`).join(''));
     });
   });
 });
