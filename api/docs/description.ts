@@ -86,6 +86,24 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 500 | \`internal_error\` | anything unexpected; the message carries a request id, never internals |
 | 503 | \`service_unavailable\` | the database cannot answer in time, or the server sheds load; see \`Retry-After\` |
 
+## Device actions
+
+An admin asks a device to do something now (\`POST /devices/{id}/actions\`): \`reboot\`, \`apply_now\`,
+\`apply_updates\` or a \`script\`. The service holds the request until the device calls in, delivers it once and
+records what happened, so an offline laptop gets it when it is back.
+
+- **States.** \`pending\` → \`delivered\` (a check-in answer carried it) → \`running\` (the agent started it) →
+  \`succeeded\` (exit code 0) or \`failed\`; \`expired\` when not started by \`expires_at\` (default 7 days, 60 s to
+  30 days ahead; judged at delivery and at the start, and by a sweep every minute: it never runs); \`canceled\` by
+  an admin (only \`pending\` or \`delivered\`), or when its device is deprovisioned or archived.
+- **Delivery.** The check-in answer carries \`actions\`: the pending and delivered ones, oldest first, at most 10,
+  their parameters with every default filled in. They are part of the \`ETag\`: a device without actions keeps its
+  304; a queued action makes its next check-in a 200. The agent starts each (\`POST /agent/actions/{id}/start\`)
+  before it runs it, never runs an id twice, and reports one result (\`POST /agent/actions/{id}/result\`).
+- **Scripts and outputs** are an admin's: a viewer reads \`parameters.script\` and \`result.output\` as null. The
+  audit log keeps a script's SHA-256 and size (\`action.create\`), never its text; no webhook, event or log line
+  holds a script or an output. \`output\` keeps the last 64 KiB.
+
 ## Rollouts
 
 A rollout makes one select, deselect or unset of a catalog Merkmal at an org unit or a group in rings, watches

@@ -6,10 +6,11 @@
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type TestContext, type TestResponse, useTestApp } from '../support/app.ts';
+import { request, testApp, type TestContext, type TestResponse, useTestApp } from '../support/app.ts';
+import { capturingLogger } from '../support/iso_builds.ts';
 import { enrollAgent, type EnrolledAgent } from '../support/agent.ts';
 import { createApiKey } from '../support/access.ts';
-import { expireDueActions } from '../../api/actions/service.ts';
+import { expireDeviceActions } from '../../jobs/tasks/expire_device_actions.ts';
 
 const ctx = useTestApp();
 
@@ -505,24 +506,29 @@ describe('cancel', () => {
 });
 
 describe('expiry', () => {
-  it('the sweep marks overdue actions expired, with the webhook; running and finished ones stay', async () => {
+  it('the sweep marks overdue actions expired in batches, with the webhook; running ones stay', async () => {
     const agent = await enrollAgent(ctx);
     await subscribe(agent.organization_id);
     const overdue = await created(agent.device_id, { type: 'apply_now' });
+    const overdueToo = await created(agent.device_id, { type: 'apply_now' });
     const fresh = await created(agent.device_id, { type: 'apply_now' });
     const running = await created(agent.device_id, { type: 'reboot' });
     expect((await start(agent.secret, running.id)).status).toBe(204);
     await makeOverdue(overdue.id);
+    await makeOverdue(overdueToo.id);
     await ctx.sql`update device_actions set expires_at = now() - interval '1 second' where id = ${running.id}`;
-    const expired = await expireDueActions(ctx.sql);
-    expect(expired.map((e) => e.id)).toContain(overdue.id);
+    // Batches of one: the run goes on until none is left.
+    expect(await expireDeviceActions(ctx.sql, 1)).toBeGreaterThanOrEqual(2);
+    expect((await stored(overdueToo.id)).status).toBe('expired');
     expect((await stored(overdue.id)).status).toBe('expired');
     expect((await stored(fresh.id)).status).toBe('pending');
     expect((await stored(running.id)).status).toBe('running');
     const read = (await ctx.request('GET', `/api/v1/actions/${overdue.id}`)).body;
     expect(read.finished_at).toBe(read.expires_at);
-    expect((await webhooksOf(agent.organization_id)).map((w) => w.data['action_id'])).toEqual([overdue.id]);
-    expect(await expireDueActions(ctx.sql)).toEqual([]);
+    expect((await webhooksOf(agent.organization_id)).map((w) => w.data['action_id']).sort()).toEqual(
+      [overdue.id, overdueToo.id].sort(),
+    );
+    expect(await expireDeviceActions(ctx.sql)).toBe(0);
   });
 });
 
@@ -597,5 +603,36 @@ describe('reading actions', () => {
       { n: number }[]
     >`select count(*)::int as n from device_actions where device_id = ${agent.device_id}`;
     expect(n!.n).toBe(1);
+  });
+});
+
+describe('the service log', () => {
+  it("never holds a script's text or an output, at debug level, through every call and refusal", async () => {
+    const log = capturingLogger();
+    const app = testApp(ctx.sql, ctx.config, log);
+    const call = (method: string, path: string, options: Parameters<typeof request>[3] = {}) =>
+      request(app, method, path, options);
+    const agent = await enrollAgent(ctx);
+    const text = 'echo LOGGED-SCRIPT-7f3a';
+    const output = 'LOGGED-OUTPUT-91be';
+    const made = await call('POST', `/api/v1/devices/${agent.device_id}/actions`, { body: script(text) });
+    expect(made.status).toBe(201);
+    // Refusals log too: a script too long, a body the agent got wrong.
+    const tooLong = `${text}${'x'.repeat(65_536)}`;
+    expect((await call('POST', `/api/v1/devices/${agent.device_id}/actions`, { body: script(tooLong) })).status).toBe(
+      400,
+    );
+    expect((await call('POST', '/api/v1/agent/checkin', { token: agent.secret })).status).toBe(200);
+    const id = made.body.id as string;
+    expect((await call('POST', `/api/v1/agent/actions/${id}/start`, { token: agent.secret })).status).toBe(204);
+    const body = { exit_code: 3, output, duration_ms: 1 };
+    expect((await call('POST', `/api/v1/agent/actions/${id}/result`, { token: agent.secret, body })).status).toBe(204);
+    expect((await call('POST', `/api/v1/agent/actions/${id}/result`, { token: agent.secret, body })).status).toBe(409);
+    expect((await call('GET', `/api/v1/actions/${id}`)).body.result.output).toBe(output);
+    await app.checkin.heartbeats.flush();
+    const all = log.lines.join('\n');
+    expect(log.lines.length).toBeGreaterThan(3);
+    expect(all).not.toContain('LOGGED-SCRIPT-7f3a');
+    expect(all).not.toContain('LOGGED-OUTPUT-91be');
   });
 });
