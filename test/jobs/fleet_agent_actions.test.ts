@@ -138,6 +138,8 @@ describe.skipIf(missingTools('python3'))('the device actions’ python3 steps', 
         { id: ID(6), type: 'reboot', parameters: 'now' },
         'not an object',
         { id: ID(7).toUpperCase(), type: 'reboot' },
+        { id: `${ID(8)}\n`, type: 'reboot' },
+        { id: ID(9), type: 'reboot\n' },
       ]);
       const run = step('take-actions', path, join(base, 'actions'));
       expect(run).toEqual({
@@ -148,6 +150,8 @@ describe.skipIf(missingTools('python3'))('the device actions’ python3 steps', 
           `take-actions: action ${ID(5)} is not understood, skipped`,
           `take-actions: action ${ID(6)} is not understood, skipped`,
           'take-actions: an action without a usable id is skipped',
+          'take-actions: an action without a usable id is skipped',
+          `take-actions: action ${ID(9)} is not understood, skipped`,
           '',
         ].join('\n'),
       });

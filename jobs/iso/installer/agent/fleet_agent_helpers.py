@@ -505,7 +505,6 @@ def canonical_json(path):
 # steps queue the answer's actions, run a script, apply updates and write the result body
 # (result.json) that fleet-agent sends and keeps until the service took it.
 
-ACTION_TYPES = ("reboot", "apply_now", "apply_updates", "script")
 ACTION_TYPE = re.compile(r"^[a-z_]{1,32}$")
 INTERPRETERS = ("sh", "bash", "python3")
 OUTPUT_LIMIT = 64 * 1024
@@ -527,11 +526,11 @@ def take_actions(answer_path, actions_dir):
         os.unlink(os.path.join(queue, name))
     queued = 0
     for i, action in enumerate(actions):
-        if not isinstance(action, dict) or not isinstance(action.get("id"), str) or not UUID.match(action["id"]):
+        if not isinstance(action, dict) or not isinstance(action.get("id"), str) or not UUID.fullmatch(action["id"]):
             print("take-actions: an action without a usable id is skipped", file=sys.stderr)
             continue
         action_id, kind = action["id"].lower(), action.get("type")
-        if not isinstance(kind, str) or not ACTION_TYPE.match(kind) or not isinstance(action.get("parameters", {}), dict):
+        if not isinstance(kind, str) or not ACTION_TYPE.fullmatch(kind) or not isinstance(action.get("parameters", {}), dict):
             print("take-actions: action %s is not understood, skipped" % action_id, file=sys.stderr)
             continue
         if os.path.lexists(os.path.join(actions_dir, action_id)):
