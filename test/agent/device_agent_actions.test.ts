@@ -10,9 +10,11 @@
  * One device, its tests in order (each action an admin asks for through the API): scripts
  * that succeed, fail and time out, in the order asked; one offered again is not run again; a
  * crash between start and result (reported interrupted, never run again); a result whose
- * answer was lost (kept, sent again, taken once); apply_now (with an action canceled while
- * it ran: never started); apply_updates (the upgrade, its details, the new inventory at
- * once); a reboot reported once after the boot. No script text or output in the agent's log.
+ * answer was lost (kept, sent again, taken once); a start whose answer was lost (started again
+ * from the record, run once); apply_now (with an action canceled while it ran: never
+ * started); apply_updates (the upgrade, its details, the new inventory at once); a reboot
+ * whose wait was cut short, and one reported once after the boot. No script text or output
+ * in the agent's log.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -281,6 +283,29 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'dash', 'curl', 'python3
       expect(dropped).toBe(1);
     }, 300_000);
 
+    it('a start whose answer was lost: the claimed action is started again (204: running) and runs once', async () => {
+      const claimed = await script('claimed', 'echo ran-after-a-lost-start');
+      service.dropAnswer = (method, path) => method === 'POST' && path === `/api/v1/agent/actions/${claimed}/start`;
+      const first = await once();
+      service.dropAnswer = null;
+      expect(first.code, first.stdout).toBe(4);
+      // The service took the start; the agent never saw its answer and ran nothing.
+      expect((await action(claimed)).status).toBe('running');
+      expect(await recordOf(claimed)).toEqual(['action.json', 'owner', 'type']);
+      expect(await runs()).not.toContain('claimed');
+
+      // Not in the next answer (it is running): started again from the record, run, reported.
+      const second = await once();
+      expect(second.code, second.stdout + second.stderr).toBe(0);
+      expect(second.stdout).toContain(`action ${claimed} (script) started`);
+      expect(await action(claimed)).toMatchObject({
+        status: 'succeeded',
+        result: { exit_code: 0, output: 'ran-after-a-lost-start\n' },
+      });
+      expect((await runs()).filter((r) => r === 'claimed')).toHaveLength(1);
+      expect(await recordOf(claimed)).toEqual(['done', 'owner', 'ran', 'type']);
+    }, 300_000);
+
     it('apply_now applies at once; an action canceled meanwhile is never started', async () => {
       const applies = await countLines(countFile);
       const now = await ask('apply_now');
@@ -339,6 +364,32 @@ describe.skipIf(missingTools('ansible-playbook', 'git', 'dash', 'curl', 'python3
       // And the next check-in carries its hash: the service does not ask for it again.
       const next = await once();
       expect(next.stdout).not.toContain('inventory sent');
+    }, 300_000);
+
+    it('a reboot whose wait was cut short (the agent stopped) is reported failed, interrupted, and not restarted', async () => {
+      const reboot = await ask('reboot', { delay_seconds: 120 });
+      const child: ChildProcess = spawn('dash', [join(root, 'usr/local/sbin/fleet-agent'), 'once'], {
+        env: { HOME: root, FLEET_ROOT: root, ...env() },
+        detached: true,
+        stdio: 'ignore',
+      });
+      // The users were told before the wait.
+      await waitFor(() => existsSync(walls), 'the message to logged-in users');
+      const exited = new Promise((done) => child.on('exit', done));
+      process.kill(-child.pid!, 'SIGKILL');
+      await exited;
+      expect(await readFile(walls, 'utf8')).toBe('This computer restarts in 120 seconds.\n');
+      await rm(walls);
+      expect((await action(reboot)).status).toBe('running');
+
+      const next = await once();
+      expect(next.code, next.stdout + next.stderr).toBe(0);
+      expect(next.stdout).toContain(`action ${reboot} (reboot) was interrupted before the restart`);
+      expect(await action(reboot)).toMatchObject({
+        status: 'failed',
+        result: { exit_code: 1, details: { interrupted: true } },
+      });
+      expect(existsSync(reboots)).toBe(false);
     }, 300_000);
 
     it('reboot: logged-in users told, the restart started, reported succeeded once after the boot', async () => {
