@@ -35,9 +35,10 @@ const featureMayImport = {
   catalog: ['devices', 'org_units'],
   inventory: ['organizations', 'devices', 'agent', 'disk_keys'],
   disk_keys: ['devices'],
+  actions: ['organizations', 'devices'],
   activation: ['organizations', 'templates', 'devices', 'disk_keys'],
-  agent: ['activation', 'catalog', 'devices', 'rollouts', 'disk_keys'],
-  rollouts: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
+  agent: ['activation', 'catalog', 'devices', 'rollouts', 'disk_keys', 'actions'],
+  rollouts: ['organizations', 'org_units', 'devices', 'groups', 'catalog', 'actions'],
   device_bulk: ['organizations', 'org_units', 'devices', 'groups', 'catalog'],
 };
 /** The folders of api/ that are not features: the floors below and above them. */

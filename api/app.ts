@@ -9,6 +9,7 @@ import type { Context } from 'hono';
 import { denyUndeclaredRoutes } from './access/middleware.ts';
 import { activationRoutes } from './activation/routes.ts';
 import { diskKeyRoutes } from './disk_keys/routes.ts';
+import { actionRoutes } from './actions/routes.ts';
 import { agentRoutes } from './agent/routes.ts';
 import { apiKeyRoutes } from './api_keys/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -111,6 +112,7 @@ export function createApp(appDeps: AppDeps) {
     agentRoutes(deps.checkin),
     inventoryRoutes(),
     diskKeyRoutes(),
+    actionRoutes(),
     isoBuildRoutes(),
     apiKeyRoutes(),
     auditRoutes(),

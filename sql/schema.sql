@@ -39,6 +39,50 @@ CREATE FUNCTION public.bump_override_versions(organization_ids uuid[]) RETURNS v
 
 
 --
+-- Name: device_actions_inserted(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.device_actions_inserted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform refresh_device_actions_open(array(
+    select distinct device_id from new_rows where status in ('pending', 'delivered')));
+  return null;
+end $$;
+
+
+--
+-- Name: device_actions_updated(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.device_actions_updated() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform refresh_device_actions_open(array(
+    select distinct n.device_id from new_rows n join old_rows o on o.id = n.id
+    where (n.status in ('pending', 'delivered')) <> (o.status in ('pending', 'delivered'))));
+  return null;
+end $$;
+
+
+--
+-- Name: device_actions_webhook_events(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.device_actions_webhook_events() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform emit_webhook_event(new.organization_id, 'action.finished', jsonb_build_object(
+    'action_id', new.id, 'device_id', new.device_id, 'type', new.type, 'status', new.status,
+    'exit_code', case when new.status = 'expired' then null else new.result -> 'exit_code' end));
+  return null;
+end $$;
+
+
+--
 -- Name: device_catalog_outcomes(uuid, text, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -299,6 +343,20 @@ $$;
 
 
 --
+-- Name: devices_cancel_actions(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.devices_cancel_actions() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update device_actions set status = 'canceled', finished_at = now_ms()
+  where device_id = new.id and status in ('pending', 'delivered');
+  return null;
+end $$;
+
+
+--
 -- Name: devices_webhook_events(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -470,6 +528,28 @@ CREATE FUNCTION public.organization_rows_changed() RETURNS trigger
 begin
   perform bump_override_versions(array(select organization_id from changed_rows));
   return null;
+end $$;
+
+
+--
+-- Name: refresh_device_actions_open(uuid[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.refresh_device_actions_open(device_ids uuid[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if cardinality(device_ids) = 0 then return; end if;
+  -- Lock first, then read in a snapshot taken after the lock: of two transactions that
+  -- queue and end the device's actions at once, the second sees what the first did.
+  perform 1 from devices where id = any(device_ids) order by id for no key update;
+  update devices d set actions_open = x.open
+  from (
+    select t.id, exists (select 1 from device_actions a
+                          where a.device_id = t.id and a.status in ('pending', 'delivered')) as open
+    from unnest(device_ids) as t (id)
+  ) x
+  where d.id = x.id and d.actions_open <> x.open;
 end $$;
 
 
@@ -715,6 +795,36 @@ CREATE TABLE public.bootstrap_tokens (
 
 
 --
+-- Name: device_actions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.device_actions (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    device_id uuid NOT NULL,
+    type text NOT NULL,
+    parameters jsonb NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    created_by jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT public.now_ms() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    delivered_at timestamp with time zone,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    result jsonb,
+    rollout_id uuid,
+    CONSTRAINT device_actions_check CHECK (((status = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text])) = (started_at IS NOT NULL))),
+    CONSTRAINT device_actions_check1 CHECK (((status = ANY (ARRAY['succeeded'::text, 'failed'::text])) = (result IS NOT NULL))),
+    CONSTRAINT device_actions_check2 CHECK (((status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'expired'::text, 'canceled'::text])) = (finished_at IS NOT NULL))),
+    CONSTRAINT device_actions_created_by_check CHECK ((jsonb_typeof(created_by) = 'object'::text)),
+    CONSTRAINT device_actions_parameters_check CHECK ((jsonb_typeof(parameters) = 'object'::text)),
+    CONSTRAINT device_actions_result_check CHECK (((result IS NULL) OR (jsonb_typeof(result) = 'object'::text))),
+    CONSTRAINT device_actions_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivered'::text, 'running'::text, 'succeeded'::text, 'failed'::text, 'expired'::text, 'canceled'::text]))),
+    CONSTRAINT device_actions_type_check CHECK ((type = ANY (ARRAY['reboot'::text, 'apply_now'::text, 'apply_updates'::text, 'script'::text])))
+);
+
+
+--
 -- Name: device_bulk_jobs; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -918,6 +1028,7 @@ CREATE TABLE public.devices (
     rollouts_text text DEFAULT ''::text NOT NULL,
     agent_version text,
     inventory_hash bytea,
+    actions_open boolean DEFAULT false NOT NULL,
     CONSTRAINT devices_agent_secret_hash_check CHECK ((octet_length(agent_secret_hash) = 32)),
     CONSTRAINT devices_agent_version_check CHECK ((length(agent_version) <= 100)),
     CONSTRAINT devices_check CHECK (((agent_secret_hash IS NULL) = (agent_secret_issued_at IS NULL))),
@@ -1279,9 +1390,9 @@ CREATE TABLE public.rollouts (
     organization_id uuid NOT NULL,
     scope text NOT NULL,
     scope_id uuid NOT NULL,
-    merkmal text NOT NULL,
-    action text NOT NULL,
-    optionen jsonb DEFAULT '{}'::jsonb NOT NULL,
+    merkmal text,
+    action text,
+    optionen jsonb DEFAULT '{}'::jsonb,
     rings smallint[] NOT NULL,
     max_failure_ratio double precision NOT NULL,
     min_reported_ratio double precision NOT NULL,
@@ -1292,8 +1403,11 @@ CREATE TABLE public.rollouts (
     created_by jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     completed_at timestamp with time zone,
+    device_action jsonb,
     CONSTRAINT rollouts_action_check CHECK ((action = ANY (ARRAY['select'::text, 'deselect'::text, 'unset'::text]))),
+    CONSTRAINT rollouts_change_or_action CHECK (((device_action IS NULL) = ((merkmal IS NOT NULL) AND (action IS NOT NULL) AND (optionen IS NOT NULL)))),
     CONSTRAINT rollouts_check CHECK (((status = 'paused'::text) = (paused_reason IS NOT NULL))),
+    CONSTRAINT rollouts_device_action_check CHECK (((device_action IS NULL) OR (jsonb_typeof(device_action) = 'object'::text))),
     CONSTRAINT rollouts_max_failure_ratio_check CHECK (((max_failure_ratio >= (0)::double precision) AND (max_failure_ratio <= (1)::double precision))),
     CONSTRAINT rollouts_min_reported_ratio_check CHECK (((min_reported_ratio >= (0)::double precision) AND (min_reported_ratio <= (1)::double precision))),
     CONSTRAINT rollouts_paused_reason_check CHECK ((paused_reason = ANY (ARRAY['failure_ratio'::text, 'manual'::text]))),
@@ -1581,6 +1695,14 @@ ALTER TABLE ONLY public.bootstrap_tokens
 
 ALTER TABLE ONLY public.bootstrap_tokens
     ADD CONSTRAINT bootstrap_tokens_token_hash_key UNIQUE (token_hash);
+
+
+--
+-- Name: device_actions device_actions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_actions
+    ADD CONSTRAINT device_actions_pkey PRIMARY KEY (id);
 
 
 --
@@ -1996,6 +2118,34 @@ CREATE UNIQUE INDEX backends_one_preferred ON public.backends USING btree (prefe
 
 
 --
+-- Name: device_actions_by_device; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_actions_by_device ON public.device_actions USING btree (device_id, created_at DESC, id DESC);
+
+
+--
+-- Name: device_actions_by_rollout; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_actions_by_rollout ON public.device_actions USING btree (rollout_id, device_id) WHERE (rollout_id IS NOT NULL);
+
+
+--
+-- Name: device_actions_expiry; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_actions_expiry ON public.device_actions USING btree (expires_at) WHERE (status = ANY (ARRAY['pending'::text, 'delivered'::text]));
+
+
+--
+-- Name: device_actions_open; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_actions_open ON public.device_actions USING btree (device_id, created_at, id) WHERE (status = ANY (ARRAY['pending'::text, 'delivered'::text]));
+
+
+--
 -- Name: device_bulk_jobs_organization; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2325,6 +2475,27 @@ CREATE INDEX webhooks_organization ON public.webhooks USING btree (organization_
 
 
 --
+-- Name: device_actions device_actions_insert_open; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER device_actions_insert_open AFTER INSERT ON public.device_actions REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.device_actions_inserted();
+
+
+--
+-- Name: device_actions device_actions_update_open; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER device_actions_update_open AFTER UPDATE ON public.device_actions REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.device_actions_updated();
+
+
+--
+-- Name: device_actions device_actions_webhook_events; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER device_actions_webhook_events AFTER UPDATE OF status ON public.device_actions FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (new.status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'expired'::text])))) EXECUTE FUNCTION public.device_actions_webhook_events();
+
+
+--
 -- Name: device_merkmal_events device_merkmal_events_webhook_events; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2357,6 +2528,13 @@ CREATE TRIGGER device_merkmale_insert_state_texts AFTER INSERT ON public.device_
 --
 
 CREATE TRIGGER device_merkmale_update_state_texts AFTER UPDATE ON public.device_merkmale REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.device_state_rows_updated();
+
+
+--
+-- Name: devices devices_cancel_actions; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER devices_cancel_actions AFTER UPDATE OF archived_at, deprovisioned_at ON public.devices FOR EACH ROW WHEN ((((old.archived_at IS NULL) AND (new.archived_at IS NOT NULL)) OR ((old.deprovisioned_at IS NULL) AND (new.deprovisioned_at IS NOT NULL)))) EXECUTE FUNCTION public.devices_cancel_actions();
 
 
 --
@@ -2551,6 +2729,30 @@ ALTER TABLE ONLY public.blueprints
 
 ALTER TABLE ONLY public.bootstrap_tokens
     ADD CONSTRAINT bootstrap_tokens_device_id_fkey FOREIGN KEY (device_id) REFERENCES public.devices(id) ON DELETE CASCADE;
+
+
+--
+-- Name: device_actions device_actions_device_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_actions
+    ADD CONSTRAINT device_actions_device_id_fkey FOREIGN KEY (device_id) REFERENCES public.devices(id) ON DELETE CASCADE;
+
+
+--
+-- Name: device_actions device_actions_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_actions
+    ADD CONSTRAINT device_actions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+
+--
+-- Name: device_actions device_actions_rollout_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_actions
+    ADD CONSTRAINT device_actions_rollout_id_fkey FOREIGN KEY (rollout_id) REFERENCES public.rollouts(id) ON DELETE SET NULL;
 
 
 --
@@ -3070,4 +3272,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261128120000'),
     ('20261128130000'),
     ('20261128130100'),
-    ('20261128150000');
+    ('20261128150000'),
+    ('20261129100000');

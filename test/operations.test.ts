@@ -77,6 +77,13 @@ const contractEndpoints = [
   'GET /api/v1/organizations/{id}/webhooks',
   'DELETE /api/v1/webhooks/{id}',
   'GET /api/v1/webhooks/{id}/deliveries',
+  // §28 device actions.
+  'POST /api/v1/devices/{id}/actions',
+  'GET /api/v1/devices/{id}/actions',
+  'GET /api/v1/actions/{id}',
+  'POST /api/v1/actions/{id}/cancel',
+  'POST /api/v1/agent/actions/{id}/start',
+  'POST /api/v1/agent/actions/{id}/result',
 ];
 
 const publicOperations = new Set([
@@ -91,6 +98,8 @@ const agentOperations = new Set([
   'POST /api/v1/agent/report',
   'PUT /api/v1/agent/inventory',
   'POST /api/v1/agent/disk-keys',
+  'POST /api/v1/agent/actions/{id}/start',
+  'POST /api/v1/agent/actions/{id}/result',
 ]);
 
 type Operation = {

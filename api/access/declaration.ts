@@ -30,7 +30,8 @@ export type ResourceKind =
   | 'webhook'
   | 'webhook_delivery'
   | 'rollout'
-  | 'disk_key';
+  | 'disk_key'
+  | 'action';
 
 /**
  * Which ids of a request name resources of an organization, by where they travel: path
@@ -94,6 +95,7 @@ export const resourceLabel: Record<ResourceKind, string> = {
   webhook_delivery: 'webhook delivery',
   rollout: 'rollout',
   disk_key: 'disk key',
+  action: 'action',
 };
 
 /**
@@ -135,6 +137,9 @@ export const auditActions = [
   'rollout.abort',
   // A read that hands out a secret (a disk's recovery key), with the admin's reason.
   'disk_key.reveal',
+  // Device actions: a script's SHA-256 and size, never its text.
+  'action.create',
+  'action.cancel',
   // The delivery job's, with actor `system`: a webhook whose deliveries failed for days.
   'webhook.disable',
 ] as const;

@@ -112,6 +112,10 @@ export function operationExamples(op: OperationFacts, code: ErrorCode, status: n
           : genericMessages[code],
       );
     case 'device_deprovisioned':
+      if (status === 409) {
+        const device = named.find((n) => n.label === 'device')?.id ?? EXAMPLE_IDS[0];
+        return one(`device ${device} is deprovisioned: it takes no actions until an admin reprovisions it`);
+      }
       return one(
         op.access === 'bootstrap'
           ? 'this device is deprovisioned; an admin must reprovision it first'
@@ -158,6 +162,7 @@ function archivedRefusal(op: OperationFacts): string {
   if (op.path.endsWith('/org-unit')) return 'it cannot be moved';
   if (op.path.includes('/groups/')) return 'it cannot join or leave a group';
   if (op.path.includes('/catalog/')) return 'its catalog selections cannot be changed';
+  if (op.path.endsWith('/actions')) return 'it takes no actions';
   return 'it cannot be changed';
 }
 
@@ -202,6 +207,12 @@ const genericMessages: Record<ErrorCode, string> = {
     'hash is not the SHA-256 of the inventory in its canonical form (RFC 8785, packages by name and architecture, pending by name); nothing was stored',
   disk_encryption_unavailable:
     'disk encryption is not available: the service has no key for escrowed recovery keys (DISK_KEY_ENCRYPTION_KEY)',
+  action_not_cancelable: `action ${EXAMPLE_IDS[0]} is running; only a pending or delivered action can be canceled`,
+  action_not_pending: `action ${EXAMPLE_IDS[0]} is canceled; do not run it`,
+  action_not_running: `action ${EXAMPLE_IDS[0]} is delivered; only a running action takes a result`,
+  action_finished: `action ${EXAMPLE_IDS[0]} is succeeded; it takes no more results`,
+  device_count_changed:
+    'the scope has 41 devices now, not the 40 expected_devices confirmed; look again and confirm the new count',
   internal_error: 'an unexpected error occurred (request id 9f6c1e0a-4b2d-4c8e-a1f3-7d5b3e9c2a10)',
   service_unavailable: 'the database is not available; retry later',
 };

@@ -39,5 +39,7 @@ function ownerQuery(db: Db, kind: ResourceKind, id: string) {
       return db<Owner>`select organization_id from rollouts where id = ${id}`;
     case 'disk_key':
       return db<Owner>`select organization_id from disk_keys where id = ${id}`;
+    case 'action':
+      return db<Owner>`select organization_id from device_actions where id = ${id}`;
   }
 }

@@ -22,6 +22,7 @@ import type { CheckinPath } from './checkin_path.ts';
 import * as repo from './repo.ts';
 import { checkinState } from './batched_reads.ts';
 import { rotationOf } from '../disk_keys/service.ts';
+import { checkinActions, markDelivered } from '../actions/service.ts';
 import type { CheckinResponse } from './schemas.ts';
 
 export type CheckinAnswer =
@@ -52,6 +53,9 @@ export async function checkIn(
   if (!row && input.hardware === undefined && reads.usingReplica) ({ row, answer } = await reads.onPrimary(db, read));
   requireLiveDevice(row);
   heartbeats.record(row!.id, at);
+  // The answer (a 200, or a 304 for the tag of one) carries the device's open actions: the
+  // pending ones are delivered now. Only a device with actions has any.
+  if (row!.actions !== null) await markDelivered(path.writes, checkinActions(row!.actions).pending);
   // With hardware the version was written in that statement; without, only a changed one is.
   if (input.hardware === undefined && input.agentVersion !== undefined && input.agentVersion !== row!.agent_version) {
     await repo.storeAgentVersion(path.writes, row!.id, input.agentVersion);
@@ -119,6 +123,7 @@ async function answerFor(
     })),
     inventory_refresh_hours: refreshHours(config),
     disk_key_rotation: await rotationOf(db, config, row.disk_key_rotation),
+    actions: checkinActions(row.actions).actions,
   };
   const etag = contentTag(body);
   if (known !== etag) {
@@ -154,7 +159,9 @@ function contentTag(body: z.infer<typeof CheckinResponse>): string {
     text += `${JSON.stringify(a.merkmal)}:${JSON.stringify(a.ansible_role)}:${a.state}:${canonicalJson(a.optionen)},`;
   }
   // The key itself never changes for a key id: the id stands for it.
-  text += `|${body.disk_key_rotation?.key_id ?? ''}`;
+  text += `|${body.disk_key_rotation?.key_id ?? ''}|`;
+  // Nor does an action's type, parameters or expiry: its id stands for them.
+  for (const a of body.actions) text += `${a.id},`;
   return `"${stampPair(text)}"`;
 }
 
@@ -189,7 +196,7 @@ function contentTagsOf(db: Db): Map<string, string> {
  * of the older shape (e.g. `auftraege` without `ansible_role`) gets the new one once. The
  * roles themselves are seed data and move with `seedVersion`.
  */
-const ANSWER_FORMAT = 3;
+const ANSWER_FORMAT = 4;
 
 function refreshHours(config: AppConfig): number {
   return config.inventoryRefreshHours ?? DEFAULT_INVENTORY_REFRESH_HOURS;
@@ -210,12 +217,12 @@ function inventoryWanted(row: repo.CheckinRow, agentHash: string | undefined): b
  * unit, its groups, its own overrides (both in the order the database gives them), the
  * rollouts applied to it (what each changes is fixed when it is created), and the
  * version of its organization's org-unit tree and unit and group overrides (moved by
- * triggers on every change of them). While these are as before the answer is as before;
+ * triggers on every change of them), and its open actions (null for a device without any). While these are as before the answer is as before;
  * when they moved, the answer may still be the same (an empty group created): the key of
  * `contentTags`, never the ETag itself.
  */
 function stateInputs(row: repo.CheckinRow): string {
-  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${row.group_ids}|${row.device}|${row.rollouts}|${row.disk_key_rotation}`;
+  return `${row.template_id}|${row.oe_id}|${row.organization_id}:${row.override_version}|${row.group_ids}|${row.device}|${row.rollouts}|${row.disk_key_rotation}|${row.actions ?? ''}`;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Db, Sql } from '../db/client.ts';
 import { seedDataCache } from '../db/seed_cache.ts';
 import { ApiError } from '../http/errors.ts';
 import { scheduleJudgeOfReported } from '../rollouts/schedule.ts';
+import { openActionsColumn } from '../actions/repo.ts';
 import { type AgentDeviceState, type AgentRefusal, requireLiveDevice } from './auth.ts';
 import type { AgentEventType } from './schemas.ts';
 
@@ -82,6 +83,8 @@ export interface CheckinRow extends AgentDeviceState, StateRow {
   inventory_hash: Uint8Array | null;
   /** A revealed disk key of the device still in use (the oldest), which the agent rotates; null nearly always. */
   disk_key_rotation: string | null;
+  /** Its pending and delivered actions as JSON text (`openActionsColumn`); null for a device without any. */
+  actions: string | null;
 }
 
 /** The probe of `disk_keys_rotation_due`, an index that is empty for nearly every device. */
@@ -103,7 +106,7 @@ const BYTEA_ARRAY = 1001;
 export async function checkinStates(db: Db, hashes: Uint8Array[]): Promise<Array<CheckinRow | undefined>> {
   const rows = await db<Array<CheckinRow & { i: number }>>`
     select q.i::int4 as i, d.id, d.deprovisioned_at, d.archived_at, d.agent_version, d.inventory_hash, ${rotationDue(db)},
-           ${deviceStateColumns(db)}
+           ${openActionsColumn(db)}, ${deviceStateColumns(db)}
     from unnest(${db.array(hashes as never, BYTEA_ARRAY)}::bytea[]) with ordinality as q (h, i)
     join devices d on d.agent_secret_hash = q.h`;
   const found: Array<CheckinRow | undefined> = new Array(hashes.length);
@@ -151,7 +154,8 @@ export async function checkinStateStoringHardware(
         and ((${agentVersion ?? null}::text is not null and agent_version is distinct from ${agentVersion ?? null}::text)
           or (${hostname}::text is not null and hostname is distinct from ${hostname}::text))
     )
-    select d.id, d.deprovisioned_at, d.archived_at, d.agent_version, d.inventory_hash, ${rotationDue(db)}, ${deviceStateColumns(db)}
+    select d.id, d.deprovisioned_at, d.archived_at, d.agent_version, d.inventory_hash, ${rotationDue(db)},
+           ${openActionsColumn(db)}, ${deviceStateColumns(db)}
     from devices d where d.agent_secret_hash = ${secretHash}`;
   return row;
 }

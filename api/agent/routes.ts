@@ -13,7 +13,11 @@ import { parseSmallJsonBody, readSmallJsonBody } from '../http/body.ts';
 import type { AppEnv } from '../access/app_env.ts';
 import { hashSecret } from '../http/crypto.ts';
 import { ApiError } from '../http/errors.ts';
-import { json, jsonBody, validationHook } from '../http/openapi.ts';
+import { IdParams, json, jsonBody, validationHook } from '../http/openapi.ts';
+import { ActionResultRequest } from '../actions/schemas.ts';
+import { finishAction, startAction } from '../actions/service.ts';
+import { transaction } from '../db/client.ts';
+import { scheduleJudge } from '../rollouts/schedule.ts';
 import { defineRoute, newRouter, withoutBodyLayer } from '../access/route.ts';
 import { agentSecretHash, issueAgentSecret, liveAgentDevice } from './auth.ts';
 import { checkIn } from './checkin.ts';
@@ -138,6 +142,56 @@ const report = defineRoute({
   responses: { 200: json(ReportResponse, 'How many events were stored') },
 });
 
+const actionStart = defineRoute({
+  method: 'post',
+  path: '/agent/actions/{id}/start',
+  operationId: 'agentStartAction',
+  tags,
+  summary: 'The agent starts one of its actions (from the check-in), before it runs it',
+  description:
+    'A `pending` or `delivered` action becomes `running`; an action already `running` answers 204 again (a retry ' +
+    'after a lost answer: the agent never runs an id twice). Run it only after a 204: a canceled or expired ' +
+    'action (not started by its `expires_at`) is 409 `action_not_pending`, a finished one 409 `action_finished`. ' +
+    "Another device's action, or none, is 404.",
+  access: 'agent',
+  middleware: [liveAgentDevice(repo.findAgentDevice)] as const,
+  errors: [
+    'invalid_agent_secret',
+    'device_deprovisioned',
+    'device_archived',
+    'not_found',
+    'action_not_pending',
+    'action_finished',
+  ],
+  request: { params: IdParams },
+  responses: { 204: { description: 'The action is running' } },
+});
+
+const actionResult = defineRoute({
+  method: 'post',
+  path: '/agent/actions/{id}/result',
+  operationId: 'agentActionResult',
+  tags,
+  summary: 'The agent reports how a running action ended',
+  description:
+    '`succeeded` when `exit_code` is 0, else `failed`; `output` is kept as its last 65536 bytes (webhook ' +
+    '`action.finished`). One result per action: a second is 409 `action_finished` and changes nothing (a retry ' +
+    'whose first answer was lost: the first was taken). A result for an action that is not `running` is 409 ' +
+    "`action_not_running`. Another device's action, or none, is 404.",
+  access: 'agent',
+  middleware: [liveAgentDevice(repo.findAgentDevice)] as const,
+  errors: [
+    'invalid_agent_secret',
+    'device_deprovisioned',
+    'device_archived',
+    'not_found',
+    'action_not_running',
+    'action_finished',
+  ],
+  request: { params: IdParams, body: jsonBody(ActionResultRequest) },
+  responses: { 204: { description: 'The result is stored' } },
+});
+
 const agentEvents: ReadonlySet<string> = new Set(agentEventTypes);
 
 /** The agent's routes; check-ins go through `checkinPath`, the one the service built. */
@@ -218,6 +272,24 @@ export function agentRoutes(checkinPath: CheckinPath) {
       );
     }
     return c.json({ accepted: result.accepted }, 200);
+  });
+
+  router.openapi(actionStart, async (c) => {
+    const { id } = c.req.valid('param');
+    await startAction(c.get('deps').sql, c.get('agentDevice').id, id);
+    return c.body(null, 204);
+  });
+
+  router.openapi(actionResult, async (c) => {
+    const { id } = c.req.valid('param');
+    const body = c.req.valid('json');
+    const deviceId = c.get('agentDevice').id;
+    await transaction(c.get('deps').sql, async (tx) => {
+      const { rolloutId } = await finishAction(tx, deviceId, id, body);
+      // The rollout's open ring may have moved: judged within a second.
+      if (rolloutId !== null) await scheduleJudge(tx, rolloutId, { kind: 'soon' });
+    });
+    return c.body(null, 204);
   });
 
   return router;

@@ -1,6 +1,7 @@
 /** Request and response schemas of the agent protocol (api/agent/README.md). */
 import { z } from '@hono/zod-openapi';
 import { DiskKeyRotation } from '../disk_keys/schemas.ts';
+import { DeliveredAction } from '../actions/schemas.ts';
 import { jsonValue, MAX_JSON_DEPTH, wellFormedText } from '../http/json_value.ts';
 import { Uuid } from '../http/openapi.ts';
 import { Hardware } from '../devices/schemas.ts';
@@ -100,6 +101,13 @@ export const CheckinResponse = z
         "A revealed recovery key of the device's disk that the agent replaces: it adds a new key (authorized by " +
         "this one), escrows it with `replaces: key_id` (POST /api/v1/agent/disk-keys), then removes the old key's " +
         'slot. Null when there is none.',
+    }),
+    actions: z.array(DeliveredAction).openapi({
+      description:
+        "The device's pending and delivered actions (POST /api/v1/devices/{id}/actions), oldest first (ties by id), " +
+        'at most 10; `[]` when none. Part of the ETag: a new action makes the next check-in a 200. Run them in order ' +
+        'after the apply of this cycle, each only after POST /api/v1/agent/actions/{id}/start answered 204, and ' +
+        'report each with POST /api/v1/agent/actions/{id}/result. Never run an id twice.',
     }),
   })
   .openapi('AgentCheckinResponse');

@@ -53,6 +53,7 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 403 | \`invalid_activation_code\` | activate or resolve: activation code unknown; enrollment session revoked, expired or out of quota (also an ISO build bound to such a session) |
 | 403 | \`template_not_allowed\` | resolve (or an ISO build) of a template that the credential or session does not offer |
 | 403 | \`device_deprovisioned\` / \`device_archived\` | agent call of such a device |
+| 409 | \`device_deprovisioned\` | an action asked of a deprovisioned device |
 | 403 | \`forbidden\` | an organization API key whose role does not allow the call |
 | 404 | \`not_found\` | unknown id (or not a UUID), an id of another organization, or an unknown path |
 | 404 | \`no_inventory\` | a device's inventory or packages before its agent sent its first inventory |
@@ -66,7 +67,12 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 409 | \`org_unit_cycle\` | a move that would make an org unit its own ancestor |
 | 409 | \`name_taken\` | a group name already used in the organization, or an org unit name already used among the unit's siblings (case-insensitive) |
 | 409 | \`iso_not_ready\` | download of a build that is not \`completed\` |
-| 409 | \`device_archived\` | every admin write to an archived device: deprovision, reprovision, move, group membership, its own catalog selections |
+| 409 | \`device_archived\` | every admin write to an archived device: deprovision, reprovision, move, group membership, its own catalog selections, an action |
+| 409 | \`action_not_cancelable\` | cancel of an action that is not \`pending\` or \`delivered\` |
+| 409 | \`action_not_pending\` | the agent's start of an action that was canceled or expired |
+| 409 | \`action_not_running\` | the agent's result for an action that is not \`running\` |
+| 409 | \`action_finished\` | the agent's start or result of an action that already has its result |
+| 409 | \`device_count_changed\` | a script rollout whose \`expected_devices\` is not the scope's count of devices now |
 | 413 | \`payload_too_large\` | body over 1 MiB; an agent's inventory over 16 MiB uncompressed or 20,000 packages |
 | 416 | \`range_not_satisfiable\` | ISO download with a \`Range\` past the end of the file |
 | 431 | \`headers_too_large\` | request line or headers over 16 KiB (answered before any route) |
@@ -79,6 +85,24 @@ validation errors. Each response below lists the codes it can carry, with an exa
 | 429 | \`too_many_requests\` | too many failed activations from one address; \`Retry-After\` says when to retry |
 | 500 | \`internal_error\` | anything unexpected; the message carries a request id, never internals |
 | 503 | \`service_unavailable\` | the database cannot answer in time, or the server sheds load; see \`Retry-After\` |
+
+## Device actions
+
+An admin asks a device to do something now (\`POST /devices/{id}/actions\`): \`reboot\`, \`apply_now\`,
+\`apply_updates\` or a \`script\`. The service holds the request until the device calls in, delivers it once and
+records what happened, so an offline laptop gets it when it is back.
+
+- **States.** \`pending\` → \`delivered\` (a check-in answer carried it) → \`running\` (the agent started it) →
+  \`succeeded\` (exit code 0) or \`failed\`; \`expired\` when not started by \`expires_at\` (default 7 days, 60 s to
+  30 days ahead; judged at delivery and at the start, and by a sweep every minute: it never runs); \`canceled\` by
+  an admin (only \`pending\` or \`delivered\`), or when its device is deprovisioned or archived.
+- **Delivery.** The check-in answer carries \`actions\`: the pending and delivered ones, oldest first, at most 10,
+  their parameters with every default filled in. They are part of the \`ETag\`: a device without actions keeps its
+  304; a queued action makes its next check-in a 200. The agent starts each (\`POST /agent/actions/{id}/start\`)
+  before it runs it, never runs an id twice, and reports one result (\`POST /agent/actions/{id}/result\`).
+- **Scripts and outputs** are an admin's: a viewer reads \`parameters.script\` and \`result.output\` as null. The
+  audit log keeps a script's SHA-256 and size (\`action.create\`), never its text; no webhook, event or log line
+  holds a script or an output. \`output\` keeps the last 64 KiB.
 
 ## Rollouts
 
@@ -138,6 +162,7 @@ it to ignore a repeat.
 | \`rollout.completed\` | a rollout's last ring passed and the change was written at the scope | the same |
 | \`rollout.aborted\` | an admin aborted a rollout | the same |
 | \`vulnerability.detected\` | the first device of the organization became affected by a CVE (matching after a feed change or a new inventory); once per organization and CVE, never for \`unimportant\` ones | \`cve, urgency, devices_affected\` (counted when that match ran) |
+| \`action.finished\` | a device action succeeded, failed or expired (not for a cancel) | \`action_id, device_id, type, status, exit_code\` (null when expired); never a script or an output |
 | \`disk_key.revealed\` | an admin revealed a device's disk recovery key (it is rotated at the device's next check-in) | \`device_id, key_id, reason\` (never the key) |
 | \`webhook.test\` | an admin asked for a test (\`POST /webhooks/{id}/test\`, or the portal's button); sent to that webhook alone, whatever it subscribed to, and not subscribable | \`webhook_id, url\` |
 

@@ -37,6 +37,11 @@ export const errorCodes = [
   'rollout_not_active',
   'inventory_hash_mismatch',
   'disk_encryption_unavailable',
+  'action_not_cancelable',
+  'action_not_pending',
+  'action_not_running',
+  'action_finished',
+  'device_count_changed',
   'internal_error',
   'service_unavailable',
 ] as const;
@@ -45,8 +50,8 @@ export type ErrorCode = (typeof errorCodes)[number];
 
 /**
  * The statuses a code may carry; the first is its default. Each code has one status, as
- * api/README.md's table gives it, except `device_archived`, which the table lists twice: 403
- * for the agent's calls, 409 for admin operations on an archived device.
+ * api/README.md's table gives it, except `device_archived` and `device_deprovisioned`, which
+ * the table lists twice: 403 for the agent's calls, 409 for admin operations on such a device.
  */
 export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...ContentfulStatusCode[]] {
   switch (code) {
@@ -58,9 +63,9 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
       return [401];
     case 'invalid_activation_code':
     case 'template_not_allowed':
-    case 'device_deprovisioned':
     case 'forbidden':
       return [403];
+    case 'device_deprovisioned':
     case 'device_archived':
       return [403, 409];
     case 'not_found':
@@ -75,6 +80,11 @@ export function statusesOf(code: ErrorCode): readonly [ContentfulStatusCode, ...
     case 'device_already_enrolled':
     case 'rollout_in_progress':
     case 'rollout_not_active':
+    case 'action_not_cancelable':
+    case 'action_not_pending':
+    case 'action_not_running':
+    case 'action_finished':
+    case 'device_count_changed':
       return [409];
     case 'method_not_allowed':
       return [405];
@@ -169,7 +179,7 @@ export function errorExamples(...codes: ErrorCode[]) {
   );
 }
 
-/** A code, or a code with the status it has on this route (only `device_archived` needs it). */
+/** A code, or a code with the status it has on this route (`device_archived`, `device_deprovisioned`). */
 export type ErrorSpec = ErrorCode | readonly [ErrorCode, ContentfulStatusCode];
 
 /**

@@ -21,6 +21,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'rollout.aborted',
   'vulnerability.detected',
   'disk_key.revealed',
+  'action.finished',
 ] as const;
 
 const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).openapi('WebhookEventType');

@@ -5,6 +5,7 @@ import { JUDGE_ROLLOUT_TASK } from '../../api/rollouts/schedule.ts';
 import type { TaskDeps } from '../worker_deps.ts';
 import { DEVICE_BULK_TASK } from '../../api/device_bulk/jobs.ts';
 import { buildIsoTask } from './build_iso.ts';
+import { EXPIRE_DEVICE_ACTIONS_TASK, expireDeviceActionsTask } from './expire_device_actions.ts';
 import { deviceBulkTask } from './device_bulk.ts';
 import { DELIVER_WEBHOOK_TASK, deliverWebhookTask } from './deliver_webhook.ts';
 import { ARCHIVE_STALE_DEVICES_TASK, archiveStaleDevicesTask } from './archive_stale_devices.ts';
@@ -46,6 +47,7 @@ export function reaperTasks(deps: TaskDeps): TaskList {
     [JUDGE_ROLLOUT_TASK]: judgeRolloutTask(deps),
     [JUDGE_RUNNING_ROLLOUTS_TASK]: judgeRunningRolloutsTask(deps),
     [DEVICE_BULK_TASK]: deviceBulkTask(deps),
+    [EXPIRE_DEVICE_ACTIONS_TASK]: expireDeviceActionsTask(deps),
   };
 }
 

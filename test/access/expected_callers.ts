@@ -119,6 +119,13 @@ export const EXPECTED_CALLERS: Record<string, ExpectedCallers> = {
   'POST /api/v1/agent/disk-keys': 'agent',
   'GET /api/v1/devices/{id}/disk-keys': 'admin',
   'POST /api/v1/disk-keys/{id}/reveal': 'admin',
+  // §28: viewers read actions (without scripts and outputs); the agent starts and finishes its own
+  'POST /api/v1/devices/{id}/actions': 'admin',
+  'GET /api/v1/devices/{id}/actions': 'viewer',
+  'GET /api/v1/actions/{id}': 'viewer',
+  'POST /api/v1/actions/{id}/cancel': 'admin',
+  'POST /api/v1/agent/actions/{id}/start': 'agent',
+  'POST /api/v1/agent/actions/{id}/result': 'agent',
 };
 
 /** The callers `x-callers` names for an entry of the table. */

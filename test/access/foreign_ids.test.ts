@@ -48,6 +48,7 @@ const ownedKinds = [
   'webhookDeliveryId',
   'rolloutId',
   'diskKeyId',
+  'actionId',
 ] as const satisfies ReadonlyArray<keyof TenantFixture>;
 type OwnedKind = (typeof ownedKinds)[number];
 

@@ -43,6 +43,7 @@ describe('POST /api/v1/agent/checkin', () => {
       auftraege: defaultAuftraege,
       inventory_refresh_hours: 6,
       disk_key_rotation: null,
+      actions: [],
     });
     // The same blueprints the Runtime Blueprint gave the installer.
     expect(res.body.blueprints).toEqual(agent.blueprint.blueprints);

@@ -765,6 +765,39 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
           binaries: [TEST_PKG.name],
         });
 
+        // -- an `apply_updates` action (issue 52): real apt upgrades fleet-test-pkg from the
+        // test's security suite, the result lists it, the new inventory has 1.1-1 and
+        // CVE-2099-0001 is gone from the device's vulnerabilities.
+        const queuedAt = Date.now();
+        const updates = await ok('POST', `/api/v1/devices/${deviceId}/actions`, { type: 'apply_updates' });
+        expect(updates).toMatchObject({ status: 'pending', parameters: { security_only: true } });
+        const updated = await until(vm, 'the apply_updates result', APPLY_MS, async () => {
+          const action = await ok('GET', `/api/v1/actions/${updates.id}`);
+          return ['succeeded', 'failed'].includes(action.status) ? action : undefined;
+        });
+        expect(updated.status, JSON.stringify(updated.result)).toBe('succeeded');
+        expect(updated.result.details.upgraded).toContainEqual({
+          name: TEST_PKG.name,
+          from: TEST_PKG.installed,
+          to: TEST_PKG.candidate,
+        });
+        figures.push(['apply_updates (queued to result)', `${((Date.now() - queuedAt) / 1000).toFixed(1)} s`]);
+        expect((await vm.control.sh(`dpkg-query -W -f='\${Version}' ${TEST_PKG.name}`)).out.trim()).toBe(
+          TEST_PKG.candidate,
+        );
+        expect(repoRequests).toContain(`GET /pool/main/${TEST_PKG.name}_${TEST_PKG.candidate}_all.deb`);
+        // The inventory was sent before the result: the service holds 1.1-1 already.
+        const after = await ctx.request('GET', `/api/v1/devices/${deviceId}/packages?q=${TEST_PKG.name}`);
+        expect(after.status, JSON.stringify(after.body)).toBe(200);
+        expect(after.body.items).toContainEqual(
+          expect.objectContaining({ name: TEST_PKG.name, version: TEST_PKG.candidate }),
+        );
+        await until(vm, 'CVE-2099-0001 gone from the device', 5 * 60_000, async () => {
+          const res = await ctx.request('GET', `/api/v1/devices/${deviceId}/vulnerabilities`);
+          if (res.status !== 200) return undefined;
+          return (res.body.items as Array<{ cve: string }>).some((v) => v.cve === 'CVE-2099-0001') ? undefined : true;
+        });
+
         // -- a deselect at the org unit: hello removed, `removed` reported.
         await ok('POST', `/api/v1/org-units/${device.oe_id}/catalog/qgis/deselect`);
         const removed = await until(vm, 'the removal report', APPLY_MS, async () =>
@@ -794,21 +827,40 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
         expect(await prop(vm, 'fleet-agent.service', 'ActiveState')).toBe('inactive');
         expect(await prop(vm, 'fleet-agent.service', 'Result')).toBe('success');
 
-        // -- power off, boot again: a 304 without a bootstrap.
-        vm.control.sh('systemctl poweroff', 5_000).catch(() => undefined);
-        expect(await Promise.race([vm.exited, sleep(180_000).then(() => 'timeout')])).toBe(0);
+        // -- a `reboot` action (issue 52): the agent restarts the guest (QEMU runs with
+        // -no-reboot, so the restart ends its process), and after the boot the action is
+        // reported succeeded, once; then a 304 without a bootstrap.
+        await vm.control.sh('systemctl start fleet-agent.service', 120_000);
+        const reboot = await ok('POST', `/api/v1/devices/${deviceId}/actions`, {
+          type: 'reboot',
+          parameters: { delay_seconds: 0, message: 'fleet VM test' },
+        });
+        const rebootAsked = Date.now();
+        expect(await Promise.race([vm.exited, sleep(APPLY_MS).then(() => 'timeout')])).toBe(0);
         vm.control.close();
-        expect(await readFile(vm.console, 'latin1')).toContain('reboot: Power down');
+        expect(await readFile(vm.console, 'latin1')).toContain('reboot: Restarting system');
+        expect((await ok('GET', `/api/v1/actions/${reboot.id}`)).status).toBe('running');
 
         const again = await boot('second', serial);
         await again.control.ready(Date.now() + BOOT_MS);
+        const rebooted = await until(again, 'the reboot result', BOOT_MS, async () => {
+          const action = await ok('GET', `/api/v1/actions/${reboot.id}`);
+          return action.status === 'running' ? undefined : action;
+        });
+        expect(rebooted.status, JSON.stringify(rebooted.result)).toBe('succeeded');
+        expect(Date.parse(rebooted.result.details.booted_at)).toBeGreaterThan(rebootAsked - 60_000);
+        figures.push([
+          'reboot action (queued to result after the boot)',
+          `${((Date.now() - rebootAsked) / 1000).toFixed(1)} s`,
+        ]);
         await until(again, 'a 304 after the reboot', BOOT_MS, async () => {
           journal = await agentJournal(again);
           return text().includes('(304)') ? true : undefined;
         });
+        expect(text()).toContain(`action ${reboot.id} (reboot): the device is back`);
         expect(text()).not.toContain('bootstrapping');
         expect(text()).not.toContain('applying with');
-        // The stop at the power-off before: a clean end of the unit, not a failure.
+        // The stop at the restart before: a clean end of the unit, not a failure.
         const before = (await again.control.sh('journalctl -b -1 -u fleet-agent --no-pager -o cat')).out;
         expect(before).not.toMatch(/Failed with result|status=143/);
 

@@ -206,8 +206,11 @@ describe('the error examples of every operation', () => {
     }
     for (const [code, found] of statuses) {
       expect(errorCodes, code).toContain(code);
-      // The contract's table gives device_archived two rows: the agent's 403 and the admins' 409.
-      expect([...found].sort(), code).toEqual(code === 'device_archived' ? [403, 409] : [[...found][0]]);
+      // The contract gives device_archived and device_deprovisioned two statuses: the agent's 403
+      // and the admins' 409.
+      expect([...found].sort(), code).toEqual(
+        code === 'device_archived' || code === 'device_deprovisioned' ? [403, 409] : [[...found][0]],
+      );
       expect([...(table.get(code) ?? [])].sort(), `${code} in the description's table`).toEqual([...found].sort());
     }
     expect(statuses.get('invalid_activation_code')).toEqual(new Set([403]));

@@ -49,6 +49,8 @@ export interface TenantFixture {
   bulkJobId: string;
   /** A recovery key the device escrowed. */
   diskKeyId: string;
+  /** A pending action of the device (a reboot). */
+  actionId: string;
   adminKey: string;
   viewerKey: string;
 }
@@ -118,6 +120,10 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     }),
     201,
   );
+  const action = ok(
+    await ctx.request('POST', `/api/v1/devices/${agent.device_id}/actions`, { body: { type: 'reboot' } }),
+    201,
+  );
   const spare = await createApiKey(ctx, organizationId, 'viewer', { name: 'spare' });
   const admin = await createApiKey(ctx, organizationId, 'admin');
   const viewer = await createApiKey(ctx, organizationId, 'viewer');
@@ -135,6 +141,7 @@ export async function tenantFixture(ctx: TestContext): Promise<TenantFixture> {
     rolloutId: rollout.id,
     bulkJobId: bulkJob!.id,
     diskKeyId: diskKey.id,
+    actionId: action.id,
     adminKey: admin.key,
     viewerKey: viewer.key,
   };
@@ -303,6 +310,7 @@ const kindOfSegment: Record<string, keyof TenantFixture | 'template' | 'merkmal'
   deliveries: 'webhookDeliveryId',
   rollouts: 'rolloutId',
   'disk-keys': 'diskKeyId',
+  actions: 'actionId',
   templates: 'template',
 };
 

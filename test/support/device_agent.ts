@@ -11,16 +11,21 @@ import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve } from '@hono/node-server';
+import { type HttpBindings, serve } from '@hono/node-server';
 import { expect } from 'vitest';
 import type { TestContext } from './app.ts';
 
 const AGENT_FILES = fileURLToPath(new URL('../../jobs/iso/installer/agent/', import.meta.url));
 
-/** The service on a fixed loopback port (kept across a stop); `busy` answers that many check-ins with 503. */
+/**
+ * The service on a fixed loopback port (kept across a stop); `busy` answers that many
+ * check-ins with 503; a request `dropAnswer` picks is served, then its connection is cut
+ * before the answer leaves (an answer lost on the way back).
+ */
 export class AgentService {
   busy = 0;
   port = 0;
+  dropAnswer: ((method: string, path: string) => boolean) | null = null;
   private server: ReturnType<typeof serve> | null = null;
 
   constructor(private readonly ctx: TestContext) {}
@@ -33,8 +38,14 @@ export class AgentService {
     await new Promise<void>((ready) => {
       this.server = serve(
         {
-          fetch: (req) => {
-            if (this.busy > 0 && new URL(req.url).pathname === '/api/v1/agent/checkin') {
+          fetch: async (req, env) => {
+            const path = new URL(req.url).pathname;
+            if (this.dropAnswer?.(req.method, path)) {
+              await (await this.ctx.app.fetch(req)).arrayBuffer();
+              (env as HttpBindings).incoming.socket.destroy();
+              return new Response(null, { status: 500 });
+            }
+            if (this.busy > 0 && path === '/api/v1/agent/checkin') {
               this.busy--;
               return Response.json(
                 { error: 'service_unavailable', message: 'busy' },

@@ -8,8 +8,9 @@ files, sum up an apply, tell whether a desired state is the one last applied and
 the software inventory. Arguments are paths and plain words (never secrets); every file
 written is private and replaced atomically. A step that fails exits 1 with one line on
 stderr, named after the step; `outcomes` exits 5 when a role failed. Standard library only,
-and python3-apt (apt_pkg) for the pending upgrades: the device has the distribution's
-python3 and nothing else.
+and python3-apt (apt_pkg, apt) for the pending upgrades and applying them: the device has
+the distribution's python3 and nothing else. The device actions' steps also run a script
+and write the result bodies.
 """
 
 import glob
@@ -17,8 +18,10 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 ROLE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$")
@@ -417,11 +420,13 @@ def _apt(dpkg_dir, lists_dir):
     return apt_pkg
 
 
-def pending(apt_pkg):
+def pending(apt_pkg, cache=None, depcache=None):
     """The upgrades apt would install from the lists it has: each installed package whose
-    candidate is newer, with whether the candidate comes from a security suite."""
-    cache = apt_pkg.Cache(None)
-    depcache = apt_pkg.DepCache(cache)
+    candidate is newer, with whether the candidate comes from a security suite. cache and
+    depcache: apt_pkg's of an open apt.Cache (apply-updates), else read here."""
+    if cache is None:
+        cache = apt_pkg.Cache(None)
+        depcache = apt_pkg.DepCache(cache)
     found = []
     for pkg in cache.packages:
         current = pkg.current_ver
@@ -492,6 +497,266 @@ def canonical_json(path):
     sys.stdout.buffer.write(jcs(load(path)).encode("utf-8"))
 
 
+# -- device actions
+#
+# The check-in's `actions` run once each, after the apply of a cycle. fleet-agent keeps a
+# record folder per action id under the state's actions/ folder (it claims an id by renaming
+# a folder into place, and marks the run by creating ran/ in it, so no id runs twice); these
+# steps queue the answer's actions, run a script, apply updates and write the result body
+# (result.json) that fleet-agent sends and keeps until the service took it.
+
+ACTION_TYPE = re.compile(r"^[a-z_]{1,32}$")
+INTERPRETERS = ("sh", "bash", "python3")
+OUTPUT_LIMIT = 64 * 1024
+TIMED_OUT = 124  # the exit code of a script killed at its timeout (as timeout(1) has it)
+
+
+def take_actions(answer_path, actions_dir):
+    """Takes the actions out of a check-in answer (which is kept as the desired state: no
+    script stays in it) and queues those without a record, in the answer's order, as
+    actions_dir/queue/NN-ID.TYPE.json (the queue of an earlier answer is replaced). Prints
+    how many were queued; an action that is not understood is skipped with a line on stderr."""
+    desired = load(answer_path)
+    actions = desired.pop("actions", None) or []
+    if not isinstance(actions, list):
+        raise ValueError("actions is not a list")
+    queue = os.path.join(actions_dir, "queue")
+    os.makedirs(queue, mode=0o700, exist_ok=True)
+    for name in os.listdir(queue):
+        os.unlink(os.path.join(queue, name))
+    queued = 0
+    for i, action in enumerate(actions):
+        if not isinstance(action, dict) or not isinstance(action.get("id"), str) or not UUID.fullmatch(action["id"]):
+            print("take-actions: an action without a usable id is skipped", file=sys.stderr)
+            continue
+        action_id, kind = action["id"].lower(), action.get("type")
+        if not isinstance(kind, str) or not ACTION_TYPE.fullmatch(kind) or not isinstance(action.get("parameters", {}), dict):
+            print("take-actions: action %s is not understood, skipped" % action_id, file=sys.stderr)
+            continue
+        if os.path.lexists(os.path.join(actions_dir, action_id)):
+            continue
+        write_atomic(os.path.join(queue, "%02d-%s.%s.json" % (i, action_id, kind)), json.dumps(action))
+        queued += 1
+    write_atomic(answer_path, json.dumps(desired))
+    print(queued)
+
+
+def parameters(rec_dir):
+    action = load(os.path.join(rec_dir, "action.json"))
+    params = action.get("parameters") or {}
+    if not isinstance(params, dict):
+        raise ValueError("the action's parameters are not an object")
+    return action, params
+
+
+def integer(params, key, default, low, high):
+    value = params.get(key, default)
+    if value is None:
+        value = default
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError("%s must be a whole number from %d to %d" % (key, low, high))
+    return value
+
+
+def tail_text(path, limit=OUTPUT_LIMIT):
+    """The last `limit` bytes of a file as UTF-8 text (from a character's start; bytes that
+    are not UTF-8 and NULs, which the service cannot store, as U+FFFD); "" when there is none."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            data = f.read()
+    except OSError:
+        return ""
+
+    def from_char_start(raw):
+        i = 0
+        while i < min(len(raw), 4) and raw[i] & 0xC0 == 0x80:
+            i += 1
+        return raw[i:]
+
+    if size > limit:
+        data = from_char_start(data)
+    text = data.decode("utf-8", "replace").replace("\x00", "\ufffd")
+    encoded = text.encode("utf-8")
+    if len(encoded) > limit:  # replacement characters are longer than the bytes they replace
+        text = from_char_start(encoded[-limit:]).decode("utf-8")
+    return text
+
+
+def write_result(rec_dir, exit_code, duration_ms, details=None):
+    body = {"exit_code": int(exit_code), "output": tail_text(os.path.join(rec_dir, "output")),
+            "duration_ms": max(0, int(duration_ms))}
+    if details:
+        body["details"] = details
+    write_atomic(os.path.join(rec_dir, "result.json"), json.dumps(body, ensure_ascii=False))
+
+
+def action_result(rec_dir, exit_code, duration_ms, interrupted=None):
+    """Writes the result body of an action fleet-agent ran (or that was interrupted, with
+    "interrupted"): its exit code, the last 64 KiB of rec_dir/output and the details a step
+    left in rec_dir/details.json."""
+    details = load_or_empty(os.path.join(rec_dir, "details.json"))
+    if not isinstance(details, dict):
+        details = {}
+    if interrupted is not None:
+        if interrupted != "interrupted":
+            raise ValueError("the last argument is \"interrupted\" or none, not %r" % (interrupted,))
+        details["interrupted"] = True
+    write_result(rec_dir, exit_code, duration_ms, details)
+
+
+def kill_group(proc, grace):
+    """Ends a process group: SIGTERM, then SIGKILL after `grace` seconds for whatever is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        if sig == signal.SIGTERM:
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                pass
+    proc.wait()
+
+
+def run_script(rec_dir, grace=5):
+    """Runs a `script` action as this user (root on a device): its text from a private file
+    (never a command line), by its interpreter in a session of its own, stdout and stderr
+    into rec_dir/output; at its timeout the process group is ended (exit code 124,
+    details.timed_out). The text is taken out of action.json before it runs and its file is
+    removed after. Writes result.json; prints one line for the journal (never the output)."""
+    action, params = parameters(rec_dir)
+    interpreter, text = params.get("interpreter"), params.get("script")
+    timeout = integer(params, "timeout_seconds", 600, 1, 3600)
+    if interpreter not in INTERPRETERS:
+        raise ValueError("the interpreter is none of %s" % ", ".join(INTERPRETERS))
+    if not isinstance(text, str) or not text:
+        raise ValueError("the action has no script")
+    script_path = os.path.abspath(os.path.join(rec_dir, "script"))
+    write_atomic(script_path, text)
+    params["script"] = None
+    action["parameters"] = params
+    write_atomic(os.path.join(rec_dir, "action.json"), json.dumps(action))
+    details = None
+    fd = os.open(os.path.join(rec_dir, "output"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    started = time.monotonic()
+    try:
+        with os.fdopen(fd, "wb") as out:
+            try:
+                proc = subprocess.Popen([interpreter, script_path], stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=subprocess.STDOUT, cwd="/", start_new_session=True)
+            except OSError as e:
+                out.write(("%s cannot be started: %s\n" % (interpreter, e.strerror)).encode("utf-8"))
+                code = 127
+            else:
+                try:
+                    code = proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    kill_group(proc, grace)
+                    code, details = TIMED_OUT, {"timed_out": True, "timeout_seconds": timeout}
+                if code < 0:  # ended by a signal, as a shell says it
+                    code = 128 - code
+    finally:
+        os.unlink(script_path)
+    duration_ms = int((time.monotonic() - started) * 1000)
+    write_result(rec_dir, code, duration_ms, details)
+    if details:
+        print("timed out after %d s, ended" % timeout)
+    else:
+        print("exit %d in %d ms" % (code, duration_ms))
+
+
+def reboot_params(rec_dir):
+    """A reboot's delay (printed) and the message for logged-in users (rec_dir/message)."""
+    _, params = parameters(rec_dir)
+    delay = integer(params, "delay_seconds", 60, 0, 3600)
+    message = params.get("message") or ""
+    if not isinstance(message, str) or len(message) > 200:
+        raise ValueError("the message is not a text of at most 200 characters")
+    text = "This computer restarts in %d seconds." % delay
+    if message.strip():
+        text = one_line(message, 200) + "\n" + text
+    write_atomic(os.path.join(rec_dir, "message"), text + "\n")
+    print(delay)
+
+
+def installed_versions(cache):
+    """Every installed package's version in an apt_pkg.Cache, by name (with :arch when foreign)."""
+    return {p.get_fullname(True): p.current_ver.ver_str for p in cache.packages if p.current_ver is not None}
+
+
+def upgraded(before, after):
+    """What an upgrade changed: each package installed before and after at another version,
+    by name, as { name, from, to }."""
+    return [{"name": n, "from": before[n], "to": after[n]}
+            for n in sorted(after) if n in before and before[n] != after[n]]
+
+
+def mark_updates(apt_cache, apt_pkg, security_only):
+    """Marks in an apt.Cache the pending upgrades (the inventory's list, by the same rule),
+    only those whose candidate comes from a security suite when security_only; a package
+    keeps its automatic-install flag. Returns the chosen entries of the pending list."""
+    chosen = [p for p in pending(apt_pkg, apt_cache._cache, apt_cache._depcache)
+              if p["security"] or not security_only]
+    with apt_cache.actiongroup():
+        for p in chosen:
+            apt_cache[p["name"]].mark_upgrade(from_user=False)
+    return chosen
+
+
+def apply_updates(rec_dir, dpkg_dir, lists_dir):
+    """An `apply_updates` action: apt upgrades the pending packages (security ones only unless
+    security_only is false), non-interactive, keeping changed configuration files. apt's
+    output on stdout; details.json gets { upgraded: [{ name, from, to }], reboot_required }.
+    Exit 0, or 100 when apt failed (as apt-get does)."""
+    _, params = parameters(rec_dir)
+    security_only = params.get("security_only", True)
+    if security_only is None:
+        security_only = True
+    if not isinstance(security_only, bool):
+        raise ValueError("security_only must be true or false")
+    try:
+        apt_pkg = _apt(dpkg_dir, lists_dir)
+    except ImportError:
+        print("python3-apt is not installed: no updates can be applied")
+        sys.exit(100)
+    apt_pkg.config.set("Dpkg::Options::", "--force-confold")
+    os.environ["DEBIAN_FRONTEND"] = "noninteractive"
+    os.environ["APT_LISTCHANGES_FRONTEND"] = "none"
+    import apt
+    import apt.progress.base
+    import apt.progress.text
+
+    cache = apt.Cache()
+    before = installed_versions(cache._cache)
+    chosen = mark_updates(cache, apt_pkg, security_only)
+    print("%d %supdates to apply%s" % (len(chosen), "security " if security_only else "",
+                                       "".join("\n  %s %s -> %s" % (p["name"], p["installed"], p["candidate"])
+                                               for p in chosen)))
+    sys.stdout.flush()
+    code = 0
+    try:
+        if cache.broken_count:
+            print("apt cannot resolve the upgrade: %d packages broken" % cache.broken_count)
+            code = 100
+        elif cache.get_changes():
+            if not cache.commit(apt.progress.text.AcquireProgress(sys.stdout), apt.progress.base.InstallProgress()):
+                code = 100
+    except (apt.cache.FetchFailedException, apt.cache.LockFailedException, SystemError) as e:
+        print("apt failed: %s" % one_line(e, 1000))
+        code = 100
+    sys.stdout.flush()
+    cache.open()
+    details = {"upgraded": upgraded(before, installed_versions(cache._cache)),
+               "reboot_required": reboot_required(apt_pkg.version_compare, os.uname().release)}
+    write_atomic(os.path.join(rec_dir, "details.json"), json.dumps(details))
+    print("%d packages upgraded%s" % (len(details["upgraded"]), ", reboot required" if details["reboot_required"] else ""))
+    sys.exit(code)
+
+
 STEPS = {
     "conf": conf,
     "bootstrap-body": bootstrap_body,
@@ -510,6 +775,11 @@ STEPS = {
     "take-rotation": take_rotation,
     "record-applied": record_applied,
     "same-as-applied": same_as_applied,
+    "take-actions": take_actions,
+    "run-script": run_script,
+    "reboot-params": reboot_params,
+    "apply-updates": apply_updates,
+    "action-result": action_result,
 }
 
 

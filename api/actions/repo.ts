@@ -1,0 +1,196 @@
+/**
+ * SQL of device actions. An action past its `expires_at` that never started reads as
+ * `expired` everywhere (finished at its expiry), before the sweep or a start writes it so:
+ * one expression (`effective`) for every read and filter.
+ */
+import type { Actor } from '../access/declaration.ts';
+import type { Db } from '../db/client.ts';
+import { afterCursor } from '../db/keyset.ts';
+import type { Cursor } from '../http/pagination.ts';
+import type { ActionStatus, ActionType } from './schemas.ts';
+
+export interface ActionRow {
+  id: string;
+  organization_id: string;
+  device_id: string;
+  type: ActionType;
+  parameters: Record<string, unknown>;
+  status: ActionStatus;
+  created_by: Actor;
+  created_at: Date;
+  expires_at: Date;
+  delivered_at: Date | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  result: {
+    exit_code: number;
+    output: string;
+    duration_ms: number;
+    details: Record<string, unknown>;
+  } | null;
+  rollout_id: string | null;
+}
+
+/** Not started and past its expiry: expired, whether or not a sweep wrote it yet. */
+const overdue = (db: Db) => db`(a.status in ('pending', 'delivered') and a.expires_at <= now())`;
+
+const columns = (db: Db) => db`
+  a.id, a.organization_id, a.device_id, a.type, a.parameters,
+  case when ${overdue(db)} then 'expired' else a.status end as status,
+  a.created_by, a.created_at, a.expires_at, a.delivered_at, a.started_at,
+  case when ${overdue(db)} then a.expires_at else a.finished_at end as finished_at,
+  a.result, a.rollout_id`;
+
+/** The device an action is asked of, its row locked against a deprovision or archive until the insert commits. */
+export interface ActionDevice {
+  id: string;
+  organization_id: string;
+  deprovisioned_at: Date | null;
+  archived_at: Date | null;
+}
+
+export async function lockDevice(db: Db, deviceId: string): Promise<ActionDevice | null> {
+  const [row] = await db<ActionDevice[]>`
+    select id, organization_id, deprovisioned_at, archived_at from devices where id = ${deviceId}
+    for no key update`;
+  return row ?? null;
+}
+
+export interface NewAction {
+  organizationId: string;
+  type: ActionType;
+  parameters: Record<string, unknown>;
+  createdBy: Actor;
+  /** Seconds from now. */
+  expiresInSeconds: number;
+  rolloutId: string | null;
+}
+
+export async function insertAction(db: Db, deviceId: string, a: NewAction): Promise<ActionRow> {
+  const [row] = await db<ActionRow[]>`
+    insert into device_actions as a (organization_id, device_id, type, parameters, created_by, expires_at, rollout_id)
+    values (${a.organizationId}, ${deviceId}, ${a.type}, ${db.json(a.parameters as never)},
+            ${db.json(a.createdBy as never)}, now_ms() + make_interval(secs => ${a.expiresInSeconds}::double precision),
+            ${a.rolloutId})
+    returning ${columns(db)}`;
+  return row!;
+}
+
+export async function getAction(db: Db, id: string, lock = false): Promise<ActionRow | null> {
+  const [row] = lock
+    ? await db<ActionRow[]>`select ${columns(db)} from device_actions a where a.id = ${id} for update`
+    : await db<ActionRow[]>`select ${columns(db)} from device_actions a where a.id = ${id}`;
+  return row ?? null;
+}
+
+/** The action, when it is one of the device's, its row locked (the agent's start and result). */
+export async function lockDeviceAction(db: Db, deviceId: string, id: string): Promise<ActionRow | null> {
+  const [row] = await db<ActionRow[]>`
+    select ${columns(db)} from device_actions a where a.id = ${id} and a.device_id = ${deviceId} for update`;
+  return row ?? null;
+}
+
+/** A page of the device's actions, newest first (keyset on created_at, id descending). */
+export async function listActions(
+  db: Db,
+  deviceId: string,
+  status: ActionStatus | undefined,
+  cursor: Cursor | null,
+  limit: number,
+): Promise<ActionRow[]> {
+  const effective = db`(case when ${overdue(db)} then 'expired' else a.status end)`;
+  return db<ActionRow[]>`
+    select ${columns(db)} from device_actions a
+    where a.device_id = ${deviceId}
+      and ${status === undefined ? db`true` : db`${effective} = ${status}`}
+      and ${afterCursor(db, cursor, 'desc', 'a')}
+    order by a.created_at desc, a.id desc
+    limit ${limit + 1}`;
+}
+
+/** Pending or delivered → canceled; null when it was neither (or is overdue). */
+export async function cancel(db: Db, id: string): Promise<ActionRow | null> {
+  const [row] = await db<ActionRow[]>`
+    update device_actions a set status = 'canceled', finished_at = now_ms()
+    where a.id = ${id} and a.status in ('pending', 'delivered') and a.expires_at > now()
+    returning ${columns(db)}`;
+  return row ?? null;
+}
+
+/** Marks an overdue action expired (its webhook fires by trigger). */
+export async function expire(db: Db, id: string): Promise<void> {
+  await db`
+    update device_actions set status = 'expired', finished_at = expires_at
+    where id = ${id} and status in ('pending', 'delivered') and expires_at <= now()`;
+}
+
+/** Pending or delivered → running (delivered too, should the check-in's mark have been lost). */
+export async function start(db: Db, id: string): Promise<void> {
+  await db`
+    update device_actions
+    set status = 'running', started_at = now_ms(), delivered_at = coalesce(delivered_at, now_ms())
+    where id = ${id}`;
+}
+
+export async function finish(
+  db: Db,
+  id: string,
+  status: 'succeeded' | 'failed',
+  result: NonNullable<ActionRow['result']>,
+): Promise<ActionRow> {
+  const [row] = await db<ActionRow[]>`
+    update device_actions a set status = ${status}, finished_at = now_ms(), result = ${db.json(result as never)}
+    where a.id = ${id}
+    returning ${columns(db)}`;
+  return row!;
+}
+
+/** The check-in handed these to the agent: pending → delivered. */
+export async function markDelivered(db: Db, ids: string[]): Promise<void> {
+  await db`
+    update device_actions set status = 'delivered', delivered_at = now_ms()
+    where id = any(${ids}::uuid[]) and status = 'pending'`;
+}
+
+/**
+ * Up to `limit` overdue actions marked expired (each fires its webhook by trigger), in id
+ * order so two sweeps never wait for each other while holding a row the other needs.
+ * Returns their rollouts (for the judge).
+ */
+export async function expireDue(db: Db, limit: number): Promise<{ id: string; rollout_id: string | null }[]> {
+  return db<{ id: string; rollout_id: string | null }[]>`
+    with due as (
+      select id from device_actions
+      where status in ('pending', 'delivered') and expires_at <= now()
+      order by id
+      limit ${limit}
+      for update skip locked
+    )
+    update device_actions a set status = 'expired', finished_at = a.expires_at
+    from due where a.id = due.id
+    returning a.id, a.rollout_id`;
+}
+
+/**
+ * The check-in's columns of the device row `d`: its open actions (pending or delivered,
+ * not overdue), oldest first, ties by id, at most 10, as JSON text with the status and the
+ * expiry in epoch milliseconds. Read only when the row's flag says it has any: a device
+ * without actions pays one boolean of its own row.
+ */
+export function openActionsColumn(db: Db) {
+  return db`
+    case when d.actions_open then (
+      select coalesce(json_agg(json_build_object(
+               'id', o.id, 'type', o.type, 'parameters', o.parameters, 'status', o.status,
+               'expires_at', (extract(epoch from o.expires_at) * 1000)::int8)
+             order by o.created_at, o.id), '[]')::text
+      from (select a.id, a.type, a.parameters, a.status, a.expires_at, a.created_at
+            from device_actions a
+            where a.device_id = d.id and a.status in ('pending', 'delivered') and a.expires_at > now()
+            order by a.created_at, a.id
+            limit ${MAX_DELIVERED}) o
+    ) end as actions`;
+}
+
+/** The most actions one check-in answer carries. */
+const MAX_DELIVERED = 10;
