@@ -7,6 +7,7 @@
  * whether a reporting device is stale is decided here, by its heartbeat and the clock.
  */
 import type { Db } from '../db/client.ts';
+import { encryptedDevices } from './disk_encryption.ts';
 import { requireOrganization } from '../organizations/repo.ts';
 import { requireOrgUnitOf } from '../org_units/repo.ts';
 import { updateCounts } from '../vulnerabilities/repo.ts';
@@ -107,15 +108,11 @@ export async function readFleetStatus(
         db`i.organization_id = ${organizationId}
            and exists (select 1 from device_fleet f where f.device_id = i.device_id and ${inScope})`,
       )} as updates`;
-  // The keys that are not rotated, per device of the scope (a partial index of the organization's keys).
+  // The devices of the scope with keys that are not rotated (a partial index of the organization's keys).
   const [keys] = await db<Array<{ encrypted: number; escrowed: number }>>`
-    select count(*)::int as encrypted, count(*) filter (where held)::int as escrowed
-    from (
-      select k.device_id, bool_or(k.status in ('escrowed', 'verified')) as held
-      from disk_keys k join device_fleet f on f.device_id = k.device_id
-      where k.organization_id = ${organizationId} and k.status <> 'rotated' and ${inScope}
-      group by k.device_id
-    ) per_device`;
+    select count(*)::int as encrypted, count(*) filter (where e.held)::int as escrowed
+    from (${encryptedDevices(db, organizationId)}) e join device_fleet f on f.device_id = e.device_id
+    where ${inScope}`;
   const { encrypted, escrowed } = keys!;
   return {
     ...row!,

@@ -22,6 +22,7 @@ import {
   statusOf,
 } from './repo.ts';
 import { affectedBy, type MatchStatus } from '../vulnerabilities/repo.ts';
+import { type DiskEncryptionState, inDiskEncryptionState } from './disk_encryption.ts';
 
 export interface DeviceFilter {
   /** Only devices of this org unit's subtree: filed in it or in any unit below it. */
@@ -48,6 +49,8 @@ export interface DeviceFilter {
   reboot_required?: true | undefined;
   /** With `cve`: only the devices whose row of it has this status. */
   cve_status?: MatchStatus | undefined;
+  /** Only the devices fleet status counts in this disk encryption state. */
+  disk_encryption?: DiskEncryptionState | undefined;
 }
 
 /** The agent's poll interval, which decides when a device is stale. */
@@ -227,6 +230,11 @@ function matching(db: Db, organizationId: string, filter: DeviceFilter, resolved
       }
       and ${filter.cve === undefined ? db`true` : affectedBy(db, db`d.id`, filter.cve, filter.cve_status)}
       and ${
+        filter.disk_encryption === undefined
+          ? db`true`
+          : inDiskEncryptionState(db, organizationId, db`d.id`, filter.disk_encryption)
+      }
+      and ${
         filter.q === undefined
           ? db`true`
           : db`(lower(d.serial) like ${prefixPattern(filter.q)} escape '\\'
@@ -284,6 +292,7 @@ function fleetCountable(filter: DeviceFilter): boolean {
     filter.package === undefined &&
     filter.security_updates === undefined &&
     filter.reboot_required === undefined &&
+    filter.disk_encryption === undefined &&
     filter.stale === undefined &&
     filter.status !== 'active' &&
     filter.status !== 'stale'

@@ -21,6 +21,7 @@ import {
 import { getDevice, serializeDevice } from './repo.ts';
 import { readFleetStatus } from './fleet_status.ts';
 import { MatchStatus } from '../vulnerabilities/schemas.ts';
+import { DISK_ENCRYPTION_STATES } from './disk_encryption.ts';
 import { Convergence, Device, deviceListOf, DeviceStatus, FleetStatus } from './schemas.ts';
 import * as ops from './operations.ts';
 
@@ -102,6 +103,16 @@ const DeviceListQuery = PageQuery.extend({
       'With `cve` (required with it: 400 otherwise): only the devices whose row of that CVE has this status, ' +
       '`fixed_available` (the distribution has a newer version) or `no_fix`.',
   }),
+  disk_encryption: z
+    .enum(DISK_ENCRYPTION_STATES)
+    .optional()
+    .openapi({
+      description:
+        'Only the devices the fleet status counts in this `disk_encryption` state: `encrypted` (a disk recovery key ' +
+        'that is not rotated), `escrowed` (one of those keys escrowed or verified), `missing` (encrypted, but every ' +
+        'such key `missing` from its disk) or `unencrypted` (no such key).',
+      example: 'missing',
+    }),
   sort: z
     .enum(DEVICE_SORTS)
     .default('serial')
@@ -150,7 +161,8 @@ const listDevices = defineRoute({
   summary: "List the organization's devices (archived ones omitted, deprovisioned ones included)",
   description:
     'In the order of `sort` (default: by serial). `oe_id`, `group_id`, `stale`, `q`, `status`, `convergence`, ' +
-    '`merkmal`, `cve`, `cve_status`, `package`, `security_updates` and `reboot_required` combine (all must hold); the last five read ' +
+    '`merkmal`, `cve`, `cve_status`, `package`, `security_updates`, `reboot_required` and `disk_encryption` combine ' +
+    '(all must hold); `cve`, `cve_status`, `package`, `security_updates` and `reboot_required` read ' +
     "each device's last inventory (a device without one matches none of them). A filter naming an unknown org " +
     'unit or group is 404, one of another ' +
     'organization 404 with an organization key and 422 `organization_mismatch` for the operator; an unknown ' +

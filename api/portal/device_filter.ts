@@ -6,6 +6,7 @@ import { type DeviceFilter, merkmalFilterable } from '../devices/organize_repo.t
 import type { Convergence, DeviceStatus } from '../devices/repo.ts';
 import { isUuid } from '../http/uuid.ts';
 import { MATCH_STATUSES } from '../vulnerabilities/repo.ts';
+import { DISK_ENCRYPTION_STATES } from '../devices/disk_encryption.ts';
 
 /** The statuses the list can show (it omits archived devices), in the filter's order. */
 export const listedStatuses = [
@@ -42,6 +43,7 @@ export function listFilterOf(q: Record<string, string | undefined>): DeviceFilte
     reboot_required: q.reboot_required === 'true' ? true : undefined,
     cve,
     cve_status: cve === undefined ? undefined : oneOf(MATCH_STATUSES, q.cve_status),
+    disk_encryption: oneOf(DISK_ENCRYPTION_STATES, q.disk_encryption),
   };
 }
 

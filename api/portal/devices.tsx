@@ -25,6 +25,7 @@ import {
   pageOrganizationDevices,
 } from '../devices/organize_repo.ts';
 import { type DeviceRow, getDevice } from '../devices/repo.ts';
+import { DISK_ENCRYPTION_STATES } from '../devices/disk_encryption.ts';
 import { listCatalogMerkmale } from '../catalog/repo.ts';
 import { listGroups } from '../groups/repo.ts';
 import { notFound } from '../http/errors.ts';
@@ -39,7 +40,14 @@ import { DiskKeys, deviceDiskKeys } from './disk_keys.tsx';
 import { formFields, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
 import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { ConvergenceBadge, StatusBadge } from './badges.tsx';
-import { convergenceLabel, reportLabel, reportMessage, stateLabel, statusLabel } from './labels.ts';
+import {
+  convergenceLabel,
+  diskEncryptionLabel,
+  reportLabel,
+  reportMessage,
+  stateLabel,
+  statusLabel,
+} from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import { BulkControls } from './device_bulk.tsx';
 import { convergences, filterParams, listedStatuses, listFilterOf, oneOf } from './device_filter.ts';
@@ -324,6 +332,17 @@ export function deviceRoutes() {
             </select>
             {filter.merkmal ? <input type="hidden" name="merkmal" value={filter.merkmal} /> : null}
             <CveFilterFields filter={filter} />
+          </div>
+          <div>
+            <label for="disk_encryption">{text.diskEncryption}</label>
+            <select id="disk_encryption" name="disk_encryption">
+              <option value="">{text.any}</option>
+              {DISK_ENCRYPTION_STATES.map((s) => (
+                <option value={s} selected={s === filter.disk_encryption}>
+                  {diskEncryptionLabel(s)}
+                </option>
+              ))}
+            </select>
           </div>
           <div>
             <label for="sort">{text.sort}</label>

@@ -1,6 +1,7 @@
 /** Labels the portal's pages share, so a state reads the same on every page (in the request's language). */
 import type { ReportedEvent } from '../catalog/outcomes.ts';
 import type { Convergence, DeviceStatus } from '../devices/repo.ts';
+import type { DiskEncryptionState } from '../devices/disk_encryption.ts';
 import { t } from './i18n/index.ts';
 
 /** A Merkmal's state: `present`, `absent`, or none (no override at that step). */
@@ -12,6 +13,9 @@ export const statusLabel = (s: DeviceStatus) => t().common.status[s];
 
 /** A Merkmal's or a device's convergence. */
 export const convergenceLabel = (c: Convergence) => t().common.convergence[c];
+
+/** A device's disk encryption state, as fleet status counts it. */
+export const diskEncryptionLabel = (s: DiskEncryptionState) => t().common.diskEncryption[s];
 
 /** The agent's report of a Merkmal. */
 export const reportLabel = (e: ReportedEvent) => t().common.report[e];

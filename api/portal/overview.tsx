@@ -8,12 +8,13 @@ import { Hono } from 'hono';
 import { readFleetStatus } from '../devices/fleet_status.ts';
 import * as deviceOps from '../devices/operations.ts';
 import type { Convergence, DeviceStatus } from '../devices/repo.ts';
+import { DISK_ENCRYPTION_STATES } from '../devices/disk_encryption.ts';
 import * as isoOps from '../iso_builds/operations.ts';
 import { type IsoBuildRow, listIsoBuildsInProgress } from '../iso_builds/repo.ts';
 import { type PortalEnv, portalRead } from './access.ts';
 import { render, takeFlash } from './http.tsx';
 import { formatNumber, formatTime, t } from './i18n/index.ts';
-import { convergenceLabel, statusLabel } from './labels.ts';
+import { convergenceLabel, diskEncryptionLabel, statusLabel } from './labels.ts';
 import { Layout } from './layout.tsx';
 import { RolloutsUnderWay, rolloutsUnderWay } from './rollouts.tsx';
 import { SecurityFigures } from './security.tsx';
@@ -137,12 +138,18 @@ export function overviewRoutes() {
             </li>
           ))}
         </ul>
-        <h2>{text.diskEncryption.heading}</h2>
-        <ul class="figures" aria-label={text.diskEncryption.heading} data-section="disk-encryption">
-          {(['encrypted', 'escrowed', 'missing', 'unencrypted'] as const).map((k) => (
+        <h2>{text.diskEncryptionHeading}</h2>
+        <ul class="figures" aria-label={text.diskEncryptionHeading} data-section="disk-encryption">
+          {DISK_ENCRYPTION_STATES.map((k) => (
             <li data-figure={`disk-${k}`}>
-              <span class="figure">{formatNumber(status.disk_encryption[k])}</span>
-              {text.diskEncryption[k]}
+              <span class="figure">
+                <Figure
+                  n={status.disk_encryption[k]}
+                  href={devicesWhere({ disk_encryption: k })}
+                  label={text.figureLabel(formatNumber(status.disk_encryption[k]), diskEncryptionLabel(k))}
+                />
+              </span>
+              {diskEncryptionLabel(k)}
             </li>
           ))}
         </ul>

@@ -208,12 +208,17 @@ export function ubuntuAutoinstall(template: InstallTemplate): string {
   const { scheme, fs } = partitioning(template);
   // wpasupplicant: a WLAN profile given as netplan needs it on a server install.
   const pkgs = [...AGENT_PACKAGES, 'wpasupplicant', ...unlockPackages(template), ...packages(template)];
-  // An `lvm` layout with `password` is LVM on LUKS (subiquity's autoinstall reference, the
-  // storage section: "password: ... encrypt the LVM volume group with LUKS"). The image holds no
-  // passphrase: the early command writes the resolve's one-time install passphrase into
-  // /autoinstall.yaml, which subiquity reads again after the early commands ("the file will be
-  // re-read after the early-commands have run to allow them to alter the config"); a late
-  // command still fails the installation when the root ended up unencrypted.
+  // An `lvm` layout with `password` is LVM on LUKS (subiquity 24.04.1,
+  // doc/reference/autoinstall-reference.rst:418: "When using the ``lvm`` layout, LUKS encryption
+  // can be enabled by supplying a password"; subiquity/server/controllers/filesystem.py:1412-1419:
+  // a `password` makes the capability LVM_LUKS). The image holds no passphrase: the early
+  // command writes the resolve's one-time install passphrase into /autoinstall.yaml, which
+  // subiquity reads again after the early commands (autoinstall-reference.rst:100: "the file is
+  // re-read after the ``early-commands`` have run to allow them to alter the configuration";
+  // subiquity/server/server.py: select_autoinstall copies the medium's /cdrom/autoinstall.yaml
+  // to /autoinstall.yaml, line 916, and start() loads that file, runs the early commands and
+  // loads it again, lines 981-993; the same on main). A late command still fails the
+  // installation when the root ended up unencrypted.
   const storage =
     scheme === 'single'
       ? ['  storage:', '    layout:', '      name: direct']

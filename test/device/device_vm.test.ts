@@ -21,6 +21,12 @@
  *   guest's packages and that pending security update, and the service matches it against
  *   the Debian sample data (CVE-2099-0001, fixed in 1.1-1).
  *
+ * - Disk encryption on an emulated TPM 2.0 (issue 53; `swtpm` on a socket, QEMU's `tpm-tis`,
+ *   its state kept across the test's two boots): a second disk, LUKS2 with only the install
+ *   passphrase of a handshake against the encrypted template, gets its recovery key and clevis
+ *   binding from `install.sh late` in the guest; clevis unlocks it without a key, in that boot
+ *   and after a power-off, and not once PCR 7 was extended; the escrowed key opens it.
+ *
  * Run with `npm run test:vm` (not part of `npm test`). The phase times are printed at the
  * end, nothing is asserted about them.
  */
@@ -33,8 +39,8 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newSerial } from '../support/activation.ts';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { newSerial, TEMPLATES } from '../support/activation.ts';
 import { refreshFeed } from '../../api/vulnerabilities/feeds.ts';
 import { matchOutdated } from '../../api/vulnerabilities/matching.ts';
 import { DEBIAN_SAMPLE } from '../support/vulnerabilities.ts';
@@ -47,8 +53,9 @@ import { hostMirror, mirrorProxy } from '../support/vm.ts';
 
 const SUITE = 'bookworm';
 /**
- * A minimal system with the agent's packages. python3-cffi-backend must be named:
- * debootstrap does not resolve python3-cryptography's virtual dependency on it.
+ * A minimal system with the agent's packages, and those of an encrypted template's disk
+ * (cryptsetup, clevis with its LUKS and TPM 2.0 pins: the TPM test below). python3-cffi-backend
+ * must be named: debootstrap does not resolve python3-cryptography's virtual dependency on it.
  */
 const PACKAGES = [
   'systemd-sysv',
@@ -66,6 +73,11 @@ const PACKAGES = [
   'ca-certificates',
   'iproute2',
   'procps',
+  'cryptsetup',
+  'clevis',
+  'clevis-luks',
+  'clevis-tpm2',
+  'tpm2-tools',
 ];
 
 /** The guest's addresses of the forwarded ports (QEMU refuses a guestfwd on 10.0.2.2 with restrict=on). */
@@ -309,6 +321,36 @@ function sleep(ms: number) {
   return new Promise((done) => setTimeout(done, ms));
 }
 
+/** The host's cryptsetup (in /usr/sbin, which a user's PATH may lack). */
+const CRYPTSETUP = '/usr/sbin/cryptsetup';
+/** The install passphrase's key slot of the TPM test: a fast PBKDF, as the disk key tests use. */
+const FAST_PBKDF = ['--pbkdf', 'pbkdf2', '--pbkdf-force-iterations', '1000'];
+
+/** Runs a command with `input` on its stdin (a key never goes on a command line); rejects on failure. */
+function runWithInput(cmd: string[], input: string): Promise<Run> {
+  return new Promise<Run>((resolve, reject) => {
+    const child = spawn(cmd[0]!, cmd.slice(1), {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (c) => (out += c));
+    child.stderr!.on('data', (c) => (out += c));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve({ code, out }) : reject(new Error(`${cmd.join(' ')} exited ${code}: ${out.slice(-2000)}`)),
+    );
+    child.stdin!.end(input);
+  });
+}
+
+/** Whether `key` opens the LUKS volume in `file` (`cryptsetup open --test-passphrase`, the key on stdin). */
+function opensWith(file: string, key: string): Promise<boolean> {
+  return runWithInput([CRYPTSETUP, 'open', '--test-passphrase', '--key-file=-', file], key).then(
+    () => true,
+    () => false,
+  );
+}
+
 /** fleet-test-pkg at `version` (architecture all, nothing in it but its documentation), built with dpkg-deb. */
 async function buildTestPackage(dir: string, version: string): Promise<string> {
   const tree = join(dir, `${TEST_PKG.name}-${version}`);
@@ -486,17 +528,19 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
       startedAt: number;
     }
 
-    async function boot(name: string, serial: string): Promise<Vm> {
+    /** Boots `options.disk` (default: the device's image) with `options.args` added to QEMU's. */
+    async function boot(name: string, serial: string, options: { disk?: string; args?: string[] } = {}): Promise<Vm> {
       const consoleLog = join(scratch, `console-${name}.log`);
       const sock = join(scratch, `control-${name}.sock`);
       const args = [
         ...['-machine', 'q35,accel=tcg', '-m', '1536', '-smp', '2', '-no-reboot', '-display', 'none'],
         ...['-monitor', 'none', '-kernel', kernel, '-initrd', initrd],
         ...['-append', 'root=/dev/vda rw console=ttyS0 systemd.show_status=1'],
-        ...['-drive', `file=${disk},format=raw,if=virtio`, '-nic', nic()],
+        ...['-drive', `file=${options.disk ?? disk},format=raw,if=virtio`, '-nic', nic()],
         ...['-serial', `file:${consoleLog}`],
         ...['-chardev', `socket,id=control,path=${sock},server=on,wait=off`, '-serial', 'chardev:control'],
         ...['-smbios', `type=1,serial=${serial}`],
+        ...(options.args ?? []),
       ];
       const startedAt = Date.now();
       const child = spawn('qemu-system-x86_64', args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -511,6 +555,32 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
       );
       const control = await Control.open(sock, Date.now() + 30_000);
       return { child, exited, console: consoleLog, control, startedAt };
+    }
+
+    /**
+     * A disk image of `root` (`mkfs.ext4 -d`, no loop mount), which is removed; the kernel and
+     * initrd taken from the first one.
+     */
+    async function diskImage(root: string, name: string): Promise<string> {
+      const file = join(scratch, name);
+      await run(['mkfs.ext4', '-q', '-F', '-L', 'root', '-d', root, file, '3G'], { root: true });
+      const owned = [file];
+      if (kernel === '') {
+        const boot0 = join(scratch, 'boot');
+        await mkdir(boot0);
+        const bootFiles = (await run(['ls', join(root, 'boot')], { root: true })).out.split('\n');
+        kernel = join(boot0, 'vmlinuz');
+        initrd = join(boot0, 'initrd.img');
+        await run(['cp', join(root, 'boot', bootFiles.find((f) => f.startsWith('vmlinuz-'))!), kernel], { root: true });
+        await run(['cp', join(root, 'boot', bootFiles.find((f) => f.startsWith('initrd.img-'))!), initrd], {
+          root: true,
+        });
+        owned.push(kernel, initrd);
+      }
+      if (asRoot.length > 0)
+        await run(['chown', `${process.getuid!()}:${process.getgid!()}`, ...owned], { root: true });
+      await run(['rm', '-rf', root], { root: true });
+      return file;
     }
 
     async function consoleTail(vm: Vm, lines = 80): Promise<string> {
@@ -617,22 +687,7 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
         const agentConf = JSON.parse((await run(['cat', join(root, 'etc/fleet/agent.json')], { root: true })).out);
         expect(agentConf.base_url).toBe(`http://${HOST}:${GUEST_PORTS.service}`);
         const deviceId: string = agentConf.device_id;
-        disk = join(scratch, 'disk.img');
-        await run(['mkfs.ext4', '-q', '-F', '-L', 'root', '-d', root, disk, '3G'], { root: true });
-        const boot0 = join(scratch, 'boot');
-        await mkdir(boot0);
-        const bootFiles = (await run(['ls', join(root, 'boot')], { root: true })).out.split('\n');
-        kernel = join(boot0, 'vmlinuz');
-        initrd = join(boot0, 'initrd.img');
-        await run(['cp', join(root, 'boot', bootFiles.find((f) => f.startsWith('vmlinuz-'))!), kernel], { root: true });
-        await run(['cp', join(root, 'boot', bootFiles.find((f) => f.startsWith('initrd.img-'))!), initrd], {
-          root: true,
-        });
-        if (asRoot.length > 0) {
-          const me = `${process.getuid!()}:${process.getgid!()}`;
-          await run(['chown', me, disk, kernel, initrd], { root: true });
-        }
-        await run(['rm', '-rf', root], { root: true });
+        disk = await diskImage(root, 'disk.img');
         figures.push([
           'image (copy, handshake, install.sh late, mkfs.ext4 -d)',
           `${(Date.now() - imageStarted) / 1000} s`,
@@ -893,6 +948,201 @@ describe.skipIf(missingTools('qemu-system-x86_64', 'debootstrap', 'socat', 'dash
         );
       },
       80 * 60_000,
+    );
+
+    /**
+     * An emulated TPM 2.0 for a boot: `swtpm` on a socket, its state in `dir` (kept across
+     * boots, as a chip keeps its seeds), ended with QEMU (`--terminate`).
+     */
+    async function emulatedTpm(dir: string): Promise<string[]> {
+      await mkdir(dir, { recursive: true });
+      const sock = join(dir, 'swtpm.sock');
+      const tpm = spawn(
+        'swtpm',
+        ['socket', '--tpm2', '--tpmstate', `dir=${dir}`, '--ctrl', `type=unixio,path=${sock}`, '--terminate'],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
+      vms.push(tpm);
+      for (const end = Date.now() + 30_000; !existsSync(sock); await sleep(100)) {
+        if (Date.now() > end || tpm.exitCode !== null) throw new Error(`swtpm did not start (exit ${tpm.exitCode})`);
+      }
+      return [
+        ...['-chardev', `socket,id=chrtpm,path=${sock}`, '-tpmdev', 'emulator,id=tpm0,chardev=chrtpm'],
+        ...['-device', 'tpm-tis,tpmdev=tpm0'],
+      ];
+    }
+
+    it.skipIf(missingTools('swtpm', 'cryptsetup'))(
+      'disk encryption on an emulated TPM: the late command binds the disk with clevis (PCR 7), clevis unlocks it without a key after a reboot, the escrowed key still opens it',
+      async () => {
+        const started = Date.now();
+        const tpmFigures: Array<[string, string]> = [];
+        const transcript: string[] = [];
+        // Printed after a failure too: what ran in the guest (the scripts print no key).
+        onTestFinished(() =>
+          console.log(
+            [
+              `disk encryption on an emulated TPM (TCG, ${CACHE}):`,
+              ...tpmFigures.map(([k, v]) => `  ${k}: ${v}`),
+              'transcript (no key in it):',
+              ...transcript
+                .join('\n')
+                .split('\n')
+                .map((l) => `  ${l}`),
+            ].join('\n'),
+          ),
+        );
+        // -- the handshake of an image bound to the encrypted template (unlock: tpm2), on the host.
+        const org = await createOrganization(ctx);
+        const fleet = join(scratch, 'tpm-fleet');
+        await mkdir(join(fleet, 'agent'), { recursive: true });
+        for (const file of ['handshake.sh', 'install.sh']) await cp(join(SCRIPTS, file), join(fleet, file));
+        for (const file of await readdir(join(SCRIPTS, 'agent'))) {
+          await cp(join(SCRIPTS, 'agent', file), join(fleet, 'agent', file));
+        }
+        await writeFile(
+          join(fleet, 'provisioning.json'),
+          JSON.stringify({
+            credential: await activationCodeOf(ctx, org.id),
+            template_id: TEMPLATES.debianEncrypted,
+            api_url: `http://127.0.0.1:${servicePort}/api/v1`,
+          }),
+        );
+        const out = join(scratch, 'tpm-run-fleet');
+        await run(['dash', join(fleet, 'handshake.sh')], { env: { FLEET_OUT: out, FLEET_SERIAL: newSerial() } });
+        expect(JSON.parse(await readFile(join(out, 'blueprint.json'), 'utf8')).partitioning.encryption).toEqual({
+          type: 'luks2',
+          unlock: 'tpm2',
+        });
+        const passphrase = await readFile(join(out, 'install-passphrase'), 'utf8');
+        const deviceId: string = JSON.parse(await readFile(join(out, 'agent.json'), 'utf8')).device_id;
+
+        // -- the disk as the installer leaves it: LUKS2 with one slot, the install passphrase (a
+        // fast PBKDF: the host's default would ask more memory than the guest has), a second disk.
+        const luks = join(scratch, 'luks.img');
+        await run(['truncate', '-s', '64M', luks]);
+        await runWithInput(
+          [CRYPTSETUP, 'luksFormat', '--type', 'luks2', '--batch-mode', ...FAST_PBKDF, '--key-file=-', luks],
+          passphrase,
+        );
+        const luksUuid = (await run([CRYPTSETUP, 'luksUUID', luks])).out.trim();
+
+        // -- the guest: the image's /fleet in /root/fleet, the handshake's /run/fleet in /root/fleet-run.
+        const root = join(scratch, 'root-tpm');
+        await run(['cp', '-a', join(CACHE, 'rootfs'), root], { root: true });
+        await run(['cp', '-r', fleet, join(root, 'root/fleet')], { root: true });
+        await run(['cp', '-r', out, join(root, 'root/fleet-run')], { root: true });
+        const tpmDisk = await diskImage(root, 'disk-tpm.img');
+        const tpmState = join(scratch, 'tpm-state');
+        const drives = ['-drive', `file=${luks},format=raw,if=virtio`];
+        tpmFigures.push([
+          'image (handshake, LUKS2 container, copy, mkfs.ext4 -d)',
+          `${(Date.now() - started) / 1000} s`,
+        ]);
+
+        const first = await boot('tpm-first', newSerial(), {
+          disk: tpmDisk,
+          args: [...(await emulatedTpm(tpmState)), ...drives],
+        });
+        await first.control.ready(Date.now() + BOOT_MS);
+        tpmFigures.push([
+          'boot with a TPM (QEMU start to the control shell)',
+          `${(Date.now() - first.startedAt) / 1000} s`,
+        ]);
+        const chip = await first.control.sh('ls /dev/tpm0 /dev/tpmrm0 && tpm2_pcrread sha256:7', 120_000);
+        expect(chip.code, chip.out).toBe(0);
+        transcript.push(`$ tpm2_pcrread sha256:7\n${chip.out.trim()}`);
+        const found = await first.control.sh('blkid -t TYPE=crypto_LUKS -o device');
+        expect(found.out.trim()).toBe('/dev/vdb');
+
+        // -- the late command, as the installer runs it (its own scripts, the LUKS volume found by blkid).
+        const lateStarted = Date.now();
+        const late = await first.control.sh(
+          'FLEET_OUT=/root/fleet-run sh /root/fleet/install.sh late /root/target',
+          20 * 60_000,
+        );
+        tpmFigures.push(['late command (key swap, escrow, clevis bind)', `${(Date.now() - lateStarted) / 1000} s`]);
+        transcript.push(`$ install.sh late /root/target\n${late.out.trim()}`);
+        expect(late.code, late.out).toBe(0);
+        expect(late.out).toMatch(/recovery key of \/dev\/vdb escrowed \(HTTP 201\)/);
+        expect(late.out).not.toContain('warning');
+        expect((await first.control.sh('test -e /root/fleet-run/install-passphrase')).code).toBe(1);
+        // clevis's binding: a tpm2 pin on PCR 7 in a LUKS2 token, beside the recovery key's slot.
+        const list = await first.control.sh('clevis luks list -d /dev/vdb');
+        transcript.push(`$ clevis luks list -d /dev/vdb\n${list.out.trim()}`);
+        const binding = /^(\d+): tpm2 '(.+)'$/m.exec(list.out);
+        expect(binding, list.out).not.toBeNull();
+        expect(JSON.parse(binding![2]!)).toMatchObject({ pcr_bank: 'sha256', pcr_ids: '7' });
+        const clevisSlot = Number(binding![1]);
+
+        // -- unlocked by the TPM alone, in this boot.
+        const unlock =
+          'clevis luks unlock -d /dev/vdb -n fleet-tpm && cryptsetup status fleet-tpm | head -n 2 && cryptsetup close fleet-tpm';
+        const unlockStarted = Date.now();
+        const once = await first.control.sh(unlock, 5 * 60_000);
+        tpmFigures.push([
+          'clevis luks unlock, cryptsetup status and close',
+          `${(Date.now() - unlockStarted) / 1000} s`,
+        ]);
+        transcript.push(`$ ${unlock}\n${once.out.trim()}`);
+        expect(once.code, once.out).toBe(0);
+        expect(once.out).toContain('/dev/mapper/fleet-tpm is active');
+        let journal = (await first.control.sh('journalctl -b --no-pager -o cat', 120_000)).out;
+        first.control.sh('systemctl poweroff', 5_000).catch(() => undefined);
+        expect(await Promise.race([first.exited, sleep(180_000).then(() => 'timeout')])).toBe(0);
+        first.control.close();
+
+        // -- after a power-off, the same TPM: PCR 7 measured anew unlocks it; a changed PCR 7 does not.
+        const second = await boot('tpm-second', newSerial(), {
+          disk: tpmDisk,
+          args: [...(await emulatedTpm(tpmState)), ...drives],
+        });
+        await second.control.ready(Date.now() + BOOT_MS);
+        tpmFigures.push([
+          'second boot (QEMU start to the control shell)',
+          `${(Date.now() - second.startedAt) / 1000} s`,
+        ]);
+        const again = await second.control.sh(unlock, 5 * 60_000);
+        transcript.push(`(power-off, boot)\n$ ${unlock}\n${again.out.trim()}`);
+        expect(again.code, again.out).toBe(0);
+        const extend = `tpm2_pcrextend 7:sha256=${'ab'.repeat(32)} && tpm2_pcrread sha256:7`;
+        const extended = await second.control.sh(extend, 120_000);
+        transcript.push(`$ ${extend}\n${extended.out.trim()}`);
+        expect(extended.code, extended.out).toBe(0);
+        const refused = await second.control.sh('clevis luks unlock -d /dev/vdb -n fleet-tpm', 5 * 60_000);
+        transcript.push(`$ clevis luks unlock -d /dev/vdb -n fleet-tpm\n${refused.out.trim()}\n(exit ${refused.code})`);
+        expect(refused.code).not.toBe(0);
+        expect((await second.control.sh('test -e /dev/mapper/fleet-tpm')).code).toBe(1);
+        journal += (await second.control.sh('journalctl -b --no-pager -o cat', 120_000)).out;
+        second.control.sh('systemctl poweroff', 5_000).catch(() => undefined);
+        expect(await Promise.race([second.exited, sleep(180_000).then(() => 'timeout')])).toBe(0);
+        second.control.close();
+
+        // -- on the host: the escrowed key opens the disk, the install passphrase no longer does.
+        const listed = await ctx.request('GET', `/api/v1/devices/${deviceId}/disk-keys`);
+        expect(listed.status).toBe(200);
+        expect(listed.body.items).toHaveLength(1);
+        const [key] = listed.body.items as Array<{ id: string; luks_uuid: string; keyslot: number; status: string }>;
+        expect(key).toMatchObject({ luks_uuid: luksUuid, status: 'escrowed' });
+        const dump = (await run([CRYPTSETUP, 'luksDump', luks])).out;
+        const slots = [
+          ...dump.slice(dump.indexOf('Keyslots:'), dump.indexOf('Tokens:')).matchAll(/^ {2}(\d+): luks2/gm),
+        ];
+        expect(slots.map((m) => Number(m[1])).sort()).toEqual([key!.keyslot, clevisSlot].sort());
+        const revealed = await ctx.request('POST', `/api/v1/disk-keys/${key!.id}/reveal`, {
+          body: { reason: 'VM test: the escrowed key opens a TPM-bound disk' },
+        });
+        const recoveryKey: string = revealed.body.recovery_key;
+        expect(await opensWith(luks, recoveryKey)).toBe(true);
+        expect(await opensWith(luks, passphrase)).toBe(false);
+        // Neither key in the guest's journal (both boots) nor in the transcript.
+        for (const secret of [recoveryKey, recoveryKey.replaceAll('-', ''), passphrase]) {
+          expect(journal).not.toContain(secret);
+          expect(transcript.join('\n')).not.toContain(secret);
+        }
+        tpmFigures.push(['whole test (image to the last power-off)', `${(Date.now() - started) / 1000} s`]);
+      },
+      60 * 60_000,
     );
   },
 );

@@ -6,7 +6,7 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -297,6 +297,100 @@ describe.skipIf(missingTools('cryptsetup', 'dash', 'curl'))('disk keys with real
       (await run([join(INSTALLER, 'agent/fleet-disk-key'), 'luks'], { FLEET_LUKS_DEVICES: file })).stdout,
     );
     expect((await verifyDiskKeys(ctx.sql, device.agent.device_id, after)).map((k) => k.status)).toEqual(['missing']);
+  });
+
+  /**
+   * The late command where the installer lacks tools (jobs/iso/installer/install.sh,
+   * disk_key): without cryptsetup the swap runs chrooted into the installed system, and
+   * without curl (d-i has none) the escrow's curl does. The installed system here is the
+   * host's /usr bound read-only into a target whose /usr/local is its own (where
+   * install.sh puts the agent), with /dev and /proc bound as d-i binds them; all in a user
+   * and mount namespace (`unshare -r -m`), so no root is needed.
+   */
+  it.skipIf(missingTools('unshare')).each([
+    ['without cryptsetup nor curl in the installer, the swap runs chrooted into the target', false],
+    ['with cryptsetup but without curl in the installer (d-i), only the escrow runs chrooted', true],
+  ])('%s', async (_name, installerHasCryptsetup) => {
+    const name = installerHasCryptsetup ? 'chroot-curl' : 'chroot-swap';
+    const device = await handshake(name);
+    const data = join(dir, name, 'data');
+    await mkdir(data, { recursive: true });
+    const file = join(data, 'disk.img');
+    await writeFile(file, Buffer.alloc(0));
+    execFileSync('truncate', ['-s', '20M', file]);
+    execFileSync(
+      'cryptsetup',
+      ['luksFormat', '--type', 'luks2', '--batch-mode', ...FAST_PBKDF.split(' '), '--key-file=-', file],
+      {
+        input: device.passphrase,
+        env: { PATH },
+      },
+    );
+    // The installed system: mount points for the host's /usr, its own /usr/local, /dev, /proc,
+    // and the container's folder at the same path (as /dev/sda3 is the same in and out).
+    const target = join(dir, name, 'target');
+    for (const sub of [
+      'usr/bin',
+      'usr/sbin',
+      'usr/lib',
+      'usr/lib64',
+      'usr/local',
+      'dev',
+      'proc',
+      'tmp',
+      data.slice(1),
+    ]) {
+      await mkdir(join(target, sub), { recursive: true });
+    }
+    for (const link of ['bin', 'sbin', 'lib', 'lib64']) await symlink(`usr/${link}`, join(target, link));
+    // The installer's tools: what install.sh's late command runs outside, without curl.
+    const installer = join(dir, name, 'installer-bin');
+    await mkdir(installer);
+    const tools = ['sh', 'mkdir', 'chmod', 'cp', 'chown', 'mv', 'ln', 'tr', 'sed', 'head', 'tail', 'rm'];
+    tools.push('dirname', 'cat', 'chroot', 'od', 'sleep');
+    if (installerHasCryptsetup) tools.push('cryptsetup');
+    for (const tool of tools) {
+      const found = ['/usr/bin', '/usr/sbin', '/bin', '/sbin'].map((d) => join(d, tool)).find((p) => existsSync(p));
+      await symlink(found!, join(installer, tool));
+    }
+    const script = [
+      'target=$1 data=$2 installer=$3 install=$4',
+      'for d in bin sbin lib lib64; do [ ! -d /usr/$d ] || mount --bind -o ro /usr/$d "$target/usr/$d" || exit 90; done',
+      'mount --rbind /dev "$target/dev" && mount --rbind /proc "$target/proc" && mount --bind "$data" "$target$data" || exit 91',
+      'dash=$(command -v dash)',
+      'PATH=$installer exec "$dash" "$install" late "$target"',
+    ].join('\n');
+    const result = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(
+        'unshare',
+        ['-r', '-m', 'dash', '-c', script, 'late', target, data, installer, join(INSTALLER, 'install.sh')],
+        {
+          env: {
+            PATH,
+            ...device.env,
+            FLEET_LUKS_DEVICE: file,
+            FLEET_LUKS_PBKDF: FAST_PBKDF,
+            FLEET_TPM: join(dir, 'no-tpm'),
+            FLEET_RETRY_DELAY: '1',
+          },
+          timeout: 25_000,
+        },
+        (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+      );
+    });
+    transcript.push(result.stderr);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/recovery key of .*disk\.img escrowed \(HTTP 201\)/);
+    // The tool that ran: the image's own in the installer, else the one installed into the target.
+    expect(existsSync(join(target, 'usr/local/sbin/fleet-disk-key'))).toBe(true);
+    expect(opens(file, device.passphrase)).toBe(false);
+    const listed = await ctx.request('GET', `/api/v1/devices/${device.agent.device_id}/disk-keys`);
+    expect(listed.body.items).toMatchObject([{ luks_uuid: luksUuid(file), keyslot: 1, status: 'escrowed' }]);
+    const revealed = await ctx.request('POST', `/api/v1/disk-keys/${listed.body.items[0].id}/reveal`, {
+      body: { reason: 'test: the chrooted swap escrowed the key' },
+    });
+    expect(opens(file, revealed.body.recovery_key)).toBe(true);
+    expect(existsSync(join(device.out, 'install-passphrase'))).toBe(false);
   });
 
   afterAll(() => {

@@ -416,4 +416,55 @@ describe('fleet status', () => {
     expect(res.status).toBe(200);
     expect(res.body.disk_encryption).toEqual({ encrypted: 2, escrowed: 1, missing: 1, unencrypted: 1 });
   });
+
+  it('the device list filters by each count: the same devices the fleet status counts; an unknown state is 400', async () => {
+    const org = (await createOrganization(ctx)).id;
+    const held = await enrollAgent(ctx, { organizationId: org });
+    const lost = await enrollAgent(ctx, { organizationId: org });
+    const plain = await enrollAgent(ctx, { organizationId: org });
+    const rotated = await enrollAgent(ctx, { organizationId: org });
+    // Another organization's encrypted device is never listed.
+    const theirs = await enrollAgent(ctx);
+    const luksUuid = crypto.randomUUID();
+    const heldUuid = crypto.randomUUID();
+    await escrow(ctx, held.secret, escrowBody({ luks_uuid: heldUuid }));
+    await escrow(ctx, theirs.secret, escrowBody());
+    await escrow(ctx, lost.secret, escrowBody({ luks_uuid: luksUuid }));
+    await verifyDiskKeys(ctx.sql, lost.device_id, [{ device_path: '/dev/sda3', luks_uuid: luksUuid, keyslots: [0] }]);
+    // A held and a missing key of one device (two volumes): the device's disk key is held.
+    await escrow(ctx, held.secret, escrowBody({ luks_uuid: luksUuid }));
+    const heldKeys = await verifyDiskKeys(ctx.sql, held.device_id, [
+      { device_path: '/dev/sda3', luks_uuid: heldUuid, keyslots: [1] },
+      { device_path: '/dev/sdb1', luks_uuid: luksUuid, keyslots: [0] },
+    ]);
+    expect(heldKeys.map((k) => k.status).sort()).toEqual(['missing', 'verified']);
+    // A device whose only key was rotated away (the row kept, as a rotation leaves it) counts as unencrypted.
+    const old = await escrow(ctx, rotated.secret, escrowBody());
+    await ctx.sql`update disk_keys set status = 'rotated', rotated_at = now() where id = ${old.body.id}`;
+
+    const status = (await ctx.request('GET', `/api/v1/organizations/${org}/fleet-status`)).body.disk_encryption;
+    expect(status).toEqual({ encrypted: 2, escrowed: 1, missing: 1, unencrypted: 2 });
+    const listed = async (state: string) => {
+      const res = await ctx.request('GET', `/api/v1/organizations/${org}/devices?disk_encryption=${state}&limit=100`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return (res.body.items as Array<{ id: string }>).map((d) => d.id).sort();
+    };
+    expect(await listed('encrypted')).toEqual([held.device_id, lost.device_id].sort());
+    expect(await listed('escrowed')).toEqual([held.device_id]);
+    expect(await listed('missing')).toEqual([lost.device_id]);
+    expect(await listed('unencrypted')).toEqual([plain.device_id, rotated.device_id].sort());
+    for (const state of ['encrypted', 'escrowed', 'missing', 'unencrypted'] as const) {
+      expect(await listed(state)).toHaveLength(status[state]);
+    }
+    // With another filter: all must hold.
+    const serial = (await ctx.request('GET', `/api/v1/devices/${lost.device_id}`)).body.serial;
+    expect(await listed(`encrypted&q=${serial}`)).toEqual([lost.device_id]);
+    expect(await listed(`escrowed&q=${serial}`)).toEqual([]);
+
+    for (const bad of ['rotated', 'ESCROWED', '']) {
+      const res = await ctx.request('GET', `/api/v1/organizations/${org}/devices?disk_encryption=${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+    }
+  });
 });

@@ -70,13 +70,39 @@ describe('disk keys in the portal', () => {
     expect(row!.revealed_at).toBeNull();
   });
 
-  it('the overview counts disk encryption', async () => {
+  it('the overview counts disk encryption, each figure a link to the devices it counts', async () => {
     const { agent } = await deviceWithKey();
-    const admin = await createApiKey(ctx, agent.organization_id, 'admin');
-    const client = await signedIn(admin.key, 'en');
+    const plain = await enrollAgent(ctx, { organizationId: agent.organization_id });
+    const viewer = await createApiKey(ctx, agent.organization_id, 'viewer');
+    const client = await signedIn(viewer.key, 'en');
     const page = await client.request('GET', '/portal');
     expect(page.status).toBe(200);
     expect(page.text).toContain('Disk encryption');
-    expect(page.text).toMatch(/data-figure="disk-escrowed"><span class="figure">1<\/span>/);
+    const figure = (key: string) =>
+      new RegExp(
+        `data-figure="disk-${key}"><span class="figure">(?:<a href="([^"]+)"[^>]*>(\\d+)</a>|<span>(\\d+)</span>)`,
+      )
+        .exec(page.text)!
+        .slice(1)
+        .filter((x) => x !== undefined);
+    expect(figure('encrypted')).toEqual(['/portal/devices?disk_encryption=encrypted', '1']);
+    expect(figure('escrowed')).toEqual(['/portal/devices?disk_encryption=escrowed', '1']);
+    expect(figure('unencrypted')).toEqual(['/portal/devices?disk_encryption=unencrypted', '1']);
+    // None missing: a plain figure, no link to an empty list.
+    expect(figure('missing')).toEqual(['0']);
+    // The links lead to those devices, the filter shown chosen in the list's form.
+    const escrowed = await client.request('GET', '/portal/devices?disk_encryption=escrowed');
+    expect(escrowed.status).toBe(200);
+    expect(escrowed.text).toContain(`/portal/devices/${agent.device_id}`);
+    expect(escrowed.text).not.toContain(`/portal/devices/${plain.device_id}`);
+    expect(escrowed.text).toMatch(/<option value="escrowed" selected="">with an escrowed recovery key<\/option>/);
+    const unencrypted = await client.request('GET', '/portal/devices?disk_encryption=unencrypted');
+    expect(unencrypted.text).toContain(`/portal/devices/${plain.device_id}`);
+    expect(unencrypted.text).not.toContain(`/portal/devices/${agent.device_id}`);
+    // Not a state: no filter, as the list treats any value it does not know.
+    const unknown = await client.request('GET', '/portal/devices?disk_encryption=rotated');
+    expect(unknown.status).toBe(200);
+    expect(unknown.text).toContain(`/portal/devices/${plain.device_id}`);
+    expect(unknown.text).toContain(`/portal/devices/${agent.device_id}`);
   });
 });

@@ -31,8 +31,11 @@ export const TOOLS = {
   chromium: { apt: 'chromium', path: '/usr/bin/chromium' },
   'qemu-system-x86_64': { apt: 'qemu-system-x86' },
   socat: { apt: 'socat' },
+  // An emulated TPM 2.0 for QEMU (the VM test's disk bound with clevis).
+  swtpm: { apt: 'swtpm' },
   cryptsetup: { apt: 'cryptsetup-bin', path: '/usr/sbin/cryptsetup' },
   blkid: { apt: 'util-linux', path: '/usr/sbin/blkid' },
+  unshare: { apt: 'util-linux', path: '/usr/bin/unshare' },
   debootstrap: { apt: 'debootstrap', path: '/usr/sbin/debootstrap' },
   // Debian's PostgreSQL 15, not on PATH: .ci/schema.ts dumps the schema with it.
   'postgresql-15': { apt: 'postgresql-15', path: '/usr/lib/postgresql/15/bin/initdb' },

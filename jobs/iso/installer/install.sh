@@ -226,8 +226,9 @@ debian_early() {
 }
 
 # Writes the install passphrase into subiquity's autoinstall file (FLEET_AUTOINSTALL, default
-# /autoinstall.yaml) as the lvm layout's `password`: subiquity reads the file again after
-# the early commands. Shell builtins only, so the passphrase is on no command line.
+# /autoinstall.yaml, where subiquity copied the medium's) as the lvm layout's `password`:
+# subiquity reads that file again after the early commands (jobs/iso/installer_config.ts
+# cites the lines). Shell builtins only, so the passphrase is on no command line.
 ubuntu_passphrase() {
   file=${FLEET_AUTOINSTALL:-/autoinstall.yaml}
   [ "$1" = luks-lvm ] || return 0
@@ -339,13 +340,18 @@ disk_key() {
     log "the blueprint is encrypted but the handshake left no install passphrase"
     exit 1
   }
-  tool=$here/agent/fleet-disk-key
-  run='sh'
-  command -v cryptsetup >/dev/null 2>&1 || {
-    run="chroot $target sh"
+  # The installed system's commands run on its own PATH, not the installer's; chrooted, its
+  # curl is plain `curl` (a FLEET_CURL naming the target would be looked up inside it).
+  in_target="chroot $target /usr/bin/env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+  if command -v cryptsetup >/dev/null 2>&1; then
+    run='sh'
+    tool=$here/agent/fleet-disk-key
+    command -v curl >/dev/null 2>&1 || [ -n "${FLEET_CURL:-}" ] || export FLEET_CURL="$in_target curl"
+  else
+    run="$in_target sh"
     tool=/usr/local/sbin/fleet-disk-key
-  }
-  command -v curl >/dev/null 2>&1 || [ -n "${FLEET_CURL:-}" ] || export FLEET_CURL="chroot $target curl"
+    unset FLEET_CURL
+  fi
   dev=${FLEET_LUKS_DEVICE:-$(blkid -t TYPE=crypto_LUKS -o device 2>/dev/null | head -n 1)}
   [ -n "$dev" ] || {
     log "the blueprint is encrypted but no LUKS volume was found"

@@ -1,6 +1,7 @@
 /** German: what every page shares (header, labels of states, times, error pages). */
 import type { ReportedEvent } from '../../../catalog/outcomes.ts';
 import type { Convergence, DeviceStatus } from '../../../devices/repo.ts';
+import type { DiskEncryptionState } from '../../../devices/disk_encryption.ts';
 
 export const common = {
   language: {
@@ -43,6 +44,13 @@ export const common = {
     pending: 'ausstehend',
     failed: 'fehlgeschlagen',
   } satisfies Record<Convergence, string>,
+  /** A device's disk as fleet status counts it. */
+  diskEncryption: {
+    encrypted: 'verschlüsselt',
+    escrowed: 'mit hinterlegtem Wiederherstellungsschlüssel',
+    missing: 'Schlüssel fehlt auf dem Gerät',
+    unencrypted: 'unverschlüsselt',
+  } satisfies Record<DiskEncryptionState, string>,
   report: {
     applied: 'angewendet',
     apply_failed: 'Anwenden fehlgeschlagen',

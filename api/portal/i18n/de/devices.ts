@@ -14,6 +14,7 @@ export const devices = {
     status: 'Status',
     convergence: 'Umsetzung',
     convergenceOf: (merkmal: string) => `Umsetzung von ${merkmal}`,
+    diskEncryption: 'Festplattenverschlüsselung',
     any: 'alle',
     sort: 'Sortierung',
     staleOnly: 'Nur veraltete',

@@ -14,13 +14,7 @@ export const overview = {
   /** A figure's link: `figure` devices with this status or convergence (of this Merkmal). */
   figureLabel: (figure: string, label: string) => `${figure} ${label}`,
   merkmalFigureLabel: (name: string, figure: string, label: string) => `${name}: ${figure} ${label}`,
-  diskEncryption: {
-    heading: 'Festplattenverschlüsselung',
-    encrypted: 'verschlüsselt',
-    escrowed: 'mit hinterlegtem Wiederherstellungsschlüssel',
-    missing: 'Schlüssel fehlt auf dem Gerät',
-    unencrypted: 'unverschlüsselt',
-  },
+  diskEncryptionHeading: 'Festplattenverschlüsselung',
   isoBuilds: {
     heading: 'ISO-Builds in Arbeit',
     created: 'Angelegt',

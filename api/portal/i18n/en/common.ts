@@ -40,6 +40,12 @@ export const common: typeof german = {
     pending: 'pending',
     failed: 'failed',
   },
+  diskEncryption: {
+    encrypted: 'encrypted',
+    escrowed: 'with an escrowed recovery key',
+    missing: 'key missing on the device',
+    unencrypted: 'unencrypted',
+  },
   report: {
     applied: 'applied',
     apply_failed: 'apply failed',

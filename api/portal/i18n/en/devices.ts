@@ -12,6 +12,7 @@ export const devices: typeof reference = {
     group: 'Group',
     status: 'Status',
     convergence: 'Convergence',
+    diskEncryption: 'Disk encryption',
     convergenceOf: (merkmal: string) => `Convergence of ${merkmal}`,
     any: 'any',
     sort: 'Sort by',

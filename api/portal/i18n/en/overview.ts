@@ -15,13 +15,7 @@ export const overview: typeof german = {
   absent: 'absent',
   figureLabel: (figure: string, label: string) => `${figure} ${label}`,
   merkmalFigureLabel: (name: string, figure: string, label: string) => `${name}: ${figure} ${label}`,
-  diskEncryption: {
-    heading: 'Disk encryption',
-    encrypted: 'encrypted',
-    escrowed: 'with an escrowed recovery key',
-    missing: 'key missing on the device',
-    unencrypted: 'unencrypted',
-  },
+  diskEncryptionHeading: 'Disk encryption',
   isoBuilds: {
     heading: 'ISO builds in progress',
     created: 'Created',
