@@ -90,11 +90,11 @@ export async function lockDeviceAction(db: Db, deviceId: string, id: string): Pr
   return row ?? null;
 }
 
-/** A page of the device's actions, newest first (keyset on created_at, id descending). */
+/** A page of the device's actions, newest first (keyset on created_at, id descending); `status` one or any of several. */
 export async function listActions(
   db: Db,
   deviceId: string,
-  status: ActionStatus | undefined,
+  status: ActionStatus | readonly ActionStatus[] | undefined,
   cursor: Cursor | null,
   limit: number,
 ): Promise<ActionRow[]> {
@@ -102,7 +102,7 @@ export async function listActions(
   return db<ActionRow[]>`
     select ${columns(db)} from device_actions a
     where a.device_id = ${deviceId}
-      and ${status === undefined ? db`true` : db`${effective} = ${status}`}
+      and ${status === undefined ? db`true` : db`${effective} = any(${typeof status === 'string' ? [status] : [...status]}::text[])`}
       and ${afterCursor(db, cursor, 'desc', 'a')}
     order by a.created_at desc, a.id desc
     limit ${limit + 1}`;

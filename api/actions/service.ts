@@ -134,11 +134,15 @@ export async function createAction(
   });
 }
 
-/** A page of the device's actions, newest first; 404 for no such device. */
+/** A page of the device's actions, newest first (`status`: one, or any of several as the portal's queue and history read them); 404 for no such device. */
 export async function listActions(
   db: Db,
   deviceId: string,
-  query: { status?: ActionStatus | undefined; cursor?: string | undefined; limit?: number | undefined },
+  query: {
+    status?: ActionStatus | readonly ActionStatus[] | undefined;
+    cursor?: string | undefined;
+    limit?: number | undefined;
+  },
   caller: Caller,
 ): Promise<{ items: ActionObject[]; next_cursor: string | null }> {
   const limit = query.limit ?? 100;
