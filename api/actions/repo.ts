@@ -76,6 +76,31 @@ export async function insertAction(db: Db, deviceId: string, a: NewAction): Prom
   return row!;
 }
 
+/**
+ * The same action for each of `deviceIds` that is still managed (not deprovisioned or
+ * archived), in one statement; returns how many were queued. The caller locks the devices.
+ */
+export async function insertActions(db: Db, deviceIds: string[], a: NewAction): Promise<number> {
+  const rows = await db`
+    insert into device_actions (organization_id, device_id, type, parameters, created_by, expires_at, rollout_id)
+    select ${a.organizationId}, d.id, ${a.type}, ${db.json(a.parameters as never)}, ${db.json(a.createdBy as never)},
+           now_ms() + make_interval(secs => ${a.expiresInSeconds}::double precision), ${a.rolloutId}
+    from devices d
+    where d.id = any(${deviceIds}::uuid[]) and d.deprovisioned_at is null and d.archived_at is null
+    order by d.id
+    returning 1`;
+  return rows.length;
+}
+
+/** A rollout's actions that have not started, canceled (its abort). */
+export async function cancelOfRollout(db: Db, rolloutId: string): Promise<number> {
+  const rows = await db`
+    update device_actions set status = 'canceled', finished_at = now_ms()
+    where rollout_id = ${rolloutId} and status in ('pending', 'delivered')
+    returning 1`;
+  return rows.length;
+}
+
 export async function getAction(db: Db, id: string, lock = false): Promise<ActionRow | null> {
   const [row] = lock
     ? await db<ActionRow[]>`select ${columns(db)} from device_actions a where a.id = ${id} for update`
