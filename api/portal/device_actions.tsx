@@ -123,6 +123,12 @@ function parametersText(type: ActionType, parameters: Record<string, unknown>): 
   return parts.length === 0 ? text.none : parts.join(', ');
 }
 
+/** The settings in words, or null for an action without any (apply now): a rollout's title names them. */
+export function settingsText(type: ActionType, parameters: Record<string, unknown>): string | null {
+  const text = parametersText(type, parameters);
+  return text === t().actions.parameters.none ? null : text;
+}
+
 /** The parameter fields of a type, filled with `values` (a form's, or the defaults). */
 function ParameterInputs(props: { type: ActionType; values: Record<string, unknown>; idPrefix: string }) {
   const { type, values } = props;
@@ -494,6 +500,8 @@ export function ConfirmationPage(props: {
   back: string;
   inputs?: boolean;
   notes?: Child;
+  /** More fields of the form (a rollout's rings). */
+  extra?: Child;
   flash?: Flash | null;
 }) {
   const { action, session } = props;
@@ -521,6 +529,7 @@ export function ConfirmationPage(props: {
         ) : (
           <ParameterHidden action={action} />
         )}
+        {props.extra}
         <p>
           <button type="submit" class="danger">
             {text.button(typeLabel(action.type), devices)}

@@ -3,8 +3,11 @@
  * updates, a script) on the ticked devices or on every device the list's filter matches.
  * Its page takes the action's settings and names the count of devices in its button; up to
  * RINGS_ABOVE devices each gets its own action, by the API's create (its declaration,
- * service function and one audit event per device). A count that changed between the page
- * and the post queues nothing and shows the page again with the new count.
+ * service function and one audit event per device). Above, the action goes out as a
+ * rollout in rings with `device_action` (the rollouts' create, as the API's POST
+ * /rollouts makes it) over the org unit or the group the list is filtered by, the count
+ * the admin confirmed as its `expected_devices`. A count that changed between the page and
+ * the post queues nothing and shows the page again with the new count.
  */
 import type { Context } from 'hono';
 import { Hono } from 'hono';
@@ -14,6 +17,14 @@ import type { ActionType } from '../actions/schemas.ts';
 import { createAction } from '../actions/service.ts';
 import type { BulkOutcome } from '../access/bulk.ts';
 import * as deviceOps from '../devices/operations.ts';
+import type { Db } from '../db/client.ts';
+import * as groupOps from '../groups/operations.ts';
+import { requireGroup } from '../groups/repo.ts';
+import * as orgUnitOps from '../org_units/operations.ts';
+import { requireOrgUnit } from '../org_units/repo.ts';
+import * as rolloutOps from '../rollouts/operations.ts';
+import { devicesOfScope, type RolloutScope } from '../rollouts/rings.ts';
+import { createRollout } from '../rollouts/service.ts';
 import {
   countOrganizationDevices,
   type DeviceFilter,
@@ -21,8 +32,8 @@ import {
   listMatchingDeviceIds,
   lockDevices,
 } from '../devices/organize_repo.ts';
-import { ApiError } from '../http/errors.ts';
-import { authorizeEach, type PortalEnv, portalRead, postBulkWrite } from './access.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { authorizeEach, type PortalEnv, portalRead, postBulkWrite, postWrite } from './access.ts';
 import {
   actionBodyOf,
   actionTypes,
@@ -37,6 +48,7 @@ import { formFields, redirectWith, render } from './http.tsx';
 import { formatNumber, t } from './i18n/index.ts';
 import { type Flash, Layout } from './layout.tsx';
 import { refusalText } from './refusals.ts';
+import { RingFields, ringSettingsOf } from './rollouts.tsx';
 import type { PortalSession } from './session.ts';
 
 /** Up to this many devices each gets its action at once; more go out in rings. */
@@ -96,7 +108,7 @@ async function checked(c: Context<PortalEnv>, devices: Devices) {
 }
 
 /** The devices the action goes to now: the ticked ones, or the ids the filter matches. */
-async function deviceIdsOf(c: Context<PortalEnv>, db: Awaited<ReturnType<typeof checked>>['db'], devices: Devices) {
+async function deviceIdsOf(c: Context<PortalEnv>, db: Db, devices: Devices) {
   if (devices.scope === 'selected') return devices.selected;
   const context = { pollIntervalSeconds: c.get('deps').config.agentPollIntervalSeconds };
   return (await listMatchingDeviceIds(db, c.get('session').organizationId!, devices.filter, context)).map((d) => d.id);
@@ -108,7 +120,7 @@ async function deviceIdsOf(c: Context<PortalEnv>, db: Awaited<ReturnType<typeof 
  */
 async function bulkPage(
   c: Context<PortalEnv>,
-  db: Awaited<ReturnType<typeof checked>>['db'],
+  db: Db,
   type: ActionType,
   devices: Devices,
   values: Record<string, unknown>,
@@ -137,6 +149,8 @@ async function bulkPage(
     );
   }
   if (count > RINGS_ABOVE) {
+    const ring = ringScopeOf(devices.filter);
+    if (ring !== null) return ringsPage(c, db, type, ring, values, flash, status);
     return render(
       c,
       <Layout title={text.actions.bulk.title} session={session} flash={flash}>
@@ -179,6 +193,87 @@ async function bulkPage(
       back={back}
       inputs
       notes={<p class="muted">{text.actions.bulk.eachAudited}</p>}
+      flash={flash}
+    />,
+    status,
+  );
+}
+
+/** The scope a rollout can take of a list filtered by one org unit alone or one group alone; else none. */
+interface RingScope {
+  scope: RolloutScope;
+  id: string;
+}
+
+function ringScopeOf(filter: DeviceFilter): RingScope | null {
+  if (filterParams(filter).size !== 1) return null;
+  if (filter.oe_id !== undefined) return { scope: 'org_unit', id: filter.oe_id.toLowerCase() };
+  if (filter.group_id !== undefined) return { scope: 'group', id: filter.group_id.toLowerCase() };
+  return null;
+}
+
+const segmentOf: Record<RolloutScope, string> = { org_unit: 'org-units', group: 'groups' };
+const filterOf = (ring: RingScope): DeviceFilter =>
+  ring.scope === 'org_unit' ? { oe_id: ring.id } : { group_id: ring.id };
+
+/**
+ * The action in rings over a unit or a group: its settings, the rings, and the count the
+ * rollout takes now (the scope's devices neither archived nor deprovisioned, as the rollout
+ * takes them), which the post carries as `expected_devices`.
+ */
+async function ringsPage(
+  c: Context<PortalEnv>,
+  db: Db,
+  type: ActionType,
+  ring: RingScope,
+  values: Record<string, unknown>,
+  flash: Flash | null = null,
+  status: 200 | 400 | 409 = 200,
+) {
+  const session = c.get('session');
+  const text = t().actions.bulk;
+  const [name, ids] = await Promise.all([
+    ring.scope === 'org_unit'
+      ? requireOrgUnit(db, ring.id).then((u) => u.name)
+      : requireGroup(db, ring.id).then((g) => g.name),
+    devicesOfScope(db, session.organizationId!, ring.scope, ring.id),
+  ]);
+  const back = listOf(filterOf(ring));
+  if (ids.length === 0) {
+    return render(
+      c,
+      <Layout title={text.title} session={session} flash={flash}>
+        <p class="empty">{text.nothing}</p>
+        <p>
+          <a href={back}>{t().bulk.backToList}</a>
+        </p>
+      </Layout>,
+      status,
+    );
+  }
+  return render(
+    c,
+    <ConfirmationPage
+      session={session}
+      action={{ type, parameters: values }}
+      count={ids.length}
+      goesTo={<a href={back}>{ring.scope === 'org_unit' ? text.unitScope(name) : text.groupScope(name)}</a>}
+      post={`/portal/${segmentOf[ring.scope]}/${ring.id}/actions`}
+      hidden={[['expected_devices', String(ids.length)]]}
+      back={back}
+      inputs
+      notes={
+        <>
+          <p data-field="in-rings">{text.inRings(formatNumber(RINGS_ABOVE))}</p>
+          <p class="muted">{text.managedOnly}</p>
+        </>
+      }
+      extra={
+        <>
+          <h2>{t().rollouts.ringsHeading}</h2>
+          <RingFields />
+        </>
+      }
       flash={flash}
     />,
     status,
@@ -274,6 +369,64 @@ export function deviceActionBulkRoutes() {
       <Result session={session} action={action} filter={devices.filter} outcome={outcome} serials={serials} />,
     );
   });
+
+  // Above RINGS_ABOVE devices: a rollout in rings over the unit or group, by the rollouts' own create.
+  for (const scope of ['org_unit', 'group'] as const) {
+    postWrite(app, `/${segmentOf[scope]}/:id/actions`, rolloutOps.createRollout, async (c, write) => {
+      const org = c.get('session').organizationId!;
+      const ring = { scope, id: c.req.param('id').toLowerCase() };
+      // The scope as its page reads it: another organization's is 404 before the form is read.
+      const db = await portalRead(c, scope === 'org_unit' ? orgUnitOps.getOrgUnit : groupOps.getGroup, {
+        param: { id: ring.id },
+      });
+      const fields = await formFields(c);
+      const body = actionBodyOf(fields);
+      const values = body.parameters as Record<string, unknown>;
+      const type = oneOf(actionTypes, String(body.type));
+      const poll = c.get('deps').config.agentPollIntervalSeconds;
+      try {
+        // Checked inside the write, after the session's role: a viewer's forged form is 403 whatever it holds.
+        const rollout = await write({ param: { id: org } }, async (tx, caller) => {
+          const action = checkedBody(body);
+          const expected = fields.expected_devices?.trim() ?? '';
+          const created = await createRollout(
+            tx,
+            org,
+            {
+              scope,
+              scope_id: ring.id,
+              device_action: action,
+              expected_devices: /^\d{1,9}$/.test(expected) ? Number(expected) : expected,
+              ...ringSettingsOf(fields),
+            },
+            caller,
+            poll,
+          );
+          return { audit: created.audit, result: created.rollout };
+        });
+        const first = rollout.rings_detail[0]?.devices ?? 0;
+        return redirectWith(c, `/portal/rollouts/${rollout.id}`, {
+          kind: 'ok',
+          text: t().rollouts.started(first, formatNumber(first)),
+        });
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        // The operator's session is held to the organization it chose: another's scope is not found there.
+        if (err.code === 'organization_mismatch') throw notFound('scope', ring.id);
+        if (type === undefined || ![400, 409, 422].includes(err.status)) throw err;
+        const flash: Flash =
+          err.code === 'device_count_changed'
+            ? {
+                kind: 'error',
+                text: t().actions.bulk.countChanged(
+                  countText((await devicesOfScope(db, org, ring.scope, ring.id)).length),
+                ),
+              }
+            : { kind: 'error', text: refusalText(err) };
+        return ringsPage(c, db, type, ring, values, flash, err.status === 409 ? 409 : 400);
+      }
+    });
+  }
 
   return app;
 }

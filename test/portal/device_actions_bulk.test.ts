@@ -3,9 +3,11 @@
  * names the count of ticked or filtered devices in its button and queues one action per
  * device through the API's create (one audit event each); a device that cannot take one is
  * reported; a count that changed queues nothing and asks again; bad settings queue
- * nothing; above 50 devices a filter that names no org unit or group alone is told why; a
- * viewer has no control and its forged post is 403; a post without its CSRF token or
- * naming another organization's device changes nothing.
+ * nothing; above 50 devices the action goes out as a rollout in rings over the org unit or
+ * group the list is filtered by, with the count confirmed as its expected_devices (another
+ * count asks again), and a filter that names no unit or group alone is told why; a viewer
+ * has no control and its forged posts are 403; a post without its CSRF token or naming
+ * another organization's device, unit or group changes nothing.
  */
 import { describe, expect, it } from 'vitest';
 import { createApiKey, databaseFingerprint } from '../support/access.ts';
@@ -175,6 +177,103 @@ describe('device actions in bulk from the device list', () => {
     expect(await actionsOfOrg(f.org.id)).toEqual([]);
   });
 
+  it('above 50 devices of a unit: a script goes out in rings, the count confirmed as expected_devices, a changed count asks again', async () => {
+    const f = await fleet(55);
+    const inA = await f.ids('AC-A-');
+    const list = `/portal/devices?oe_id=${f.a}`;
+    const page = await f.admin.get(`/portal/devices/bulk?action=script&scope=filter&oe_id=${f.a}`);
+    expect(page.status).toBe(200);
+    expect(countOf(page.text)).toBe('55 Geräte');
+    expect(page.text).toContain('data-field="in-rings"');
+    expect(page.text).toContain('die verwalteten Geräte der Organisationseinheit „Grundschule“');
+    expect(page.text).toContain(`href="${list}"`);
+    expect(page.text).toContain('Skript für 55 Geräte einreihen');
+    const { action, fields } = confirmForm(page.text);
+    expect(action).toBe(`/portal/org-units/${f.a}/actions`);
+    expect(fields).toMatchObject({ type: 'script', expected_devices: '55' });
+    const form = {
+      ...fields,
+      interpreter: 'python3',
+      script: 'print("RING-SCRIPT")',
+      timeout_seconds: '30',
+      rings: '10, 100',
+      max_failure_ratio: '0,2',
+      min_reported_ratio: '0.9',
+      soak_seconds: '0',
+    };
+    // Meanwhile a device of the unit is deprovisioned: the rollout would take 54.
+    await ctx.sql`update devices set deprovisioned_at = now() where id = ${inA[0]!}`;
+    const before = await databaseFingerprint(ctx.sql, { tables: ['portal_sessions'] });
+    const changed = await f.admin.request('POST', action, form);
+    expect(changed.status).toBe(409);
+    expect(changed.text).toContain('jetzt 54 Geräte');
+    expect(countOf(changed.text)).toBe('54 Geräte');
+    expect(changed.text).toContain('print(&quot;RING-SCRIPT&quot;)');
+    expect(await databaseFingerprint(ctx.sql, { tables: ['portal_sessions'] })).toBe(before);
+
+    const again = confirmForm(changed.text);
+    const res = await f.admin.request('POST', again.action, { ...form, ...again.fields });
+    expect(res.status).toBe(303);
+    const id = /^\/portal\/rollouts\/([0-9a-f-]{36})$/.exec(res.location!)![1]!;
+    const [rollout] =
+      await ctx.sql`select scope, scope_id, device_action, rings, max_failure_ratio from rollouts where id = ${id}`;
+    expect(rollout).toMatchObject({
+      scope: 'org_unit',
+      scope_id: f.a,
+      device_action: {
+        type: 'script',
+        parameters: { interpreter: 'python3', script: 'print("RING-SCRIPT")', timeout_seconds: 30 },
+      },
+      rings: [10, 100],
+      max_failure_ratio: 0.2,
+    });
+    // Ring 1 (10 % of 54) got the action, with the rollout's id; the others wait for their ring.
+    const queued = await actionsOfOrg(f.org.id);
+    expect(queued.length).toBeGreaterThan(0);
+    expect(queued.length).toBeLessThan(54);
+    expect(queued.every((q) => q.rollout_id === id && q.type === 'script')).toBe(true);
+    expect(queued.map((q) => q.device_id)).not.toContain(inA[0]);
+    const [audit] = await ctx.sql<{ details: Record<string, unknown> }[]>`
+      select details from audit_events where target_id = ${id} and action = 'rollout.create'`;
+    expect(JSON.stringify(audit!.details)).not.toContain('RING-SCRIPT');
+    // The rollout's page names the action and its settings, never the script.
+    const shown = await f.admin.get(res.location!);
+    expect(shown.text).toContain('Rollout gestartet');
+    expect(shown.text).toContain('<td data-field="merkmal">Skript</td>');
+    expect(shown.text).toContain('Interpreter python3, Zeitlimit 30 s');
+    expect(shown.text).not.toContain('RING-SCRIPT');
+    const viewerPage = await f.viewer.get(res.location!);
+    expect(viewerPage.text).not.toContain('RING-SCRIPT');
+  });
+
+  it('above 50 devices of a group: in rings over the group; bad settings or rings show the page again and create nothing', async () => {
+    const f = await fleet(55);
+    const [group] = await ctx.sql<{ id: string }[]>`
+      insert into groups (organization_id, name) values (${f.org.id}, 'Laptopwagen') returning id`;
+    await ctx.sql`
+      insert into group_members (group_id, device_id, organization_id)
+      select ${group!.id}, id, organization_id from devices where organization_id = ${f.org.id} and serial like 'AC-A-%'`;
+    const page = await f.admin.get(`/portal/devices/bulk?action=reboot&scope=filter&group_id=${group!.id}`);
+    expect(countOf(page.text)).toBe('55 Geräte');
+    expect(page.text).toContain('die verwalteten Geräte der Gruppe „Laptopwagen“');
+    const { action, fields } = confirmForm(page.text);
+    expect(action).toBe(`/portal/groups/${group!.id}/actions`);
+    const ring = { rings: '10, 50, 100', max_failure_ratio: '0.1', min_reported_ratio: '0.9', soak_seconds: '3600' };
+    const before = await databaseFingerprint(ctx.sql, { tables: ['portal_sessions'] });
+    const bad = await f.admin.request('POST', action, { ...fields, ...ring, delay_seconds: '9999' });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('Die Verzögerung muss eine ganze Zahl von 0 bis 3600 Sekunden sein.');
+    const badRings = await f.admin.request('POST', action, { ...fields, ...ring, rings: '50, 10' });
+    expect(badRings.status).toBe(400);
+    expect(countOf(badRings.text)).toBe('55 Geräte');
+    expect(await databaseFingerprint(ctx.sql, { tables: ['portal_sessions'] })).toBe(before);
+    const res = await f.admin.request('POST', action, { ...fields, ...ring, delay_seconds: '120' });
+    expect(res.status).toBe(303);
+    const queued = await actionsOfOrg(f.org.id);
+    expect(queued.length).toBeGreaterThan(0);
+    expect(queued.every((q) => q.type === 'reboot' && q.parameters.delay_seconds === 120)).toBe(true);
+  });
+
   it("a viewer has no bulk control; its page and forged post are 403; no CSRF token or another organization's device changes nothing", async () => {
     const f = await fleet();
     const theirs = await fleet();
@@ -182,6 +281,8 @@ describe('device actions in bulk from the device list', () => {
     expect(list.text).not.toContain('Geräteaktionen');
     const mine = (await f.ids('AC-A-')).slice(0, 2);
     const foreign = (await theirs.ids('AC-A-'))[0]!;
+    const [theirGroup] = await ctx.sql<{ id: string }[]>`
+      insert into groups (organization_id, name) values (${theirs.org.id}, 'Fremd') returning id`;
     expect((await f.viewer.get(`/portal/devices/bulk?action=reboot&scope=selected&device=${mine[0]}`)).status).toBe(
       403,
     );
@@ -207,6 +308,30 @@ describe('device actions in bulk from the device list', () => {
       _csrf: token,
     });
     expect(stranger.status).toBe(404);
+    // The rollout forms: a viewer's is 403, another organization's unit or group 404, none without its token.
+    const ringForm = {
+      type: 'apply_now',
+      expected_devices: '30',
+      rings: '10, 100',
+      max_failure_ratio: '0.1',
+      min_reported_ratio: '0.9',
+      soak_seconds: '0',
+    };
+    expect(
+      (
+        await f.viewer.request('POST', `/portal/org-units/${f.a}/actions`, {
+          ...ringForm,
+          _csrf: await f.csrf(f.viewer),
+        })
+      ).status,
+    ).toBe(403);
+    expect((await f.admin.request('POST', `/portal/org-units/${f.a}/actions`, ringForm)).status).toBe(403);
+    expect(
+      (await f.admin.request('POST', `/portal/org-units/${theirs.a}/actions`, { ...ringForm, _csrf: token })).status,
+    ).toBe(404);
+    expect(
+      (await f.admin.request('POST', `/portal/groups/${theirGroup!.id}/actions`, { ...ringForm, _csrf: token })).status,
+    ).toBe(404);
     expect(await databaseFingerprint(ctx.sql, { tables: ['portal_sessions'] })).toBe(before);
   });
 
