@@ -221,30 +221,30 @@ function ActionSummary(props: { action: CheckedAction }) {
   const { type, parameters } = props.action;
   const text = t().actions.confirm;
   return (
-    <div class="table-wrap">
-      <table class="hardware">
-        <tbody>
-          <tr>
-            <th scope="row">{text.action}</th>
-            <td data-field="type">{typeLabel(type)}</td>
-          </tr>
-          <tr>
-            <th scope="row">{text.parameters}</th>
-            <td data-field="parameters">{parametersText(type, parameters)}</td>
-          </tr>
-          {type === 'script' && typeof parameters.script === 'string' ? (
+    <>
+      <div class="table-wrap">
+        <table>
+          <tbody>
             <tr>
-              <th scope="row">{t().actions.script}</th>
-              <td>
-                <pre class="output" data-field="script">
-                  {parameters.script}
-                </pre>
-              </td>
+              <th scope="row">{text.action}</th>
+              <td data-field="type">{typeLabel(type)}</td>
             </tr>
-          ) : null}
-        </tbody>
-      </table>
-    </div>
+            <tr>
+              <th scope="row">{text.parameters}</th>
+              <td data-field="parameters">{parametersText(type, parameters)}</td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
+      {type === 'script' && typeof parameters.script === 'string' ? (
+        <>
+          <h2>{t().actions.script}</h2>
+          <pre class="output" data-field="script">
+            {parameters.script}
+          </pre>
+        </>
+      ) : null}
+    </>
   );
 }
 
@@ -685,10 +685,10 @@ export function deviceActionRoutes() {
       c,
       <Layout title={page.title(typeLabel(a.type), serial)} session={session} flash={takeFlash(c)}>
         <p>
-          <a href={`/portal/devices/${a.device_id}#actions`}>{page.back}</a>
+          <a href={`/portal/devices/${a.device_id}`}>{page.back}</a>
         </p>
         <div class="table-wrap">
-          <table class="hardware" data-action={a.id}>
+          <table data-action={a.id}>
             <tbody>
               <tr>
                 <th scope="row">{page.device}</th>
