@@ -392,7 +392,7 @@ describe("a device's actions in the portal", () => {
       security_only: 'true',
     });
     expect(confirmation.text).toContain('<strong data-field="count">1 device</strong>');
-    expect(confirmation.text).toContain('Queue Apply updates for 1 device');
+    expect(confirmation.text).toContain('Queue “Apply updates” for 1 device');
     expect(confirmation.text).toContain('security updates only');
     const after = await admin.get(`/portal/devices/${agent.device_id}`);
     expect(after.text).toContain('Apply updates queued');

@@ -339,7 +339,7 @@ describe('device actions in bulk from the device list', () => {
     const f = await fleet(30, 'en-GB,en;q=0.9');
     const page = await f.admin.get(`/portal/devices/bulk?action=apply_updates&scope=filter&oe_id=${f.a}`);
     expect(countOf(page.text)).toBe('30 devices');
-    expect(page.text).toContain('Queue Apply updates for 30 devices');
+    expect(page.text).toContain('Queue “Apply updates” for 30 devices');
     expect(page.text).toContain('Security updates only');
     const { action, fields } = confirmForm(page.text);
     const res = await f.admin.request('POST', action, { ...fields, security_only: 'true' });

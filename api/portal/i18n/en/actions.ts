@@ -83,7 +83,7 @@ export const actions: typeof german = {
     parameters: 'Settings',
     devices: 'Devices',
     waits: 'A device that is offline now gets the action at its next check-in; not started within 7 days, it expires.',
-    button: (type: string, devices: string) => `Queue ${type} for ${devices}`,
+    button: (type: string, devices: string) => `Queue “${type}” for ${devices}`,
     cancel: 'Cancel',
   },
   queued: (type: string) => `${type} queued: the action waits for the device's next check-in.`,
