@@ -65,7 +65,7 @@ function formPath(action: BulkAction, target: string): string {
 }
 
 /** The ids of the ticked devices: each a UUID (else 404, as an unknown id), once each. */
-function selectedIds(values: readonly string[]): string[] {
+export function selectedIds(values: readonly string[]): string[] {
   const ids = new Set<string>();
   for (const value of values) {
     for (const id of value.split(/[\s,]+/).filter(Boolean)) {
@@ -80,6 +80,8 @@ function selectedIds(values: readonly string[]): string[] {
 export function BulkControls(props: {
   names: { units: { id: string; parent_id: string | null; name: string }[]; groups: { id: string; name: string }[] };
   merkmale: { key: string; name: string }[];
+  /** The device actions (device_actions_bulk.tsx), offered in a group of their own: they need no target. */
+  deviceActions: { label: string; options: { value: string; label: string }[] };
   total: string;
 }) {
   const { bulk: text } = t();
@@ -99,6 +101,11 @@ export function BulkControls(props: {
             {bulkActions.map((a) => (
               <option value={a}>{text.actions[a]}</option>
             ))}
+            <optgroup label={props.deviceActions.label}>
+              {props.deviceActions.options.map((o) => (
+                <option value={o.value}>{o.label}</option>
+              ))}
+            </optgroup>
           </select>
         </div>
         {(['oe', 'group', 'merkmal'] as const).map((target) => (
@@ -245,7 +252,7 @@ function Confirmation(props: {
 }
 
 /** The devices a rule refused, each with the reason in the page's language where there is one. */
-function Refusals(props: { rows: readonly Refusal[]; serials: Map<string, string> }) {
+export function Refusals(props: { rows: readonly Refusal[]; serials: Map<string, string> }) {
   const { bulk: text } = t();
   return (
     <div class="table-wrap">

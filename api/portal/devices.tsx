@@ -37,6 +37,7 @@ import { SoftwareSection } from './device_software.tsx';
 import { canWrite, type PortalEnv, portalRead, postWrite } from './access.ts';
 import { EventTable, HardwareTable } from './device_details.tsx';
 import { DiskKeys, deviceDiskKeys } from './disk_keys.tsx';
+import { ActionsSection, loadDeviceActions } from './device_actions.tsx';
 import { formFields, render, safeBack, takeFlash, writeAndRedirect } from './http.tsx';
 import { formatNumber, formatTime, t } from './i18n/index.ts';
 import { ConvergenceBadge, StatusBadge } from './badges.tsx';
@@ -50,6 +51,7 @@ import {
 } from './labels.ts';
 import { CsrfField, Layout } from './layout.tsx';
 import { BulkControls } from './device_bulk.tsx';
+import { bulkActionChoices } from './device_actions_bulk.tsx';
 import { convergences, filterParams, listedStatuses, listFilterOf, oneOf } from './device_filter.ts';
 import { RelativeTime } from './relative_time.tsx';
 import { ChangeButtons } from './scope_catalog.tsx';
@@ -461,7 +463,14 @@ export function deviceRoutes() {
               previous={hasPrevious ? pageLink(page[0]!, 'before') : null}
               next={hasNext ? pageLink(page[page.length - 1]!, 'after') : null}
             />
-            {write ? <BulkControls names={names} merkmale={merkmale} total={deviceCount(total)} /> : null}
+            {write ? (
+              <BulkControls
+                names={names}
+                merkmale={merkmale}
+                deviceActions={bulkActionChoices()}
+                total={deviceCount(total)}
+              />
+            ) : null}
           </form>
         )}
       </Layout>,
@@ -475,13 +484,14 @@ export function deviceRoutes() {
     const device = await getDevice(db, id, c.get('deps').config.agentPollIntervalSeconds);
     if (!device) throw notFound('device', id);
     const packagesQ = c.req.query('pkg_q')?.trim().slice(0, 200) || undefined;
-    const [names, hardware, events, catalog, software, vulnerabilities] = await Promise.all([
+    const [names, hardware, events, catalog, software, vulnerabilities, actions] = await Promise.all([
       namesOf(db, device.organization_id),
       getHardware(db, id),
       listEvents(db, id, null, 20),
       loadCatalogStates(db, id),
       readInventoryPage(db, id, { q: packagesQ, cursor: c.req.query('pkg_cursor'), limit: 50 }),
       loadDeviceVulnerabilities(c, id),
+      loadDeviceActions(c, id, c.req.query('actions_cursor') || undefined),
     ]);
     const outcomes = await loadOutcomes(db, id, catalog ?? []);
     // Disk keys are the operator's and admins' only, as in the API: a viewer's page has no section.
@@ -552,6 +562,12 @@ export function deviceRoutes() {
           </table>
         </div>
         {write ? <Lifecycle device={device} /> : null}
+        <ActionsSection
+          session={session}
+          deviceId={device.id}
+          managed={!device.archived_at && !device.deprovisioned_at}
+          actions={actions}
+        />
         <h2>{text.catalog}</h2>
         <div class="table-wrap">
           <table>

@@ -47,20 +47,27 @@ export async function formFields(c: Ctx): Promise<Record<string, string>> {
 }
 
 /**
- * Runs a write and redirects back with its outcome. A refusal by a rule of the domain
+ * Runs a write and redirects back with its outcome (the success's text may name what it
+ * wrote). A refusal by a rule of the domain
  * (400, 409, 422) goes back with the message as an error; 403, 404 and the rest are the
  * error page's (the portal's onError).
  */
-export async function writeAndRedirect(c: Ctx, back: string, success: string, write: () => Promise<unknown>) {
+export async function writeAndRedirect<T>(
+  c: Ctx,
+  back: string,
+  success: string | ((result: T) => string),
+  write: () => Promise<T>,
+) {
+  let result: T;
   try {
-    await write();
+    result = await write();
   } catch (err) {
     if (err instanceof ApiError && [400, 409, 413, 422].includes(err.status)) {
       return redirectWith(c, back, { kind: 'error', text: refusalText(err) });
     }
     throw err;
   }
-  return redirectWith(c, back, { kind: 'ok', text: success });
+  return redirectWith(c, back, { kind: 'ok', text: typeof success === 'string' ? success : success(result) });
 }
 
 /** A zod failure as the portal shows it: the fields and what is wrong with them. */

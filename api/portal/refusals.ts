@@ -14,11 +14,18 @@ export function portalWorded(err: ApiError): ApiError {
   return err;
 }
 
-/** The fields a validation refusal names (`details: [{ path: [field, ...] }]`). */
-function fieldsOf(details: unknown): string[] {
+/**
+ * The fields a validation refusal names (`details: [{ path: [field, ...] }]`), each as the
+ * catalog words it: by its whole path ("parameters.script") where it has words for that,
+ * else by its first field.
+ */
+function fieldsOf(details: unknown, worded: Record<string, string>): string[] {
   if (!Array.isArray(details)) return [];
   return details.flatMap((d) => {
-    const first = (d as { path?: unknown[] })?.path?.[0];
+    const path = (d as { path?: unknown[] })?.path ?? [];
+    const whole = path.map(String).join('.');
+    if (path.length > 1 && Object.hasOwn(worded, whole)) return [whole];
+    const first = path[0];
     return typeof first === 'string' ? [first] : [];
   });
 }
@@ -28,7 +35,7 @@ export function refusalText(err: ApiError): string {
   if (worded.has(err)) return err.message;
   const { refusals, errors } = t().common;
   if (err.code === 'invalid_request') {
-    const fields = [...new Set(fieldsOf(err.details))];
+    const fields = [...new Set(fieldsOf(err.details, refusals.fields))];
     const texts = fields.map((f) => (Object.hasOwn(refusals.fields, f) ? refusals.fields[f] : undefined));
     if (fields.length === 0 || texts.some((x) => x === undefined)) return err.message;
     return errors.invalidInput(texts.join(' '));

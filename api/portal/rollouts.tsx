@@ -33,6 +33,7 @@ import {
 } from '../rollouts/service.ts';
 import type { Convergence } from '../devices/repo.ts';
 import { ConvergenceBadge } from './badges.tsx';
+import { settingsText, typeLabel } from './device_actions.tsx';
 import { reportLabel, reportMessage } from './labels.ts';
 import { RelativeTime } from './relative_time.tsx';
 import { canWrite, type PortalEnv, portalRead, type PortalWriter, postWrite } from './access.ts';
@@ -65,6 +66,15 @@ const statuses: RolloutStatus[] = ['running', 'paused', 'completed', 'aborted'];
 
 /** A rollout's action in words (the catalog change it makes). */
 export const actionLabel = (action: RolloutAction) => t().rollouts.actions[action];
+
+/** What a rollout changes, as its Merkmal and action, or (a device action) the action and its settings in words. */
+const subjectOf = (r: Rollout) => r.merkmal ?? (r.device_action === null ? '' : typeLabel(r.device_action.type));
+const verbOf = (r: Rollout) =>
+  r.action !== null
+    ? t().rollouts.actions[r.action]
+    : r.device_action === null
+      ? ''
+      : (settingsText(r.device_action.type, r.device_action.parameters) ?? '');
 
 const verbs: Verb[] = ['pause', 'resume', 'abort'];
 const verbOperation = {
@@ -326,15 +336,15 @@ function RolloutTable(props: { rollouts: Rollout[]; names: ScopeNames; admin: bo
               <td>
                 <ScopeLink rollout={r} names={props.names} admin={props.admin} />
               </td>
-              <td>{r.merkmal}</td>
-              <td>{text.actions[r.action]}</td>
+              <td>{subjectOf(r)}</td>
+              <td>{verbOf(r)}</td>
               <td data-field="status" data-status={r.status}>
                 {text.statuses[r.status]}
                 {r.status === 'paused' && r.paused_reason === 'failure_ratio' ? text.pausedForFailures : ''}
               </td>
               <td>{progressText(r)}</td>
               <td>
-                <a href={`/portal/rollouts/${r.id}`} aria-label={text.detailsOf(r.merkmal, text.actions[r.action])}>
+                <a href={`/portal/rollouts/${r.id}`} aria-label={text.detailsOf(subjectOf(r), verbOf(r))}>
                   {text.details}
                 </a>
               </td>
@@ -397,8 +407,6 @@ export function InRingsForm(props: {
   from: string;
   button: string;
 }) {
-  const d = ROLLOUT_DEFAULTS;
-  const { form: text } = t().rollouts;
   return (
     <form method="post" action="/portal/rollouts" class="rollout-form">
       <CsrfField session={props.session} />
@@ -407,6 +415,20 @@ export function InRingsForm(props: {
       <input type="hidden" name="merkmal" value={props.merkmal} />
       <input type="hidden" name="action" value={props.action} />
       <input type="hidden" name="from" value={props.from} />
+      <RingFields />
+      <p>
+        <button type="submit">{props.button}</button>
+      </p>
+    </form>
+  );
+}
+
+/** A rollout's rings and limits as form fields, the defaults filled in (a device action's rings take them too). */
+export function RingFields() {
+  const d = ROLLOUT_DEFAULTS;
+  const { form: text } = t().rollouts;
+  return (
+    <>
       <label for="rings">{text.rings}</label>
       <input id="rings" name="rings" value={d.rings.join(', ')} required maxlength={100} />
       <label for="max_failure_ratio">{text.maxFailureRatio}</label>
@@ -442,10 +464,7 @@ export function InRingsForm(props: {
         value={String(d.soak_seconds)}
         required
       />
-      <p>
-        <button type="submit">{props.button}</button>
-      </p>
-    </form>
+    </>
   );
 }
 
@@ -455,21 +474,27 @@ function numberField(value: string | undefined): number | string {
   return text !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
 }
 
+/** The rings and limits of `RingFields` as the API takes them (what is not a number is left for its schema to refuse). */
+export function ringSettingsOf(fields: Record<string, string | undefined>) {
+  return {
+    rings: (fields.rings ?? '')
+      .split(/[\s,;]+/)
+      .filter((r) => r !== '')
+      .map((r) => numberField(r)),
+    max_failure_ratio: numberField(fields.max_failure_ratio),
+    min_reported_ratio: numberField(fields.min_reported_ratio),
+    soak_seconds: numberField(fields.soak_seconds),
+  };
+}
+
 /** The rollout the "in rings" form asks for, checked by the API's own schema. */
 function rolloutBody(fields: Record<string, string>) {
-  const rings = (fields.rings ?? '')
-    .split(/[\s,;]+/)
-    .filter((r) => r !== '')
-    .map((r) => numberField(r));
   const parsed = RolloutCreate.safeParse({
     scope: fields.scope,
     scope_id: (fields.scope_id ?? '').toLowerCase(),
     merkmal: fields.merkmal,
     action: fields.action,
-    rings,
-    max_failure_ratio: numberField(fields.max_failure_ratio),
-    min_reported_ratio: numberField(fields.min_reported_ratio),
-    soak_seconds: numberField(fields.soak_seconds),
+    ...ringSettingsOf(fields),
   });
   if (!parsed.success) throw invalidInput(parsed.error);
   return parsed.data;
@@ -563,7 +588,7 @@ export function rolloutRoutes() {
     const admin = canWrite(session);
     const live = underWay(r);
     const text = t().rollouts;
-    const title = text.title(r.merkmal, text.actions[r.action]);
+    const title = text.title(subjectOf(r), verbOf(r));
     const soak = r.soak_seconds === 0 ? null : duration(r.soak_seconds);
     const waiting = waitingText(r);
     const waitingReason = r.rings_detail.find((d) => d.ring === r.current_ring)?.waiting_for?.reason;
@@ -583,12 +608,12 @@ export function rolloutRoutes() {
                 </td>
               </tr>
               <tr>
-                <th scope="row">{text.merkmal}</th>
-                <td data-field="merkmal">{r.merkmal}</td>
+                <th scope="row">{r.device_action === null ? text.merkmal : t().actions.confirm.action}</th>
+                <td data-field="merkmal">{subjectOf(r)}</td>
               </tr>
               <tr>
-                <th scope="row">{text.action}</th>
-                <td data-field="action">{text.actions[r.action]}</td>
+                <th scope="row">{r.device_action === null ? text.action : t().actions.confirm.parameters}</th>
+                <td data-field="action">{verbOf(r) || '–'}</td>
               </tr>
               <tr>
                 <th scope="row">{text.ringsHeading}</th>
@@ -623,7 +648,7 @@ export function rolloutRoutes() {
           {admin ? <RolloutActions rollout={r} /> : null}
           <RingTable rollout={r} />
           <p class="muted">{text.uncounted}</p>
-          {r.rings_detail.some((d) => d.failed > 0) ? (
+          {r.merkmal !== null && r.rings_detail.some((d) => d.failed > 0) ? (
             <p>
               <a
                 href={`/portal/devices?${r.scope === 'org_unit' ? 'oe_id' : 'group_id'}=${r.scope_id}&merkmal=${encodeURIComponent(r.merkmal)}&convergence=failed`}
@@ -670,7 +695,7 @@ export function rolloutRoutes() {
       c,
       <Layout title={heading} session={session}>
         <p>
-          <a href={`/portal/rollouts/${r.id}`}>{list.back(r.merkmal, text.actions[r.action])}</a>
+          <a href={`/portal/rollouts/${r.id}`}>{list.back(subjectOf(r), verbOf(r))}</a>
         </p>
         <p class="muted">{list.intro}</p>
         {page.items.length === 0 ? (
@@ -750,7 +775,7 @@ export function rolloutRoutes() {
       c,
       <Layout title={confirm.title} session={session}>
         <p>
-          <strong>{text.title(r.merkmal, text.actions[r.action])}</strong> ({statusText(r)})
+          <strong>{text.title(subjectOf(r), verbOf(r))}</strong> ({statusText(r)})
         </p>
         <p>{confirm.text}</p>
         <form method="post" action={`/portal/rollouts/${r.id}/${verb}`}>

@@ -11,7 +11,9 @@ import { ApiError } from '../http/errors.ts';
 import type { PortalEnv } from './access.ts';
 import { auditRoutes } from './audit.tsx';
 import { deviceRoutes } from './devices.tsx';
+import { deviceActionRoutes, SCRIPT_FORM_BYTES, takesScript } from './device_actions.tsx';
 import { deviceBulkRoutes } from './device_bulk.tsx';
+import { deviceActionBulkRoutes } from './device_actions_bulk.tsx';
 import { deviceEventRoutes } from './device_events.tsx';
 import { formFields, render } from './http.tsx';
 import { t } from './i18n/index.ts';
@@ -95,10 +97,14 @@ export function portalRoutes() {
     c.body(rolloutRefreshJs, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': STATIC_CACHE }),
   );
 
-  const limit = limitBodySize(MAX_FORM_BYTES, () => {
+  const tooLarge = () => {
     throw new ApiError('payload_too_large', t().common.errors.formTooLarge);
-  });
-  portal.use('*', (c, next) => (c.req.method === 'POST' ? limit(c, next) : next()));
+  };
+  const limit = limitBodySize(MAX_FORM_BYTES, tooLarge);
+  const scriptLimit = limitBodySize(SCRIPT_FORM_BYTES, tooLarge);
+  portal.use('*', (c, next) =>
+    c.req.method !== 'POST' ? next() : takesScript(c.req.path) ? scriptLimit(c, next) : limit(c, next),
+  );
   portal.route('/', loginRoutes() as unknown as Hono<PortalEnv>);
 
   // Everything below needs a valid session, and a POST the session's CSRF token.
@@ -134,8 +140,10 @@ export function portalRoutes() {
   portal.route('/', sessionRoutes());
   portal.route('/', overviewRoutes());
   // The bulk pages first: their paths (/devices/bulk…) would match the device pages' :id.
+  portal.route('/', deviceActionBulkRoutes());
   portal.route('/', deviceBulkRoutes());
   portal.route('/', deviceRoutes());
+  portal.route('/', deviceActionRoutes());
   portal.route('/', deviceEventRoutes());
   portal.route('/', enrollmentRoutes());
   portal.route('/', scopeCatalogRoutes());

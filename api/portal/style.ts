@@ -70,5 +70,9 @@ ul.plain { margin: 0; padding-left: 1.1rem; }
 .warning { padding: .5rem 1rem; border-left: 4px solid var(--bad); background: #fbeaea; color: var(--bad); font-weight: 600; }
 .mono { font-family: ui-monospace, monospace; font-size: .875rem; overflow-wrap: anywhere; }
 .pager { display: flex; gap: 1rem; flex-wrap: wrap; }
+textarea { font: .875rem/1.4 ui-monospace, monospace; width: 100%; max-width: 100%; padding: .25rem .4rem; border: 1px solid #767676; border-radius: 3px; }
+label.check { font-weight: 400; }
+/* A script or an output keeps its lines; one wider than the box wraps (the page never scrolls sideways). */
+pre.output { font: .875rem/1.4 ui-monospace, monospace; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 32rem; overflow-y: auto; margin: .25rem 0 .5rem; padding: .5rem; background: #f4f6f8; border: 1px solid var(--line); }
 h2.webhook-url { font-size: 1.1rem; overflow-wrap: anywhere; border-top: 1px solid var(--line); padding-top: .75rem; }
 `;

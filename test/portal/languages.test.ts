@@ -188,6 +188,39 @@ describe('every page in both languages', () => {
       body: { scope: 'org_unit', scope_id: unit, merkmal: 'qgis', action: 'select', rings: [50, 100] },
     });
     expect(rollout.status, JSON.stringify(rollout.body)).toBe(201);
+    // Device actions: one finished with its upgrades (its page), one waiting; a rollout of one.
+    const updates = await ctx.request('POST', `/api/v1/devices/${agent.device_id}/actions`, {
+      body: { type: 'apply_updates' },
+    });
+    expect(updates.status).toBe(201);
+    for (const [call, body] of [
+      ['start', undefined],
+      [
+        'result',
+        {
+          exit_code: 0,
+          output: 'done\n',
+          duration_ms: 900,
+          details: {
+            upgraded: [{ name: 'curl', from: '7.88.1-10+deb12u3', to: '7.88.1-10+deb12u5' }],
+            reboot_required: true,
+          },
+        },
+      ],
+    ] as const) {
+      const res = await ctx.request('POST', `/api/v1/agent/actions/${updates.body.id}/${call}`, {
+        token: agent.secret,
+        body,
+      });
+      expect(res.status).toBe(204);
+    }
+    await ctx.request('POST', `/api/v1/devices/${agent.device_id}/actions`, {
+      body: { type: 'script', parameters: { interpreter: 'sh', script: 'true' } },
+    });
+    const actionRollout = await ctx.request('POST', `/api/v1/organizations/${org.id}/rollouts`, {
+      body: { scope: 'org_unit', scope_id: unit, device_action: { type: 'reboot' }, rings: [50, 100] },
+    });
+    expect(actionRollout.status, JSON.stringify(actionRollout.body)).toBe(201);
     const adminKey = (await createApiKey(ctx, org.id, 'admin', { name: 'Alex' })).key;
 
     // The fixture's own names (catalog, templates, workspaces, categories, org units: the
@@ -243,6 +276,11 @@ describe('every page in both languages', () => {
       ).toBe(true);
     }
     expect([...crawled.en.keys()].sort()).toEqual([...crawled.de.keys()].sort());
+    // A device action's page and a rollout of one, in both languages.
+    for (const language of ['de', 'en'] as const) {
+      expect(crawled[language].has(`/portal/actions/${updates.body.id}`), language).toBe(true);
+      expect(crawled[language].has(`/portal/rollouts/${actionRollout.body.id}`), language).toBe(true);
+    }
     // Every page's problems at once, so one run names every page still to mend.
     const problems: string[] = [];
     for (const language of ['de', 'en'] as const) {

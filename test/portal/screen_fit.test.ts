@@ -100,6 +100,28 @@ describe.skipIf(missingTools('chromium'))('the portal fits its screen, in Chromi
         detail: { message: `${longName('Paketquelle nicht erreichbar', 300)} ${long('/var/cache/apt/', 200)}` },
       },
     ]);
+    // Its actions: a script with long lines, finished with a long output and upgraded packages; a reboot waiting.
+    const script = await api('POST', `/api/v1/devices/${agent.device_id}/actions`, {
+      type: 'script',
+      parameters: {
+        interpreter: 'bash',
+        script: `${longName('echo Wartungsfenster', 300)}\n${long('/usr/local/sbin/', 400)}`,
+      },
+    });
+    const agentCall = (path: string, body?: unknown) =>
+      overHttp.request('POST', `/api/v1/agent/actions/${script.id}/${path}`, { token: agent.secret, body });
+    expect((await agentCall('start')).status).toBe(204);
+    const result = await agentCall('result', {
+      exit_code: 1,
+      output: `${longName('Paketquelle nicht erreichbar', 3000)}\n${long('/var/log/apt/', 3000)}`,
+      duration_ms: 1234,
+      details: { upgraded: [{ name: long('paket-', 100), from: long('1.0-', 60), to: long('1.1-', 60) }] },
+    });
+    expect(result.status, JSON.stringify(result.body)).toBe(204);
+    await api('POST', `/api/v1/devices/${agent.device_id}/actions`, {
+      type: 'reboot',
+      parameters: { message: longName('Neustart für Sicherheitsupdates', 200) },
+    });
     await db.sql`update devices set hostname = ${long('hostname-ohne-leerzeichen-', 253)} where id = ${agent.device_id}`;
     await api('PUT', `/api/v1/devices/${agent.device_id}/org-unit`, { oe_id: unbroken });
     await api('PUT', `/api/v1/groups/${group}/devices/${agent.device_id}`);
@@ -108,6 +130,12 @@ describe.skipIf(missingTools('chromium'))('the portal fits its screen, in Chromi
       scope_id: unit,
       merkmal: 'qgis',
       action: 'select',
+      rings: [50, 100],
+    });
+    await api('POST', `/api/v1/organizations/${org.id}/rollouts`, {
+      scope: 'org_unit',
+      scope_id: unit,
+      device_action: { type: 'reboot', parameters: { message: longName('Neustart für Sicherheitsupdates', 200) } },
       rings: [50, 100],
     });
     await createEnrollmentSession(overHttp, org.id, { max_devices: 30 });

@@ -361,6 +361,7 @@ const portalParamOf: Record<string, keyof TenantFixture | { value: string }> = {
   rollouts: 'rolloutId',
   jobs: 'bulkJobId',
   'disk-keys': 'diskKeyId',
+  actions: 'actionId',
   catalog: { value: 'libreoffice' },
   confirm: { value: 'archive' },
 };

@@ -3,6 +3,7 @@
  * (`de/`, `en/`: one file per part of the portal). German is the reference: its shape is
  * the type every other language fills, and a test walks both for a key missing in either.
  */
+import { actions as deActions } from './de/actions.ts';
 import { common as deCommon } from './de/common.ts';
 import { login as deLogin } from './de/login.ts';
 import { audit as deAudit } from './de/audit.ts';
@@ -18,6 +19,7 @@ import { rollouts as deRollouts } from './de/rollouts.ts';
 import { scopeCatalog as deScopeCatalog } from './de/scope_catalog.ts';
 import { security as deSecurity } from './de/security.ts';
 import { webhooks as deWebhooks } from './de/webhooks.ts';
+import { actions as enActions } from './en/actions.ts';
 import { common as enCommon } from './en/common.ts';
 import { login as enLogin } from './en/login.ts';
 import { audit as enAudit } from './en/audit.ts';
@@ -37,6 +39,7 @@ import type { Language } from './language.ts';
 
 const de = {
   common: deCommon,
+  actions: deActions,
   login: deLogin,
   audit: deAudit,
   bulk: deBulk,
@@ -57,6 +60,7 @@ export type Catalog = typeof de;
 
 const en: Catalog = {
   common: enCommon,
+  actions: enActions,
   login: enLogin,
   audit: enAudit,
   bulk: enBulk,

@@ -53,6 +53,7 @@ export const bulk = {
   reason: 'Grund',
   /** Why a rule refused a device, by the error's code (another code shows the API's message). */
   reasons: {
+    device_deprovisioned: 'Das Gerät ist deprovisioniert.',
     device_archived: 'Das Gerät ist archiviert.',
     rollout_in_progress: 'Ein laufender Rollout hält dieses Merkmal.',
   } as Record<string, string>,

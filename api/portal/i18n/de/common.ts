@@ -81,6 +81,12 @@ export const common = {
       organization_mismatch: 'Das gehört zu einer anderen Organisation. Nichts wurde geändert.',
       name_taken: 'Dieser Name ist hier schon vergeben: Wählen Sie einen anderen. Nichts wurde geändert.',
       payload_too_large: 'Das Formular ist zu groß.',
+      device_deprovisioned:
+        'Das Gerät ist deprovisioniert und nimmt keine Aktionen an, bis es reprovisioniert wird. Nichts wurde geändert.',
+      action_not_cancelable:
+        'Diese Aktion läuft schon, ist beendet oder abgelaufen: Nur eine wartende oder zugestellte Aktion lässt sich abbrechen.',
+      device_count_changed:
+        'Die Zahl der Geräte hat sich seit der Bestätigung geändert. Nichts wurde geändert; bitte erneut bestätigen.',
     } as Record<string, string>,
     fields: {
       url: 'Die Adresse ist nicht erlaubt: nur eine vollständige https-Adresse im Internet, ohne Zugangsdaten und ohne #-Teil.',
@@ -91,6 +97,13 @@ export const common = {
       max_devices: 'Die Anzahl der Geräte muss eine ganze Zahl ab 1 sein.',
       events: 'Wählen Sie mindestens ein bekanntes Ereignis.',
       role: 'Die Rolle muss „admin“ oder „viewer“ sein.',
+      type: 'Bitte eine Aktion wählen: Neustart, Jetzt anwenden, Updates installieren oder Skript.',
+      parameters: 'Die Einstellungen der Aktion sind ungültig.',
+      'parameters.delay_seconds': 'Die Verzögerung muss eine ganze Zahl von 0 bis 3600 Sekunden sein.',
+      'parameters.message': 'Die Nachricht darf höchstens 200 Zeichen in einer Zeile haben.',
+      'parameters.interpreter': 'Der Interpreter muss sh, bash oder python3 sein.',
+      'parameters.script': 'Das Skript darf nicht leer sein und höchstens 64 KiB (65.536 Bytes UTF-8) haben.',
+      'parameters.timeout_seconds': 'Das Zeitlimit muss eine ganze Zahl von 1 bis 3600 Sekunden sein.',
     } as Record<string, string>,
   },
   errors: {

@@ -51,6 +51,7 @@ export const bulk: typeof german = {
   serial: 'Serial number',
   reason: 'Reason',
   reasons: {
+    device_deprovisioned: 'The device is deprovisioned.',
     device_archived: 'The device is archived.',
     rollout_in_progress: 'A running rollout holds this catalog item.',
   },

@@ -74,6 +74,12 @@ export const common: typeof german = {
       organization_mismatch: 'That belongs to another organization. Nothing was changed.',
       name_taken: 'This name is already taken here: choose another one. Nothing was changed.',
       payload_too_large: 'The form is too large.',
+      device_deprovisioned:
+        'The device is deprovisioned and takes no actions until it is reprovisioned. Nothing was changed.',
+      action_not_cancelable:
+        'This action is running, finished or expired already: only a waiting or delivered action can be canceled.',
+      device_count_changed:
+        'The number of devices has changed since it was confirmed. Nothing was changed; please confirm again.',
     } as Record<string, string>,
     fields: {
       url: 'The address is not allowed: only a complete https address on the internet, without credentials and without a # part.',
@@ -84,6 +90,13 @@ export const common: typeof german = {
       max_devices: 'The number of devices must be a whole number of 1 or more.',
       events: 'Choose at least one known event.',
       role: 'The role must be “admin” or “viewer”.',
+      type: 'Please choose an action: reboot, apply now, apply updates or script.',
+      parameters: "The action's settings are not valid.",
+      'parameters.delay_seconds': 'The delay must be a whole number of 0 to 3600 seconds.',
+      'parameters.message': 'The message may have at most 200 characters on one line.',
+      'parameters.interpreter': 'The interpreter must be sh, bash or python3.',
+      'parameters.script': 'The script must not be empty and may have at most 64 KiB (65,536 bytes of UTF-8).',
+      'parameters.timeout_seconds': 'The timeout must be a whole number of 1 to 3600 seconds.',
     } as Record<string, string>,
   },
   errors: {
