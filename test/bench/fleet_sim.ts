@@ -1273,7 +1273,11 @@ async function actionsScenario(run: Run): Promise<Figures> {
     figures.all_ended_after_seconds === null ? 'NOT all ended' : `${figures.all_ended_after_seconds} s`,
   );
   row(
-    '  of which after the offline agents came back:',
+    '  after the last was queued:',
+    figures.ended_after_last_queued_seconds === null ? '-' : `${figures.ended_after_last_queued_seconds} s`,
+  );
+  row(
+    '  after the offline agents came back:',
     figures.ended_after_back_seconds === null ? '-' : `${figures.ended_after_back_seconds} s`,
   );
   row('answers:', JSON.stringify(figures.answers));
