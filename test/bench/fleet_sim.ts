@@ -1169,10 +1169,18 @@ async function actionsScenario(run: Run): Promise<Figures> {
   let states: ActionState[] = [];
   const deadline = performance.now() + actionsLimitMs();
   let ended = false;
+  let shown = performance.now();
   while (!stopping && performance.now() < deadline) {
     states = await actionStates(run.databaseUrl, actionIds);
     ended = states.every((a) => !open.has(a.status)) && live.every((i) => agents[i]!.settled);
     if (ended) break;
+    if (performance.now() - shown > 15_000) {
+      shown = performance.now();
+      const byStatus: Record<string, number> = {};
+      for (const a of states) byStatus[a.status] = (byStatus[a.status] ?? 0) + 1;
+      const spooling = live.filter((i) => agents[i]!.etag !== null && !agents[i]!.settled).length;
+      log(`actions: ${JSON.stringify(byStatus)}; agents with a result or report still to send: ${spooling}`);
+    }
     await sleep(500);
   }
   if (!ended) log('actions: NOT every action ended (or not every agent delivered its results) in time');
@@ -1243,6 +1251,16 @@ async function actionsScenario(run: Run): Promise<Figures> {
       result_409: delta('action-result 409'),
       result_no_answer: delta('action-result no answer'),
       checkin_503: delta('checkin 503'),
+      // Any other answer to a start or a result (503s shed, refusals): none expected.
+      other: Object.fromEntries(
+        [...tally.totals.keys()]
+          .filter(
+            (key) =>
+              key.startsWith('action-') &&
+              !['action-start 204', 'action-result 204', 'action-result 409', 'action-result no answer'].includes(key),
+          )
+          .map((key) => [key, delta(key)]),
+      ),
     },
   };
 
