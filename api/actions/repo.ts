@@ -31,6 +31,17 @@ export interface ActionRow {
   rollout_id: string | null;
 }
 
+/**
+ * Lock order: a device's row before its actions' rows, as a deprovision or an archive
+ * takes them (its trigger cancels the device's actions), and as the trigger that keeps
+ * `devices.actions_open` does after a change of an action's openness. A write that opens
+ * or closes actions therefore locks their devices first (`lockDevicesOf`).
+ */
+async function lockDevicesOf(db: Db, deviceIds: string[]): Promise<void> {
+  if (deviceIds.length === 0) return;
+  await db`select 1 from devices where id = any(${deviceIds}::uuid[]) order by id for no key update`;
+}
+
 /** Not started and past its expiry: expired, whether or not a sweep wrote it yet. */
 const overdue = (db: Db) => db`(a.status in ('pending', 'delivered') and a.expires_at <= now())`;
 
@@ -76,6 +87,37 @@ export async function insertAction(db: Db, deviceId: string, a: NewAction): Prom
   return row!;
 }
 
+/**
+ * The same action for each of `deviceIds` that is still managed (not deprovisioned or
+ * archived), in one statement; returns how many were queued. The caller locks the devices.
+ */
+export async function insertActions(db: Db, deviceIds: string[], a: NewAction): Promise<number> {
+  const rows = await db`
+    insert into device_actions (organization_id, device_id, type, parameters, created_by, expires_at, rollout_id)
+    select ${a.organizationId}, d.id, ${a.type}, ${db.json(a.parameters as never)}, ${db.json(a.createdBy as never)},
+           now_ms() + make_interval(secs => ${a.expiresInSeconds}::double precision), ${a.rolloutId}
+    from devices d
+    where d.id = any(${deviceIds}::uuid[]) and d.deprovisioned_at is null and d.archived_at is null
+    order by d.id
+    returning 1`;
+  return rows.length;
+}
+
+/** A rollout's actions that have not started, canceled (its abort). */
+export async function cancelOfRollout(db: Db, rolloutId: string): Promise<number> {
+  const open = await db<{ device_id: string }[]>`
+    select distinct device_id from device_actions where rollout_id = ${rolloutId} and status in ('pending', 'delivered')`;
+  await lockDevicesOf(
+    db,
+    open.map((r) => r.device_id),
+  );
+  const rows = await db`
+    update device_actions set status = 'canceled', finished_at = now_ms()
+    where rollout_id = ${rolloutId} and status in ('pending', 'delivered')
+    returning 1`;
+  return rows.length;
+}
+
 export async function getAction(db: Db, id: string, lock = false): Promise<ActionRow | null> {
   const [row] = lock
     ? await db<ActionRow[]>`select ${columns(db)} from device_actions a where a.id = ${id} for update`
@@ -83,8 +125,9 @@ export async function getAction(db: Db, id: string, lock = false): Promise<Actio
   return row ?? null;
 }
 
-/** The action, when it is one of the device's, its row locked (the agent's start and result). */
+/** The action, when it is one of the device's, its row locked after the device's (the agent's start and result). */
 export async function lockDeviceAction(db: Db, deviceId: string, id: string): Promise<ActionRow | null> {
+  await lockDevicesOf(db, [deviceId]);
   const [row] = await db<ActionRow[]>`
     select ${columns(db)} from device_actions a where a.id = ${id} and a.device_id = ${deviceId} for update`;
   return row ?? null;
@@ -110,6 +153,9 @@ export async function listActions(
 
 /** Pending or delivered → canceled; null when it was neither (or is overdue). */
 export async function cancel(db: Db, id: string): Promise<ActionRow | null> {
+  const [action] = await db<{ device_id: string }[]>`select device_id from device_actions where id = ${id}`;
+  if (!action) return null;
+  await lockDevicesOf(db, [action.device_id]);
   const [row] = await db<ActionRow[]>`
     update device_actions a set status = 'canceled', finished_at = now_ms()
     where a.id = ${id} and a.status in ('pending', 'delivered') and a.expires_at > now()
@@ -153,44 +199,29 @@ export async function markDelivered(db: Db, ids: string[]): Promise<void> {
 }
 
 /**
- * Up to `limit` overdue actions marked expired (each fires its webhook by trigger), in id
- * order so two sweeps never wait for each other while holding a row the other needs.
- * Returns their rollouts (for the judge).
+ * Up to `limit` overdue actions marked expired (each fires its webhook by trigger), their
+ * devices locked first in id order. Run in a transaction. Returns their rollouts (for the judge).
  */
 export async function expireDue(db: Db, limit: number): Promise<{ id: string; rollout_id: string | null }[]> {
+  const due = await db<{ id: string; device_id: string }[]>`
+    select id, device_id from device_actions
+    where status in ('pending', 'delivered') and expires_at <= now()
+    order by id
+    limit ${limit}`;
+  if (due.length === 0) return [];
+  await lockDevicesOf(db, [...new Set(due.map((r) => r.device_id))]);
+  // Still due once the devices are locked: a start, a cancel or a deprovision may have come first.
   return db<{ id: string; rollout_id: string | null }[]>`
-    with due as (
-      select id from device_actions
-      where status in ('pending', 'delivered') and expires_at <= now()
-      order by id
-      limit ${limit}
-      for update skip locked
-    )
     update device_actions a set status = 'expired', finished_at = a.expires_at
-    from due where a.id = due.id
+    where a.id = any(${due.map((r) => r.id)}::uuid[]) and a.status in ('pending', 'delivered') and a.expires_at <= now()
     returning a.id, a.rollout_id`;
 }
 
 /**
- * The check-in's columns of the device row `d`: its open actions (pending or delivered,
- * not overdue), oldest first, ties by id, at most 10, as JSON text with the status and the
- * expiry in epoch milliseconds. Read only when the row's flag says it has any: a device
- * without actions pays one boolean of its own row.
+ * The check-in's column of the device row `d`: its open actions as `device_open_actions`
+ * gives them (JSON text, oldest first, at most 10), read only when the row's flag says it
+ * has any: a device without actions pays one boolean of its own row.
  */
 export function openActionsColumn(db: Db) {
-  return db`
-    case when d.actions_open then (
-      select coalesce(json_agg(json_build_object(
-               'id', o.id, 'type', o.type, 'parameters', o.parameters, 'status', o.status,
-               'expires_at', (extract(epoch from o.expires_at) * 1000)::int8)
-             order by o.created_at, o.id), '[]')::text
-      from (select a.id, a.type, a.parameters, a.status, a.expires_at, a.created_at
-            from device_actions a
-            where a.device_id = d.id and a.status in ('pending', 'delivered') and a.expires_at > now()
-            order by a.created_at, a.id
-            limit ${MAX_DELIVERED}) o
-    ) end as actions`;
+  return db`case when d.actions_open then device_open_actions(d.id) end as actions`;
 }
-
-/** The most actions one check-in answer carries. */
-const MAX_DELIVERED = 10;

@@ -141,6 +141,33 @@ export const ActionCreate = z
     example: { type: 'script', parameters: { interpreter: 'sh', script: 'systemctl restart cups' } },
   });
 
+/** What a rollout asks of each device in its rings: the same type and parameters, without an expiry. */
+export const DeviceActionSpec = z
+  .strictObject({
+    type: z.enum(ACTION_TYPES).openapi({ example: 'apply_updates' }),
+    parameters: ParametersField,
+  })
+  .superRefine(checkParameters)
+  .openapi('DeviceActionSpec', {
+    description:
+      'The action each device of an opened ring gets, as `POST /devices/{id}/actions` takes it (without ' +
+      '`expires_at`: each expires 7 days after its ring opened).',
+    example: { type: 'apply_updates', parameters: { security_only: true } },
+  });
+
+export type DeviceActionSpecBody = z.infer<typeof DeviceActionSpec>;
+
+/** A rollout's device action as its reads show it: every default filled in, a script null for a viewer. */
+export const DeviceActionEcho = z
+  .object({
+    type: z.enum(ACTION_TYPES),
+    parameters: z.record(z.string(), z.unknown()).openapi({
+      description: "The type's parameters with every default filled in; a viewer reads `script` as null.",
+      example: { security_only: true },
+    }),
+  })
+  .openapi('RolloutDeviceAction');
+
 const ActionCreatedBy = z
   .union([
     z.object({ type: z.literal('operator') }),

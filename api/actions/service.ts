@@ -5,7 +5,7 @@
  * webhook or a log: the audit gets a script's SHA-256 and size.
  */
 import { Buffer } from 'node:buffer';
-import { actorOf, type AuditEntry, type Caller } from '../access/declaration.ts';
+import { actorOf, type Actor, type AuditEntry, type Caller } from '../access/declaration.ts';
 import { deviceExists } from '../devices/lifecycle_repo.ts';
 import { type Db, transaction } from '../db/client.ts';
 import { hashSecret } from '../http/crypto.ts';
@@ -28,7 +28,7 @@ import {
 } from './schemas.ts';
 
 /** Whether the reader may see scripts and outputs: a `viewer` key never does. */
-function seesScripts(caller: Caller): boolean {
+export function seesScripts(caller: Caller): boolean {
   return !(caller.type === 'api_key' && caller.role === 'viewer');
 }
 
@@ -63,7 +63,7 @@ function serializeAction(row: repo.ActionRow, full: boolean): ActionObject {
 }
 
 /** What the audit log keeps of an action's parameters: a script as its SHA-256 and size, never its text. */
-function auditDetailsOf(type: ActionType, parameters: Record<string, unknown>): Record<string, unknown> {
+export function auditDetailsOf(type: ActionType, parameters: Record<string, unknown>): Record<string, unknown> {
   if (type !== 'script') return { type };
   const script = String(parameters['script'] ?? '');
   return { type, sha256: Buffer.from(hashSecret(script)).toString('hex'), size: Buffer.byteLength(script, 'utf8') };
@@ -285,4 +285,35 @@ export async function markDelivered(db: Db, ids: string[]): Promise<void> {
 /** Marks overdue actions expired, a batch at a time; returns them with their rollouts. */
 export async function expireDueActions(db: Db, batch = 1000): Promise<{ id: string; rollout_id: string | null }[]> {
   return repo.expireDue(db, batch);
+}
+
+/**
+ * Queues a rollout's action for the devices of a ring that opened (those still managed),
+ * each expiring 7 days later; returns how many were queued. The caller holds the rollout.
+ */
+export async function queueRolloutActions(
+  db: Db,
+  deviceIds: string[],
+  input: {
+    organizationId: string;
+    rolloutId: string;
+    type: ActionType;
+    parameters: Record<string, unknown>;
+    createdBy: Actor;
+  },
+): Promise<number> {
+  if (deviceIds.length === 0) return 0;
+  return repo.insertActions(db, deviceIds, {
+    organizationId: input.organizationId,
+    type: input.type,
+    parameters: withDefaults(input.type, input.parameters),
+    createdBy: input.createdBy,
+    expiresInSeconds: DEFAULT_EXPIRY_SECONDS,
+    rolloutId: input.rolloutId,
+  });
+}
+
+/** An aborted rollout's actions that have not started are canceled. */
+export async function cancelRolloutActions(db: Db, rolloutId: string): Promise<number> {
+  return repo.cancelOfRollout(db, rolloutId);
 }

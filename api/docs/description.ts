@@ -100,6 +100,9 @@ records what happened, so an offline laptop gets it when it is back.
   their parameters with every default filled in. They are part of the \`ETag\`: a device without actions keeps its
   304; a queued action makes its next check-in a 200. The agent starts each (\`POST /agent/actions/{id}/start\`)
   before it runs it, never runs an id twice, and reports one result (\`POST /agent/actions/{id}/result\`).
+- **In rings.** A rollout may carry \`device_action\` instead of a Merkmal's change: each ring's devices get the
+  action when the ring opens, and the judge counts \`succeeded\` as converged, \`failed\` and \`expired\` as failed.
+  A script's rollout needs \`expected_devices\` (409 \`device_count_changed\` when the scope's count moved).
 - **Scripts and outputs** are an admin's: a viewer reads \`parameters.script\` and \`result.output\` as null. The
   audit log keeps a script's SHA-256 and size (\`action.create\`), never its text; no webhook, event or log line
   holds a script or an output. \`output\` keeps the last 64 KiB.
@@ -157,7 +160,7 @@ it to ignore a repeat.
 | \`device.stale\` | no check-in for three poll intervals since its last check-in or bootstrap (found within five minutes); once per stale period, again after a check-in | \`device_id, serial, hostname, oe_id, agent_last_checkin\` (null before the first) |
 | \`order.applied\`, \`order.apply_failed\`, \`order.removed\`, \`order.remove_failed\` | an agent reported it | \`device_id, serial, hostname, merkmal, device_event_id, payload\` |
 | \`iso_build.completed\`, \`iso_build.failed\` | a build ended | \`iso_build_id, status, template_id, enrollment_session_id, size_bytes, sha256, expires_at, error\` |
-| \`rollout.ring_opened\` | a rollout opened a ring (ring 0 at its creation) | \`rollout_id, scope, scope_id, merkmal, action, status, paused_reason, current_ring, ring\` |
+| \`rollout.ring_opened\` | a rollout opened a ring (ring 0 at its creation) | \`rollout_id, scope, scope_id, merkmal, action, status, paused_reason, current_ring, device_action, ring\` (\`device_action\`: \`{ type }\` of a device action's rollout, else null) |
 | \`rollout.paused\` | a rollout paused, by an admin or by the failure ratio | the same without \`ring\`; \`paused_reason\` says which |
 | \`rollout.completed\` | a rollout's last ring passed and the change was written at the scope | the same |
 | \`rollout.aborted\` | an admin aborted a rollout | the same |

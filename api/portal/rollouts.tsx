@@ -66,6 +66,10 @@ const statuses: RolloutStatus[] = ['running', 'paused', 'completed', 'aborted'];
 /** A rollout's action in words (the catalog change it makes). */
 export const actionLabel = (action: RolloutAction) => t().rollouts.actions[action];
 
+/** What a rollout changes, as its Merkmal and action, or (a device action) the action's type. */
+const subjectOf = (r: Rollout) => r.merkmal ?? r.device_action?.type ?? '';
+const verbOf = (r: Rollout) => (r.action === null ? '' : t().rollouts.actions[r.action]);
+
 const verbs: Verb[] = ['pause', 'resume', 'abort'];
 const verbOperation = {
   pause: rolloutOps.pauseRollout,
@@ -326,15 +330,15 @@ function RolloutTable(props: { rollouts: Rollout[]; names: ScopeNames; admin: bo
               <td>
                 <ScopeLink rollout={r} names={props.names} admin={props.admin} />
               </td>
-              <td>{r.merkmal}</td>
-              <td>{text.actions[r.action]}</td>
+              <td>{subjectOf(r)}</td>
+              <td>{verbOf(r)}</td>
               <td data-field="status" data-status={r.status}>
                 {text.statuses[r.status]}
                 {r.status === 'paused' && r.paused_reason === 'failure_ratio' ? text.pausedForFailures : ''}
               </td>
               <td>{progressText(r)}</td>
               <td>
-                <a href={`/portal/rollouts/${r.id}`} aria-label={text.detailsOf(r.merkmal, text.actions[r.action])}>
+                <a href={`/portal/rollouts/${r.id}`} aria-label={text.detailsOf(subjectOf(r), verbOf(r))}>
                   {text.details}
                 </a>
               </td>
@@ -563,7 +567,7 @@ export function rolloutRoutes() {
     const admin = canWrite(session);
     const live = underWay(r);
     const text = t().rollouts;
-    const title = text.title(r.merkmal, text.actions[r.action]);
+    const title = text.title(subjectOf(r), verbOf(r));
     const soak = r.soak_seconds === 0 ? null : duration(r.soak_seconds);
     const waiting = waitingText(r);
     const waitingReason = r.rings_detail.find((d) => d.ring === r.current_ring)?.waiting_for?.reason;
@@ -584,11 +588,11 @@ export function rolloutRoutes() {
               </tr>
               <tr>
                 <th scope="row">{text.merkmal}</th>
-                <td data-field="merkmal">{r.merkmal}</td>
+                <td data-field="merkmal">{subjectOf(r)}</td>
               </tr>
               <tr>
                 <th scope="row">{text.action}</th>
-                <td data-field="action">{text.actions[r.action]}</td>
+                <td data-field="action">{verbOf(r)}</td>
               </tr>
               <tr>
                 <th scope="row">{text.ringsHeading}</th>
@@ -623,7 +627,7 @@ export function rolloutRoutes() {
           {admin ? <RolloutActions rollout={r} /> : null}
           <RingTable rollout={r} />
           <p class="muted">{text.uncounted}</p>
-          {r.rings_detail.some((d) => d.failed > 0) ? (
+          {r.merkmal !== null && r.rings_detail.some((d) => d.failed > 0) ? (
             <p>
               <a
                 href={`/portal/devices?${r.scope === 'org_unit' ? 'oe_id' : 'group_id'}=${r.scope_id}&merkmal=${encodeURIComponent(r.merkmal)}&convergence=failed`}
@@ -670,7 +674,7 @@ export function rolloutRoutes() {
       c,
       <Layout title={heading} session={session}>
         <p>
-          <a href={`/portal/rollouts/${r.id}`}>{list.back(r.merkmal, text.actions[r.action])}</a>
+          <a href={`/portal/rollouts/${r.id}`}>{list.back(subjectOf(r), verbOf(r))}</a>
         </p>
         <p class="muted">{list.intro}</p>
         {page.items.length === 0 ? (
@@ -750,7 +754,7 @@ export function rolloutRoutes() {
       c,
       <Layout title={confirm.title} session={session}>
         <p>
-          <strong>{text.title(r.merkmal, text.actions[r.action])}</strong> ({statusText(r)})
+          <strong>{text.title(subjectOf(r), verbOf(r))}</strong> ({statusText(r)})
         </p>
         <p>{confirm.text}</p>
         <form method="post" action={`/portal/rollouts/${r.id}/${verb}`}>

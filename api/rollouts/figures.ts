@@ -28,18 +28,27 @@ export interface RingFigures {
 
 /**
  * Every device of the rollout, as SQL to select from: `ring`, `device_id`, `serial`,
- * `hostname`, `status` (`device_status`), `convergence` on the rollout's Merkmal (null
- * while its ring is closed, and for a device that has none: enrolled, deprovisioned,
- * archived) and its last report of the Merkmal (`reported_event`, `reported_at`,
- * `reported_detail`).
+ * `hostname`, `status` (`device_status`), `convergence` on the rollout's Merkmal, or of its
+ * device action (null while its ring is closed, and for a device that has none: enrolled,
+ * deprovisioned, archived) and its last report of the Merkmal (`reported_event`,
+ * `reported_at`, `reported_detail`; none for a device action).
  */
 export function rolloutDevices(db: Db, rolloutId: string, pollIntervalSeconds: number) {
   return db`
     select rd.ring::int as ring, d.id as device_id, d.serial, d.hostname, s.status,
-           case when rr.opened_at is not null and s.status in ('active', 'stale') then
+           case when rr.opened_at is null or s.status not in ('active', 'stale') then null
+                when r.device_action is null then
              merkmal_convergence(
                coalesce(o.desired, case when wm.merkmal is null then 'absent' else 'present' end),
                o.changed_seq, o.reported_event, o.reported_seq, o.reported_at, d.agent_secret_issued_at)
+                -- A device action: succeeded is converged, failed or expired (an overdue one too) failed.
+                else coalesce((
+                  select case when a.status = 'succeeded' then 'converged'
+                              when a.status in ('failed', 'expired')
+                                or (a.status in ('pending', 'delivered') and a.expires_at <= now()) then 'failed'
+                              else 'pending' end
+                  from device_actions a where a.rollout_id = r.id and a.device_id = d.id
+                  order by a.created_at desc limit 1), 'pending')
            end as convergence,
            o.reported_event, o.reported_at, o.reported_detail
     from rollout_devices rd

@@ -17,7 +17,7 @@ import { type Db, transaction } from '../db/client.ts';
 import { ApiError } from '../http/errors.ts';
 import { type RingFigures, ringFigures } from './figures.ts';
 import { auditBySystem, emitRolloutWebhook } from './notify.ts';
-import { changeOf, openRing, releaseDevices } from './rings.ts';
+import { changeOf, openRingOf, releaseDevices, type RolloutOpening } from './rings.ts';
 import type * as repo from './repo.ts';
 import { JUDGE_INTERVAL_SECONDS, scheduleJudge } from './schedule.ts';
 
@@ -29,7 +29,7 @@ const MIN_REPORTS = 5;
 const system: Actor = { type: 'system' };
 
 /** The rollout's row as the judge reads it. */
-type RolloutRow = Omit<repo.RolloutRow, 'paused_reason' | 'created_by' | 'created_at' | 'completed_at'>;
+type RolloutRow = Omit<repo.RolloutRow, 'paused_reason' | 'created_at' | 'completed_at'>;
 
 /**
  * What the current ring still waits for before the next may open, the first unmet of:
@@ -103,8 +103,8 @@ export async function judgeRollout(
 ): Promise<JudgeOutcome> {
   return transaction(db, async (tx) => {
     const [rollout] = await tx<RolloutRow[]>`
-      select r.id, r.organization_id, r.scope, r.scope_id, r.merkmal, r.action, r.optionen,
-             r.rings::int[] as rings, r.max_failure_ratio, r.min_reported_ratio, r.soak_seconds, r.status,
+      select r.id, r.organization_id, r.scope, r.scope_id, r.merkmal, r.action, r.optionen, r.device_action,
+             r.created_by, r.rings::int[] as rings, r.max_failure_ratio, r.min_reported_ratio, r.soak_seconds, r.status,
              r.current_ring::int as current_ring
       from rollouts r where r.id = ${rolloutId}
       for update of r`;
@@ -133,7 +133,7 @@ export async function judgeRollout(
     }
     const next = rollout.current_ring + 1;
     if (next < rollout.rings.length) {
-      await openRing(tx, refOf(rollout), next, system);
+      await openRingOf(tx, openingOf(rollout), next, system);
       await emitRolloutWebhook(tx, 'rollout.ring_opened', rollout.id, { ring: next });
       await scheduleJudge(tx, rollout.id, { kind: 'next', inSeconds: untilSoaked(rollout.soak_seconds, 0) });
       return 'ring_opened';
@@ -146,8 +146,19 @@ function untilSoaked(soakSeconds: number, soaked: number): number {
   return Math.min(JUDGE_INTERVAL_SECONDS, Math.max(0, soakSeconds - soaked));
 }
 
+/** A rollout of a Merkmal's change (never of a device action), as its rings see it. */
 function refOf(rollout: RolloutRow) {
-  return { id: rollout.id, organizationId: rollout.organization_id, merkmal: rollout.merkmal };
+  return { id: rollout.id, organizationId: rollout.organization_id, merkmal: rollout.merkmal! };
+}
+
+function openingOf(rollout: RolloutRow): RolloutOpening {
+  return {
+    id: rollout.id,
+    organizationId: rollout.organization_id,
+    merkmal: rollout.merkmal,
+    deviceAction: rollout.device_action,
+    createdBy: rollout.created_by,
+  };
 }
 
 async function pause(db: Db, rollout: RolloutRow, ring: RingFigures, requestId: string): Promise<void> {
@@ -171,7 +182,7 @@ async function pause(db: Db, rollout: RolloutRow, ring: RingFigures, requestId: 
   await emitRolloutWebhook(db, 'rollout.paused', rollout.id, figures);
 }
 
-const selectionActions: Record<RolloutRow['action'], AuditAction> = {
+const selectionActions: Record<NonNullable<RolloutRow['action']>, AuditAction> = {
   select: 'catalog.select',
   deselect: 'catalog.deselect',
   unset: 'catalog.unset',
@@ -186,17 +197,22 @@ const selectionActions: Record<RolloutRow['action'], AuditAction> = {
  */
 async function complete(db: Db, rollout: RolloutRow, requestId: string): Promise<JudgeOutcome> {
   await db`update rollouts set status = 'completed', completed_at = now() where id = ${rollout.id}`;
-  const change = changeOf(rollout.action, rollout.optionen);
+  // A device action's rings hold nothing to write at the scope: every device had its action.
+  if (rollout.device_action !== null) {
+    await emitRolloutWebhook(db, 'rollout.completed', rollout.id);
+    return 'completed';
+  }
+  const change = changeOf(rollout.action!, rollout.optionen!);
   const scope = rollout.scope === 'org_unit' ? 'org-units' : 'groups';
   try {
-    await changeOverride(db, scope, rollout.scope_id, rollout.merkmal, change, system);
+    await changeOverride(db, scope, rollout.scope_id, rollout.merkmal!, change, system);
   } catch (err) {
     if (err instanceof ApiError && err.code === 'not_found') return abortForLostScope(db, rollout, requestId);
     throw err;
   }
   await insertAuditEvent(db, {
     organizationId: rollout.organization_id,
-    action: selectionActions[rollout.action],
+    action: selectionActions[rollout.action!],
     caller: 'system',
     requestId,
     targetType: rollout.scope,

@@ -22,7 +22,11 @@ export async function emitRolloutWebhook(
     select emit_webhook_event(r.organization_id, ${type}, jsonb_build_object(
              'rollout_id', r.id, 'scope', r.scope, 'scope_id', r.scope_id, 'merkmal', r.merkmal,
              'action', r.action, 'status', r.status, 'paused_reason', r.paused_reason,
-             'current_ring', r.current_ring) || ${db.json(extra as Parameters<Db['json']>[0])}::jsonb)
+             'current_ring', r.current_ring,
+             -- Its type only: never a script.
+             'device_action', case when r.device_action is null then null
+                                   else jsonb_build_object('type', r.device_action -> 'type') end)
+           || ${db.json(extra as Parameters<Db['json']>[0])}::jsonb)
     from rollouts r where r.id = ${rolloutId}`;
 }
 

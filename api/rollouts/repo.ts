@@ -11,15 +11,19 @@ import type { Convergence } from '../devices/repo.ts';
 import { rolloutDevices } from './figures.ts';
 import type { RolloutScope } from './rings.ts';
 import type { RolloutStatus } from './schemas.ts';
+import type { ActionType } from '../actions/schemas.ts';
 
 export interface RolloutRow {
   id: string;
   organization_id: string;
   scope: RolloutScope;
   scope_id: string;
-  merkmal: string;
-  action: 'select' | 'deselect' | 'unset';
-  optionen: Record<string, unknown>;
+  /** Null, with `action` and `optionen`, for a rollout of a device action. */
+  merkmal: string | null;
+  action: 'select' | 'deselect' | 'unset' | null;
+  optionen: Record<string, unknown> | null;
+  /** The device action its rings get (`{ type, parameters }`, defaults filled in); null for a catalog change. */
+  device_action: { type: ActionType; parameters: Record<string, unknown> } | null;
   rings: number[];
   max_failure_ratio: number;
   min_reported_ratio: number;
@@ -33,7 +37,7 @@ export interface RolloutRow {
 }
 
 const columns = (db: Db) => db`
-  id, organization_id, scope, scope_id, merkmal, action, optionen, rings::int[] as rings, max_failure_ratio,
+  id, organization_id, scope, scope_id, merkmal, action, optionen, device_action, rings::int[] as rings, max_failure_ratio,
   min_reported_ratio, soak_seconds, status, paused_reason, current_ring::int as current_ring, created_by,
   created_at, completed_at`;
 
@@ -41,9 +45,10 @@ export interface NewRollout {
   organizationId: string;
   scope: RolloutScope;
   scopeId: string;
-  merkmal: string;
+  merkmal: string | null;
   action: RolloutRow['action'];
-  optionen: Record<string, unknown>;
+  optionen: Record<string, unknown> | null;
+  deviceAction: RolloutRow['device_action'];
   rings: number[];
   maxFailureRatio: number;
   minReportedRatio: number;
@@ -54,10 +59,12 @@ export interface NewRollout {
 /** Inserts a running rollout. A unique violation means another is running or paused for the scope and Merkmal. */
 export async function insertRollout(db: Db, r: NewRollout): Promise<RolloutRow> {
   const [row] = await db<RolloutRow[]>`
-    insert into rollouts (organization_id, scope, scope_id, merkmal, action, optionen, rings, max_failure_ratio,
-                          min_reported_ratio, soak_seconds, created_by, created_at)
+    insert into rollouts (organization_id, scope, scope_id, merkmal, action, optionen, device_action, rings,
+                          max_failure_ratio, min_reported_ratio, soak_seconds, created_by, created_at)
     values (${r.organizationId}, ${r.scope}, ${r.scopeId}, ${r.merkmal}, ${r.action},
-            ${db.json(r.optionen as Parameters<Db['json']>[0])}, ${r.rings}::smallint[], ${r.maxFailureRatio},
+            ${r.optionen === null ? null : db.json(r.optionen as Parameters<Db['json']>[0])},
+            ${r.deviceAction === null ? null : db.json(r.deviceAction as Parameters<Db['json']>[0])},
+            ${r.rings}::smallint[], ${r.maxFailureRatio},
             ${r.minReportedRatio}, ${r.soakSeconds}, ${db.json(r.createdBy as Parameters<Db['json']>[0])},
             now_ms())
     returning ${columns(db)}`;

@@ -13,6 +13,8 @@ import { applyChange, type Change } from '../catalog/repo.ts';
 import { effectiveChanges, loadAffected, writeEvents } from '../catalog/effective_changes.ts';
 import type { Db } from '../db/client.ts';
 import { lockOrganization } from '../org_units/lock.ts';
+import { queueRolloutActions } from '../actions/service.ts';
+import type { ActionType } from '../actions/schemas.ts';
 
 export type RolloutScope = 'org_unit' | 'group';
 
@@ -148,4 +150,77 @@ export async function releaseDevices(db: Db, rollout: RolloutRef, actor: Actor):
     false,
     actor,
   );
+}
+
+/**
+ * The devices of the scope (an org unit's subtree, a group's members) that are not
+ * archived or deprovisioned, ordered by id: a rollout of a device action takes them all,
+ * whether or not they are online, since an action waits for its device.
+ */
+export async function devicesOfScope(
+  db: Db,
+  organizationId: string,
+  scope: RolloutScope,
+  scopeId: string,
+): Promise<string[]> {
+  const rows =
+    scope === 'org_unit'
+      ? await db<{ id: string }[]>`
+          with recursive sub (id) as (
+            select id from org_units where id = ${scopeId} and organization_id = ${organizationId}
+            union all
+            select u.id from org_units u join sub on u.parent_id = sub.id
+          )
+          select d.id from devices d
+          where d.oe_id in (select id from sub) and d.deprovisioned_at is null and d.archived_at is null
+          order by d.id`
+      : await db<{ id: string }[]>`
+          select d.id from group_members m join devices d on d.id = m.device_id
+          where m.group_id = ${scopeId} and m.organization_id = ${organizationId}
+            and d.deprovisioned_at is null and d.archived_at is null
+          order by d.id`;
+  return rows.map((r) => r.id);
+}
+
+/** What a ring's opening needs of its rollout: its change of a Merkmal, or its device action. */
+export interface RolloutOpening extends Omit<RolloutRef, 'merkmal'> {
+  merkmal: string | null;
+  deviceAction: { type: ActionType; parameters: Record<string, unknown> } | null;
+  /** Who asked for the rollout: its device actions are theirs. */
+  createdBy: Actor;
+}
+
+/**
+ * Opens ring `ring` of either kind: a Merkmal's change is applied to its devices (with
+ * their events); a device action is queued for each of its devices still managed, with
+ * the rollout's id. Records when it opened and makes it the rollout's current ring.
+ */
+export async function openRingOf(db: Db, rollout: RolloutOpening, ring: number, actor: Actor): Promise<void> {
+  if (rollout.deviceAction === null) {
+    await openRing(
+      db,
+      { id: rollout.id, organizationId: rollout.organizationId, merkmal: rollout.merkmal! },
+      ring,
+      actor,
+    );
+    return;
+  }
+  const ids = await db<{ device_id: string }[]>`
+    select rd.device_id from rollout_devices rd join devices d on d.id = rd.device_id
+    where rd.rollout_id = ${rollout.id} and rd.ring = ${ring} and d.archived_at is null and d.deprovisioned_at is null
+    order by rd.device_id
+    for no key update of d`;
+  await queueRolloutActions(
+    db,
+    ids.map((r) => r.device_id),
+    {
+      organizationId: rollout.organizationId,
+      rolloutId: rollout.id,
+      type: rollout.deviceAction.type,
+      parameters: rollout.deviceAction.parameters,
+      createdBy: rollout.createdBy,
+    },
+  );
+  await db`update rollout_rings set opened_at = now() where rollout_id = ${rollout.id} and ring = ${ring}`;
+  await db`update rollouts set current_ring = ${ring} where id = ${rollout.id}`;
 }

@@ -35,9 +35,23 @@ const createRolloutRoute = defineRoute({
     "`rollout.ring_opened` (ring 0). `scope_id` unknown, or another organization's for an organization key, is 404 " +
     "(the operator gets 422 `organization_mismatch` for another organization's). The Merkmal checks are those of a " +
     'selection (422 `unknown_merkmal`, `not_in_catalog`). 409 `rollout_in_progress` while another rollout of the ' +
-    'scope and Merkmal is running or paused.',
+    'scope and Merkmal is running or paused.\n\n' +
+    'With `device_action` (`{ type, parameters? }` as `POST /devices/{id}/actions` takes them) instead of `merkmal`, ' +
+    "`action` and `optionen` (which then read null): its devices are the scope's devices not archived or " +
+    "deprovisioned at creation, online or not; each ring's devices get the action (with `rollout_id`) when the " +
+    'ring opens, expiring 7 days later. The same judge counts `succeeded` as converged, `failed` and `expired` as ' +
+    'failed, the rest as pending. Abort cancels its actions that have not started; devices entering the scope ' +
+    'later get nothing; several may run on one scope. A `script` needs `expected_devices`, the count the admin ' +
+    "confirmed: another count now is 409 `device_count_changed`. The audit keeps a script's SHA-256 and size.",
   operation: ops.createRollout,
-  errors: ['not_found', 'unknown_merkmal', 'not_in_catalog', 'organization_mismatch', 'rollout_in_progress'],
+  errors: [
+    'not_found',
+    'unknown_merkmal',
+    'not_in_catalog',
+    'organization_mismatch',
+    'rollout_in_progress',
+    'device_count_changed',
+  ],
   request: { params: IdParams, body: jsonBody(RolloutCreate) },
   responses: { 201: json(Rollout, 'The rollout, running, ring 0 open') },
 });
@@ -155,12 +169,16 @@ export function rolloutRoutes() {
         id,
         c.req.valid('query'),
         c.get('deps').config.agentPollIntervalSeconds,
+        c.get('caller'),
       );
       return c.json(page, 200);
     })
     .openapi(getRolloutRoute, async (c) => {
       const { id } = c.req.valid('param');
-      return c.json(await getRollout(c.get('db'), id, c.get('deps').config.agentPollIntervalSeconds), 200);
+      return c.json(
+        await getRollout(c.get('db'), id, c.get('deps').config.agentPollIntervalSeconds, c.get('caller')),
+        200,
+      );
     })
     .openapi(listRolloutDevicesRoute, async (c) => {
       const { id } = c.req.valid('param');

@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { Optionen, Reported } from '../catalog/schemas.ts';
 import { Convergence } from '../devices/schemas.ts';
+import { DeviceActionEcho, DeviceActionSpec } from '../actions/schemas.ts';
 import { Timestamp, Uuid } from '../http/openapi.ts';
 import { collectionOf, PageQuery } from '../http/pagination.ts';
 
@@ -114,9 +115,17 @@ export const Rollout = z
     organization_id: Uuid,
     scope: Scope,
     scope_id: Uuid.openapi({ description: 'The org unit or the group.' }),
-    merkmal: z.string().openapi({ example: 'libreoffice' }),
-    action: Action,
-    optionen: Optionen.openapi({ description: 'The options a `select` or `deselect` writes (`{}` for `unset`).' }),
+    merkmal: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The Merkmal; null for a device action.', example: 'libreoffice' }),
+    action: Action.nullable(),
+    optionen: Optionen.nullable().openapi({
+      description: 'The options a `select` or `deselect` writes (`{}` for `unset`); null for a device action.',
+    }),
+    device_action: DeviceActionEcho.nullable().openapi({
+      description: 'The action each device of an opened ring gets (`rollout_id` set on it); null for a catalog change.',
+    }),
     rings: z.array(z.number().int()).openapi({ example: [10, 50, 100] }),
     max_failure_ratio: z.number().openapi({ example: 0.1 }),
     min_reported_ratio: z.number().openapi({ example: 0.9 }),
@@ -137,11 +146,31 @@ export const RolloutCreate = z
   .strictObject({
     scope: Scope,
     scope_id: Uuid.openapi({ description: 'An org unit (`scope: "org_unit"`) or a group of the organization.' }),
-    merkmal: z.string().min(1).max(200).openapi({ description: 'A catalog Merkmal key.', example: 'libreoffice' }),
-    action: Action,
+    merkmal: z.string().min(1).max(200).optional().openapi({
+      description: 'A catalog Merkmal key (with `action`), or none for a `device_action`.',
+      example: 'libreoffice',
+    }),
+    action: Action.optional(),
     optionen: Optionen.optional().openapi({
       description: 'Options of the order for `select` and `deselect`; `{}` when absent. `unset` takes none.',
     }),
+    device_action: DeviceActionSpec.optional().openapi({
+      description:
+        'Instead of `merkmal` and `action`: a device action (`POST /devices/{id}/actions`) each device of the scope ' +
+        "gets when its ring opens. Its devices are the scope's devices not archived or deprovisioned at creation.",
+    }),
+    expected_devices: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000_000)
+      .optional()
+      .openapi({
+        description:
+          'With a `device_action`: the count of devices the admin confirmed; another count now is 409 ' +
+          '`device_count_changed`. Required for a `script`.',
+        example: 40,
+      }),
     rings: Rings.optional().openapi({ default: [...DEFAULT_RINGS] }),
     max_failure_ratio: Ratio.optional().openapi({
       description:
@@ -164,12 +193,32 @@ export const RolloutCreate = z
     }),
   })
   .superRefine((body, ctx) => {
-    // As a selection: an unset takes no body, so no options.
-    if (body.action === 'unset' && body.optionen !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['optionen'], message: 'an unset takes no optionen' });
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (body.device_action !== undefined) {
+      for (const field of ['merkmal', 'action', 'optionen'] as const) {
+        if (body[field] !== undefined) issue(field, 'a rollout of a device action changes no Merkmal');
+      }
+      if (body.device_action.type === 'script' && body.expected_devices === undefined) {
+        issue('expected_devices', 'a script rollout needs the count of devices the admin confirmed');
+      }
+      return;
     }
+    if (body.merkmal === undefined) issue('merkmal', 'a Merkmal (with action), or a device_action');
+    if (body.action === undefined) issue('action', 'select, deselect or unset (with merkmal), or a device_action');
+    if (body.expected_devices !== undefined) issue('expected_devices', 'only with a device_action');
+    // As a selection: an unset takes no body, so no options.
+    if (body.action === 'unset' && body.optionen !== undefined) issue('optionen', 'an unset takes no optionen');
   })
-  .openapi('RolloutCreate');
+  .openapi('RolloutCreate', {
+    description: 'A Merkmal with its `action` (and `optionen`), or a `device_action`.',
+    example: {
+      scope: 'org_unit',
+      scope_id: '3f1c2b7e-8d4a-4c55-9b1e-2a7d6c0f9e41',
+      merkmal: 'libreoffice',
+      action: 'select',
+      rings: [10, 50, 100],
+    },
+  });
 
 export type RolloutCreateBody = z.input<typeof RolloutCreate>;
 

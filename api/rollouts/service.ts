@@ -20,7 +20,18 @@ import { ringFigures } from './figures.ts';
 import { ringVerdict } from './judge.ts';
 import { emitRolloutWebhook } from './notify.ts';
 import * as repo from './repo.ts';
-import { assignRings, changeOf, devicesAltered, openRing, releaseDevices, type RolloutScope } from './rings.ts';
+import {
+  assignRings,
+  changeOf,
+  devicesAltered,
+  devicesOfScope,
+  openRing,
+  openRingOf,
+  releaseDevices,
+  type RolloutScope,
+} from './rings.ts';
+import { auditDetailsOf, cancelRolloutActions, seesScripts } from '../actions/service.ts';
+import { type DeviceActionSpecBody, withDefaults } from '../actions/schemas.ts';
 import { scheduleJudge } from './schedule.ts';
 import {
   DEFAULT_MAX_FAILURE_RATIO,
@@ -40,7 +51,13 @@ type Action = 'select' | 'deselect' | 'unset';
  * The Rollout object of a row, with every ring's figures now, and what the current ring
  * waits for by the judge's own rule while the rollout is under way (running or paused).
  */
-async function serialize(db: Db, row: repo.RolloutRow, pollIntervalSeconds: number): Promise<RolloutType> {
+async function serialize(
+  db: Db,
+  row: repo.RolloutRow,
+  pollIntervalSeconds: number,
+  /** Whether the reader sees a script's text (a viewer does not). */
+  full = true,
+): Promise<RolloutType> {
   const figures = await ringFigures(db, row.id, pollIntervalSeconds);
   const underWay = row.status === 'running' || row.status === 'paused';
   const waitingFor = (ring: (typeof figures)[number]) =>
@@ -61,6 +78,7 @@ async function serialize(db: Db, row: repo.RolloutRow, pollIntervalSeconds: numb
     merkmal: row.merkmal,
     action: row.action,
     optionen: row.optionen,
+    device_action: row.device_action === null ? null : deviceActionOf(row.device_action, full),
     rings: row.rings,
     max_failure_ratio: row.max_failure_ratio,
     min_reported_ratio: row.min_reported_ratio,
@@ -82,6 +100,13 @@ async function serialize(db: Db, row: repo.RolloutRow, pollIntervalSeconds: numb
       waiting_for: waitingFor(f),
     })),
   };
+}
+
+/** A rollout's device action as it reads: every default filled in, a script null for a viewer. */
+function deviceActionOf(action: NonNullable<repo.RolloutRow['device_action']>, full: boolean) {
+  const parameters = withDefaults(action.type, action.parameters);
+  if (!full && action.type === 'script') parameters['script'] = null;
+  return { type: action.type, parameters };
 }
 
 const scopeLabel: Record<RolloutScope, string> = { org_unit: 'org unit', group: 'group' };
@@ -143,7 +168,12 @@ export async function createRollout(
   const parsed = RolloutCreate.safeParse(body);
   if (!parsed.success) throw invalidRequest('json', parsed.error.issues);
   const input: RolloutCreateBody = parsed.data;
-  const { scope, scope_id: scopeId, merkmal, action } = input;
+  if (input.device_action !== undefined) {
+    return createActionRollout(db, organizationId, input, input.device_action, caller, pollIntervalSeconds);
+  }
+  const { scope, scope_id: scopeId } = input;
+  const merkmal = input.merkmal!;
+  const action = input.action!;
   const optionen = input.optionen ?? {};
   const rings = input.rings ?? [...DEFAULT_RINGS];
   const actor = actorOf(caller);
@@ -168,6 +198,7 @@ export async function createRollout(
         merkmal,
         action,
         optionen,
+        deviceAction: null,
         rings,
         maxFailureRatio: input.max_failure_ratio ?? DEFAULT_MAX_FAILURE_RATIO,
         minReportedRatio: input.min_reported_ratio ?? DEFAULT_MIN_REPORTED_RATIO,
@@ -210,11 +241,83 @@ export async function createRollout(
   }
 }
 
+/**
+ * A rollout of a device action: its devices are the scope's devices not archived or
+ * deprovisioned now (an action waits for a device that is offline), each in its ring; ring
+ * 0's get the action at once. For a script the admin confirmed a count (`expected_devices`),
+ * which must still be the count: else 409 `device_count_changed`. Several may run on one
+ * scope. The audit keeps a script's SHA-256 and size, never its text.
+ */
+async function createActionRollout(
+  db: Db,
+  organizationId: string,
+  input: RolloutCreateBody,
+  spec: DeviceActionSpecBody,
+  caller: Caller,
+  pollIntervalSeconds: number,
+): Promise<{ rollout: RolloutType; audit: AuditEntry }> {
+  const { scope, scope_id: scopeId } = input;
+  const rings = input.rings ?? [...DEFAULT_RINGS];
+  const actor = actorOf(caller);
+  const deviceAction = { type: spec.type, parameters: withDefaults(spec.type, spec.parameters ?? {}) };
+  return transaction(db, async (tx) => {
+    await requireOrganization(tx, organizationId);
+    await requireScopeOf(tx, scope, scopeId, organizationId, caller);
+    const deviceIds = await devicesOfScope(tx, organizationId, scope, scopeId);
+    if (input.expected_devices !== undefined && input.expected_devices !== deviceIds.length) {
+      throw new ApiError(
+        'device_count_changed',
+        `the scope has ${deviceIds.length} devices now, not the ${input.expected_devices} expected_devices confirmed; look again and confirm the new count`,
+      );
+    }
+    const row = await repo.insertRollout(tx, {
+      organizationId,
+      scope,
+      scopeId,
+      merkmal: null,
+      action: null,
+      optionen: null,
+      deviceAction,
+      rings,
+      maxFailureRatio: input.max_failure_ratio ?? DEFAULT_MAX_FAILURE_RATIO,
+      minReportedRatio: input.min_reported_ratio ?? DEFAULT_MIN_REPORTED_RATIO,
+      soakSeconds: input.soak_seconds ?? DEFAULT_SOAK_SECONDS,
+      createdBy: actor,
+    });
+    await assignRings(tx, row.id, rings, deviceIds);
+    await openRingOf(tx, { id: row.id, organizationId, merkmal: null, deviceAction, createdBy: actor }, 0, actor);
+    await emitRolloutWebhook(tx, 'rollout.ring_opened', row.id, { ring: 0 });
+    await scheduleJudge(tx, row.id, { kind: 'soon' });
+    const rollout = await serialize(tx, (await repo.getRollout(tx, row.id))!, pollIntervalSeconds);
+    return {
+      rollout,
+      audit: {
+        organizationId,
+        targetType: 'rollout',
+        targetId: row.id,
+        details: {
+          scope,
+          scope_id: scopeId,
+          device_action: auditDetailsOf(deviceAction.type, deviceAction.parameters),
+          rings,
+          devices: deviceIds.length,
+        },
+      },
+    };
+  });
+}
+
 /** The rollout with every ring's figures; 404 when there is none with that id. */
-export async function getRollout(db: Db, id: string, pollIntervalSeconds: number): Promise<RolloutType> {
+export async function getRollout(
+  db: Db,
+  id: string,
+  pollIntervalSeconds: number,
+  /** The reader: a script's text only for one that sees scripts (none given: it is left out). */
+  caller?: Caller,
+): Promise<RolloutType> {
   const row = await repo.getRollout(db, id);
   if (row === null) throw notFound('rollout', id);
-  return serialize(db, row, pollIntervalSeconds);
+  return serialize(db, row, pollIntervalSeconds, caller !== undefined && seesScripts(caller));
 }
 
 /** A page of the organization's rollouts, newest first, as every collection (`items`, `next_cursor`). */
@@ -223,13 +326,15 @@ export async function listRollouts(
   organizationId: string,
   query: { status?: RolloutStatus | undefined; cursor?: string | undefined; limit?: number | undefined },
   pollIntervalSeconds: number,
+  caller?: Caller,
 ): Promise<{ items: RolloutType[]; next_cursor: string | null }> {
   const limit = query.limit ?? 100;
+  const full = caller !== undefined && seesScripts(caller);
   await requireOrganization(db, organizationId);
   const rows = await repo.listRollouts(db, organizationId, query.status, decodeCursor(query.cursor), limit);
   const page = toPage(rows, limit, (row) => row);
   const items = [];
-  for (const row of page.items) items.push(await serialize(db, row, pollIntervalSeconds));
+  for (const row of page.items) items.push(await serialize(db, row, pollIntervalSeconds, full));
   return { items, next_cursor: page.next_cursor };
 }
 
@@ -346,7 +451,10 @@ async function transition(
         organizationId: row.organization_id,
         targetType: 'rollout',
         targetId: id,
-        details: { merkmal: row.merkmal, from: row.status, to: now.status },
+        details:
+          row.device_action === null
+            ? { merkmal: row.merkmal, from: row.status, to: now.status }
+            : { device_action: { type: row.device_action.type }, from: row.status, to: now.status },
       },
     };
   });
@@ -387,7 +495,9 @@ export function resumeRollout(db: Db, id: string, _caller: Caller, pollIntervalS
  */
 export function abortRollout(db: Db, id: string, caller: Caller, pollIntervalSeconds: number) {
   return transition(db, id, pollIntervalSeconds, async (tx, row) => {
-    await releaseDevices(tx, { id, organizationId: row.organization_id, merkmal: row.merkmal }, actorOf(caller));
+    // A device action that has not started is canceled; one under way runs to its end.
+    if (row.device_action !== null) await cancelRolloutActions(tx, id);
+    else await releaseDevices(tx, { id, organizationId: row.organization_id, merkmal: row.merkmal! }, actorOf(caller));
     await repo.setStatus(tx, id, 'aborted');
     await emitRolloutWebhook(tx, 'rollout.aborted', id);
     return true;

@@ -505,6 +505,36 @@ describe('cancel', () => {
   });
 });
 
+describe('concurrent writers', () => {
+  it('cancels, starts, deprovisions and sweeps at once without a deadlock or a lost flag', async () => {
+    const agents = await Promise.all([0, 1, 2, 3].map(() => enrollAgent(ctx)));
+    const actions = await Promise.all(
+      agents.flatMap((a) => [0, 1, 2].map(() => created(a.device_id, { type: 'apply_now' }))),
+    );
+    await makeOverdue(actions[2]!.id);
+    const calls: Array<Promise<TestResponse | number>> = [];
+    actions.forEach((action, i) => {
+      const agent = agents[Math.floor(i / 3)]!;
+      calls.push(
+        i % 3 === 0 ? start(agent.secret, action.id) : ctx.request('POST', `/api/v1/actions/${action.id}/cancel`),
+      );
+    });
+    for (const agent of agents) calls.push(ctx.request('POST', `/api/v1/devices/${agent.device_id}/deprovision`));
+    calls.push(expireDeviceActions(ctx.sql));
+    const answers = await Promise.all(calls);
+    for (const answer of answers) {
+      if (typeof answer !== 'number') expect(answer.status, JSON.stringify(answer.body)).toBeLessThan(500);
+    }
+    const rows = await ctx.sql<{ status: string }[]>`
+      select status from device_actions where id = any(${actions.map((a) => a.id)}::uuid[])`;
+    for (const row of rows) expect(['running', 'canceled', 'expired']).toContain(row.status);
+    const [open] = await ctx.sql<{ n: number }[]>`
+      select count(*)::int as n from devices
+      where id = any(${agents.map((a) => a.device_id)}::uuid[]) and actions_open`;
+    expect(open!.n).toBe(0);
+  });
+});
+
 describe('expiry', () => {
   it('the sweep marks overdue actions expired in batches, with the webhook; running ones stay', async () => {
     const agent = await enrollAgent(ctx);

@@ -180,6 +180,21 @@ describe('events', () => {
       body: { reason: 'Ticket 7' },
     });
     expect(revealed.status).toBe(200);
+    // A script the agent ran and reported failed: action.finished, without the script or its output.
+    const queued = await ctx.request('POST', `/api/v1/devices/${agent.device_id}/actions`, {
+      body: { type: 'script', parameters: { interpreter: 'sh', script: 'echo webhook-script-text' } },
+    });
+    expect(queued.status).toBe(201);
+    for (const [step, body] of [
+      ['start', undefined],
+      ['result', { exit_code: 2, output: 'webhook-script-output', duration_ms: 5 }],
+    ] as const) {
+      const res = await ctx.request('POST', `/api/v1/agent/actions/${queued.body.id}/${step}`, {
+        token: agent.secret,
+        body,
+      });
+      expect(res.status, `${step} ${JSON.stringify(res.body)}`).toBe(204);
+    }
     // Silent for three poll intervals since its bootstrap: the stale sweep announces it.
     await ctx.sql`update devices set agent_secret_issued_at = now() - interval '1 hour' where id = ${agent.device_id}`;
     await ctx.sql`update device_heartbeats set at = null where device_id = ${agent.device_id}`;
@@ -249,6 +264,14 @@ describe('events', () => {
       reason: 'Ticket 7',
     });
     expect(JSON.stringify(bodies)).not.toContain('cbdefghi-jklnrtuv');
+    expect(byType['action.finished'].data).toEqual({
+      action_id: queued.body.id,
+      device_id: agent.device_id,
+      type: 'script',
+      status: 'failed',
+      exit_code: 2,
+    });
+    expect(JSON.stringify(bodies)).not.toContain('webhook-script');
 
     for (const { body, headers } of received) {
       expect(headers['content-type']).toBe('application/json');

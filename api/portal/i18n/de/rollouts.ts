@@ -43,7 +43,7 @@ export const rollouts = {
     select: 'auswählen',
     deselect: 'abwählen',
     unset: 'zurücksetzen',
-  } satisfies Record<RolloutCreateBody['action'], string>,
+  } satisfies Record<NonNullable<RolloutCreateBody['action']>, string>,
   /** A share as a percentage, its number formatted. */
   percent: (value: string) => `${value} %`,
   ringsHeading: 'Ringe',

@@ -5,7 +5,7 @@
 import type { RolloutCreateBody } from '../../../rollouts/schemas.ts';
 
 type Scope = 'org-units' | 'groups';
-type Action = RolloutCreateBody['action'];
+type Action = NonNullable<RolloutCreateBody['action']>;
 
 export const scopeCatalog = {
   heading: 'Auftragskatalog',
