@@ -299,6 +299,25 @@ $$;
 
 
 --
+-- Name: device_open_actions(uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.device_open_actions(p_device_id uuid) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+  select coalesce(json_agg(json_build_object(
+           'id', o.id, 'type', o.type, 'parameters', o.parameters, 'status', o.status,
+           'expires_at', (extract(epoch from o.expires_at) * 1000)::int8)
+         order by o.created_at, o.id), '[]')::text
+  from (select a.id, a.type, a.parameters, a.status, a.expires_at, a.created_at
+        from device_actions a
+        where a.device_id = p_device_id and a.status in ('pending', 'delivered') and a.expires_at > now()
+        order by a.created_at, a.id
+        limit 10) o
+$$;
+
+
+--
 -- Name: device_state_rows_changed(); Type: FUNCTION; Schema: public; Owner: -
 --
 

@@ -218,25 +218,10 @@ export async function expireDue(db: Db, limit: number): Promise<{ id: string; ro
 }
 
 /**
- * The check-in's columns of the device row `d`: its open actions (pending or delivered,
- * not overdue), oldest first, ties by id, at most 10, as JSON text with the status and the
- * expiry in epoch milliseconds. Read only when the row's flag says it has any: a device
- * without actions pays one boolean of its own row.
+ * The check-in's column of the device row `d`: its open actions as `device_open_actions`
+ * gives them (JSON text, oldest first, at most 10), read only when the row's flag says it
+ * has any: a device without actions pays one boolean of its own row.
  */
 export function openActionsColumn(db: Db) {
-  return db`
-    case when d.actions_open then (
-      select coalesce(json_agg(json_build_object(
-               'id', o.id, 'type', o.type, 'parameters', o.parameters, 'status', o.status,
-               'expires_at', (extract(epoch from o.expires_at) * 1000)::int8)
-             order by o.created_at, o.id), '[]')::text
-      from (select a.id, a.type, a.parameters, a.status, a.expires_at, a.created_at
-            from device_actions a
-            where a.device_id = d.id and a.status in ('pending', 'delivered') and a.expires_at > now()
-            order by a.created_at, a.id
-            limit ${MAX_DELIVERED}) o
-    ) end as actions`;
+  return db`case when d.actions_open then device_open_actions(d.id) end as actions`;
 }
-
-/** The most actions one check-in answer carries. */
-const MAX_DELIVERED = 10;

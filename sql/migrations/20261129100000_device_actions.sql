@@ -74,6 +74,23 @@ create trigger device_actions_insert_open after insert on device_actions
 create trigger device_actions_update_open after update on device_actions
   referencing old table as old_rows new table as new_rows for each statement execute function device_actions_updated();
 
+-- A device's open actions as the check-in hands them out: pending or delivered and not
+-- past their expiry, oldest first (ties by id), at most 10, as JSON text with the status
+-- and the expiry in epoch milliseconds. The check-in calls it only for a device whose
+-- `actions_open` is set.
+create function device_open_actions(p_device_id uuid) returns text
+  language sql stable as $$
+  select coalesce(json_agg(json_build_object(
+           'id', o.id, 'type', o.type, 'parameters', o.parameters, 'status', o.status,
+           'expires_at', (extract(epoch from o.expires_at) * 1000)::int8)
+         order by o.created_at, o.id), '[]')::text
+  from (select a.id, a.type, a.parameters, a.status, a.expires_at, a.created_at
+        from device_actions a
+        where a.device_id = p_device_id and a.status in ('pending', 'delivered') and a.expires_at > now()
+        order by a.created_at, a.id
+        limit 10) o
+$$;
+
 -- Webhook `action.finished` for an action that ended by a result or by its expiry (never
 -- for a cancel), queued in the transaction that ended it. Never a script or an output.
 create function device_actions_webhook_events() returns trigger language plpgsql as $$

@@ -5,9 +5,13 @@
  * interval (with jitter) when the service does not answer. After a 200 it applies the new
  * desired state and reports every order's outcome; after a 304 it applies again only when
  * the last apply failed or a day has passed, and then reports the outcomes that are new
- * since the last accepted report, and failures. It keeps no timer of its own: `cycle()`
- * does one round and says how long to wait, so the simulator schedules thousands of them
- * and a test can step one by hand.
+ * since the last accepted report, and failures. Then it runs the device actions of the last
+ * 200 in order (§28): each only after its start answered 204, and never an id it has
+ * started before (its own record, kept for the life of the object); the run is simulated
+ * (a short sleep), and the result is spooled and retried like a report, a 409
+ * `action_finished` on a retry counting as delivered. It keeps no timer of its own:
+ * `cycle()` does one round and says how long to wait, so the simulator schedules thousands
+ * of them and a test can step one by hand.
  */
 
 export interface AgentAnswer {
@@ -20,7 +24,7 @@ export interface AgentAnswer {
 /** Sends one request; rejects when no answer came (connection refused, reset, timeout). */
 export type AgentTransport = (path: string, headers: Record<string, string>, body: string) => Promise<AgentAnswer>;
 
-export type AgentStep = 'bootstrap' | 'checkin' | 'report';
+export type AgentStep = 'bootstrap' | 'checkin' | 'report' | 'action-start' | 'action-result';
 
 export interface AgentOptions {
   pollSeconds: number;
@@ -32,6 +36,8 @@ export interface AgentOptions {
   now?: () => number;
   /** Every request's outcome: its status, or `null` with the error when nothing answered. */
   observe?: (step: AgentStep, status: number | null, error?: string) => void;
+  /** How long a simulated action runs, in milliseconds (200). */
+  actionRunMs?: number;
 }
 
 export interface CycleResult {
@@ -61,6 +67,35 @@ export interface AgentRun {
   optionen: Record<string, unknown>;
   event: ReportEvent;
   at: number;
+}
+
+/** A device action as the check-in hands it over. */
+interface DeliveredAction {
+  id: string;
+  type: string;
+  parameters: Record<string, unknown>;
+  expires_at: string;
+}
+
+/**
+ * This agent's record of one action it started (the shell agent's file under
+ * /var/lib/fleet/actions/): made before the start is sent, so an id is never started
+ * twice, whatever the check-in says later.
+ */
+export interface ActionRecord {
+  type: string;
+  /**
+   * `starting`: the start sent, no 204 seen yet (sent again next cycle: the service
+   * answers 204 again for a running action); `ran`: run, its result not yet delivered
+   * (spooled); `done`: the result delivered, or the start or result refused for good.
+   */
+  state: 'starting' | 'ran' | 'done';
+  /** The result to send, kept until it is delivered. */
+  result: { exit_code: number; output: string; duration_ms: number; details: Record<string, unknown> } | null;
+  /** Result requests that found no answer (sent again next cycle). */
+  resultRetries: number;
+  /** How it ended: `accepted` (204), `finished_on_retry` (409 `action_finished` after a lost answer), or the refusal's status and code. */
+  outcome: string | null;
 }
 
 /** A report on its way, with the outcome of each entry to remember once it is accepted. */
@@ -109,6 +144,19 @@ export class SimAgent {
   private failProbability: number;
   private readonly random: () => number;
   private readonly now: () => number;
+  /** Every action id this agent started, with what came of it; never forgotten. */
+  readonly actions = new Map<string, ActionRecord>();
+  /**
+   * How many times this agent ran each action id, counted apart from the records that
+   * guard it: the figure "run twice" counts those above 1.
+   */
+  readonly actionRuns = new Map<string, number>();
+  /** The actions of the last 200, run in order after each check-in (a 304 names the same). */
+  private delivered: DeliveredAction[] = [];
+  /** Records not `done`: while any, the agent is not settled. */
+  private openActions = 0;
+  /** A 200 handed over an action this agent had started already: not started again. */
+  redelivered = 0;
 
   constructor(
     readonly deviceId: string,
@@ -128,9 +176,9 @@ export class SimAgent {
     this.failProbability = probability;
   }
 
-  /** Checked in, and no report of its is waiting to be sent or on its way. */
+  /** Checked in, and no report or action result of its is waiting to be sent or on its way. */
   get settled(): boolean {
-    return this.etag !== null && this.pendingReport === null && !this.reportInFlight;
+    return this.etag !== null && this.pendingReport === null && !this.reportInFlight && this.openActions === 0;
   }
 
   /** Whether this agent has run `merkmal` in `state` (by default with any optionen). */
@@ -185,6 +233,7 @@ export class SimAgent {
     if (this.pendingReport && !(await this.sendReport(auth, this.pendingReport))) {
       return { checkin: null, delayMs: this.waitAfter(null) };
     }
+    if (!(await this.sendSpooledResults(auth))) return { checkin: null, delayMs: this.waitAfter(null) };
     const headers: Record<string, string> = { ...auth, ...JSON_HEADERS };
     if (this.etag !== null) headers['if-none-match'] = this.etag;
     const answer = await this.request('checkin', '/api/v1/agent/checkin', headers, CHECKIN_BODY);
@@ -197,6 +246,8 @@ export class SimAgent {
       this.desiredContent = content;
       // The state it already runs, told again: nothing to do (a failed last apply is retried).
       if (content !== this.appliedContent || this.lastApplyFailed) await this.apply(auth, 'every');
+      this.delivered = (state as { actions?: DeliveredAction[] }).actions ?? [];
+      for (const action of this.delivered) if (this.actions.has(action.id)) this.redelivered++;
     } else if (
       answer?.status === 304 &&
       this.desired !== null &&
@@ -205,6 +256,7 @@ export class SimAgent {
       // The same state again: a retry after a failure, or the daily apply.
       await this.apply(auth, 'new');
     }
+    if (answer?.status === 200 || answer?.status === 304) await this.runActions(auth);
     return { checkin: answer?.status ?? null, delayMs: this.waitAfter(answer) };
   }
 
@@ -255,6 +307,103 @@ export class SimAgent {
     };
   }
 
+  /**
+   * After the apply: first the starts sent before that found no 204 (their action may have
+   * left the answer, being running), then the last 200's actions in order, each id once.
+   * Stops at the first start or result that finds no answer: the rest wait for the next cycle.
+   */
+  private async runActions(auth: Record<string, string>): Promise<void> {
+    for (const [id, record] of this.actions) {
+      if (record.state === 'starting' && !(await this.startAndRun(auth, id, record))) return;
+    }
+    for (const action of this.delivered) {
+      if (this.actions.has(action.id)) continue;
+      // Recorded before the start is sent: from here on this id is never started again.
+      const record: ActionRecord = {
+        type: action.type,
+        state: 'starting',
+        result: null,
+        resultRetries: 0,
+        outcome: null,
+      };
+      this.actions.set(action.id, record);
+      this.openActions++;
+      if (!(await this.startAndRun(auth, action.id, record))) return;
+    }
+  }
+
+  /** False when the start or the result found no answer (kept for the next cycle). */
+  private async startAndRun(auth: Record<string, string>, id: string, record: ActionRecord): Promise<boolean> {
+    const answer = await this.request('action-start', `/api/v1/agent/actions/${id}/start`, auth, '');
+    if (
+      answer === null ||
+      answer.status === 429 ||
+      answer.status >= 500 ||
+      answer.status === 401 ||
+      answer.status === 403
+    ) {
+      return false;
+    }
+    if (answer.status !== 204) {
+      // Canceled, expired, finished or not this device's: never run.
+      this.finishRecord(record, `start ${answer.status} ${errorCode(answer.body)}`);
+      return true;
+    }
+    const started = this.now();
+    this.actionRuns.set(id, (this.actionRuns.get(id) ?? 0) + 1);
+    await new Promise((resolve) => setTimeout(resolve, this.options.actionRunMs ?? 200));
+    record.result = {
+      exit_code: 0,
+      output: `fleet-sim: ${record.type} ran (simulated)\n`,
+      duration_ms: Math.max(0, Math.round(this.now() - started)),
+      details: {},
+    };
+    record.state = 'ran';
+    return this.sendResult(auth, id, record);
+  }
+
+  /** The results that found no answer before, oldest first; false when one still finds none. */
+  private async sendSpooledResults(auth: Record<string, string>): Promise<boolean> {
+    if (this.openActions === 0) return true;
+    for (const [id, record] of this.actions) {
+      if (record.state === 'ran' && !(await this.sendResult(auth, id, record))) return false;
+    }
+    return true;
+  }
+
+  /** True once the result is delivered (204, or 409 `action_finished` on a retry) or refused for good. */
+  private async sendResult(auth: Record<string, string>, id: string, record: ActionRecord): Promise<boolean> {
+    const answer = await this.request(
+      'action-result',
+      `/api/v1/agent/actions/${id}/result`,
+      { ...auth, ...JSON_HEADERS },
+      JSON.stringify(record.result),
+    );
+    if (
+      answer === null ||
+      answer.status === 429 ||
+      answer.status >= 500 ||
+      answer.status === 401 ||
+      answer.status === 403
+    ) {
+      record.resultRetries++;
+      return false;
+    }
+    if (answer.status === 204) this.finishRecord(record, 'accepted');
+    else if (answer.status === 409 && errorCode(answer.body) === 'action_finished' && record.resultRetries > 0) {
+      // The first result was taken and only its answer lost: delivered.
+      this.finishRecord(record, 'finished_on_retry');
+    } else this.finishRecord(record, `result ${answer.status} ${errorCode(answer.body)}`);
+    return true;
+  }
+
+  private finishRecord(record: ActionRecord, outcome: string): void {
+    record.state = 'done';
+    record.outcome = outcome;
+    record.result = null;
+    this.openActions--;
+  }
+
   /** True once the report is delivered or refused for good; false keeps it for the next cycle. */
   private async sendReport(auth: Record<string, string>, report: Report): Promise<boolean> {
     this.reportInFlight = true;
@@ -271,6 +420,16 @@ export class SimAgent {
     this.pendingReport = again ? report : null;
     if (answer?.status === 200) for (const [merkmal, outcome] of report.outcomes) this.reported.set(merkmal, outcome);
     return !again;
+  }
+}
+
+/** The error code of an error body, or `-` when it has none. */
+function errorCode(body: string): string {
+  try {
+    const code = (JSON.parse(body) as { error?: unknown }).error;
+    return typeof code === 'string' ? code : '-';
+  } catch {
+    return '-';
   }
 }
 

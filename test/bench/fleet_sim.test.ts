@@ -2,10 +2,13 @@
  * The fleet simulator's agent (fleet_agent.ts) speaks the agent protocol as the service
  * expects it: bootstrap once, a 200 and then 304s with the ETag, a report entry per order
  * after a 200, a retry after a 304 when the last apply failed, Retry-After waited out on a
- * 503, the poll interval after no answer. Run against an in-process app with a handful of
- * devices; behaviour only, never timing. And the simulator itself (fleet_sim.ts), run small
- * as `npm run bench:fleet` runs it: its rollouts complete, and pause in ring 0 when failing;
- * its changes that alter no answer cost no 200 (scenario amplification).
+ * 503, the poll interval after no answer; device actions run once each after the apply,
+ * a lost start or result answer retried from the agent's own record. Run against an
+ * in-process app with a handful of devices; behaviour only, never timing. And the
+ * simulator itself (fleet_sim.ts), run small as `npm run bench:fleet` runs it: its rollouts
+ * complete, and pause in ring 0 when failing; its changes that alter no answer cost no 200
+ * (scenario amplification); every action queued with part of the fleet offline runs once
+ * and none is lost (scenario actions).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -23,18 +26,30 @@ interface Sent {
   body: any;
   status: number | null;
   answer: string | null;
+  /** The service answered, and the answer never reached the agent. */
+  dropped?: boolean;
 }
 
-/** A transport over the in-process app that records every request and can answer in its place. */
-function recordingTransport(sent: Sent[], intercept?: (path: string) => AgentAnswer | 'refuse' | undefined) {
+/**
+ * A transport over the in-process app that records every request and can answer in its
+ * place: `refuse`, nothing reaches the service; `drop`, the service takes the request and
+ * its answer is lost on the way back.
+ */
+function recordingTransport(sent: Sent[], intercept?: (path: string) => AgentAnswer | 'refuse' | 'drop' | undefined) {
   const send: AgentTransport = async (path, headers, body) => {
     const forced = intercept?.(path);
+    const parsed = body === '' ? null : JSON.parse(body);
     if (forced === 'refuse') {
-      sent.push({ path, headers, body: JSON.parse(body), status: null, answer: null });
+      sent.push({ path, headers, body: parsed, status: null, answer: null });
       throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     }
+    if (forced === 'drop') {
+      const res = await answerOf(path, headers, body);
+      sent.push({ path, headers, body: parsed, status: res.status, answer: res.body, dropped: true });
+      throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    }
     const res = forced ?? (await answerOf(path, headers, body));
-    sent.push({ path, headers, body: JSON.parse(body), status: res.status, answer: res.body });
+    sent.push({ path, headers, body: parsed, status: res.status, answer: res.body });
     return res;
   };
   return send;
@@ -54,6 +69,29 @@ async function newDevice(organizationId: string): Promise<{ deviceId: string; to
   const activated = await activateDevice(ctx, organizationId);
   const blueprint = await resolveDevice(ctx, { code: activated.code, device_id: activated.device_id });
   return { deviceId: activated.device_id, token: blueprint.agent.bootstrap_token };
+}
+
+/** A short `script` action queued for the device as the operator; its id. */
+async function queueScript(deviceId: string): Promise<string> {
+  const res = await ctx.request('POST', `/api/v1/devices/${deviceId}/actions`, {
+    body: { type: 'script', parameters: { interpreter: 'sh', script: 'sleep 0.01' } },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.id as string;
+}
+
+async function actionOf(id: string): Promise<{ status: string; result: unknown }> {
+  const res = await ctx.request('GET', `/api/v1/actions/${id}`);
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+/** The requests as `path status`, the action paths shortened and their ids named by `labels`. */
+function steps(sent: Sent[], labels: Record<string, string>): string[] {
+  return sent.map((s) => {
+    const path = s.path.replace('/api/v1/agent/', '').replace(/[0-9a-f-]{36}/, (id) => labels[id] ?? id);
+    return `${path} ${s.status ?? 'no answer'}${s.dropped ? ' (answer lost)' : ''}`;
+  });
 }
 
 /** Always the same draw, so a jittered wait is exactly a tenth more than asked. */
@@ -267,6 +305,146 @@ describe('the fleet simulator agent', () => {
     expect(first.refused).toBeNull();
     expect(first.settled).toBe(true);
   });
+
+  it('runs a delivered action once, after the apply; a result whose answer was lost is sent again, and its 409 action_finished counts as delivered', async () => {
+    const org = await createOrganization(ctx);
+    const { deviceId, token } = await newDevice(org.id);
+    const sent: Sent[] = [];
+    let dropResult = true;
+    let replay: AgentAnswer | null = null;
+    const agent = new SimAgent(
+      deviceId,
+      token,
+      recordingTransport(sent, (path) => {
+        if (path === '/api/v1/agent/checkin' && replay !== null) return replay;
+        if (path.endsWith('/result') && dropResult) {
+          dropResult = false;
+          return 'drop';
+        }
+        return undefined;
+      }),
+      { pollSeconds: 10, actionRunMs: 1 },
+    );
+    await agent.cycle();
+    expect(agent.settled).toBe(true);
+
+    // A change of state and an action in the same cycle: the apply and its report first.
+    expect((await ctx.request('POST', `/api/v1/devices/${deviceId}/catalog/qgis/select`)).status).toBe(200);
+    const id = await queueScript(deviceId);
+    const labels = { [id]: 'A' };
+    const from = sent.length;
+    expect((await agent.cycle()).checkin).toBe(200);
+    expect(steps(sent.slice(from), labels)).toEqual([
+      'checkin 200',
+      'report 200',
+      'actions/A/start 204',
+      'actions/A/result 204 (answer lost)',
+    ]);
+    expect(JSON.parse(sent[from]!.answer!).actions.map((a: { id: string }) => a.id)).toEqual([id]);
+    expect(sent.at(-1)!.body).toMatchObject({ exit_code: 0, output: expect.any(String), details: {} });
+    expect(agent.actions.get(id)).toMatchObject({ state: 'ran', resultRetries: 1 });
+    expect(agent.actionRuns.get(id) ?? 0).toBe(1);
+    expect(agent.settled).toBe(false);
+    expect(await actionOf(id)).toMatchObject({ status: 'succeeded', result: { exit_code: 0 } });
+
+    // Next cycle: the spooled result first (taken before: 409), then the check-in, whose answer no longer carries it.
+    const retry = sent.length;
+    expect((await agent.cycle()).checkin).toBe(200);
+    expect(steps(sent.slice(retry), labels)).toEqual(['actions/A/result 409', 'checkin 200']);
+    expect(JSON.parse(sent[retry]!.answer!).error).toBe('action_finished');
+    expect(JSON.parse(sent.at(-1)!.answer!).actions).toEqual([]);
+    expect(agent.actions.get(id)).toMatchObject({ state: 'done', outcome: 'finished_on_retry' });
+    expect(agent.actionRuns.get(id) ?? 0).toBe(1);
+    expect(agent.settled).toBe(true);
+
+    // An answer handing the same action over again (an old one, replayed): never started twice.
+    replay = { status: 200, etag: '"replayed"', retryAfter: null, body: sent[from]!.answer! };
+    const again = sent.length;
+    expect((await agent.cycle()).checkin).toBe(200);
+    expect(steps(sent.slice(again), labels)).toEqual(['checkin 200']);
+    expect(agent.redelivered).toBe(1);
+    expect(agent.actions.get(id)).toMatchObject({ state: 'done' });
+    expect(agent.actionRuns.get(id) ?? 0).toBe(1);
+    replay = null;
+    expect(await actionOf(id)).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('sends a start whose answer was lost again from its own record, though the action left the answer, and runs it once; the next waits its turn', async () => {
+    const org = await createOrganization(ctx);
+    const { deviceId, token } = await newDevice(org.id);
+    const sent: Sent[] = [];
+    let a = '';
+    let dropStart = true;
+    const agent = new SimAgent(
+      deviceId,
+      token,
+      recordingTransport(sent, (path) => {
+        if (a !== '' && path.endsWith(`/${a}/start`) && dropStart) {
+          dropStart = false;
+          return 'drop';
+        }
+        return undefined;
+      }),
+      { pollSeconds: 10, actionRunMs: 1 },
+    );
+    await agent.cycle();
+    a = await queueScript(deviceId);
+    const b = await queueScript(deviceId);
+    const labels = { [a]: 'A', [b]: 'B' };
+
+    const from = sent.length;
+    expect((await agent.cycle()).checkin).toBe(200);
+    expect(JSON.parse(sent[from]!.answer!).actions.map((x: { id: string }) => x.id)).toEqual([a, b]);
+    expect(steps(sent.slice(from), labels)).toEqual(['checkin 200', 'actions/A/start 204 (answer lost)']);
+    expect(agent.actions.get(a)).toMatchObject({ state: 'starting' });
+    expect(agent.actionRuns.get(a) ?? 0).toBe(0);
+    expect(agent.actions.has(b)).toBe(false);
+    expect([(await actionOf(a)).status, (await actionOf(b)).status]).toEqual(['running', 'delivered']);
+
+    const next = sent.length;
+    expect((await agent.cycle()).checkin).toBe(200);
+    expect(JSON.parse(sent[next]!.answer!).actions.map((x: { id: string }) => x.id)).toEqual([b]);
+    expect(steps(sent.slice(next), labels)).toEqual([
+      'checkin 200',
+      'actions/A/start 204',
+      'actions/A/result 204',
+      'actions/B/start 204',
+      'actions/B/result 204',
+    ]);
+    expect([agent.actionRuns.get(a), agent.actionRuns.get(b)]).toEqual([1, 1]);
+    expect([(await actionOf(a)).status, (await actionOf(b)).status]).toEqual(['succeeded', 'succeeded']);
+    expect(agent.settled).toBe(true);
+  });
+
+  it('does not run an action canceled before its start reached the service (409 action_not_pending)', async () => {
+    const org = await createOrganization(ctx);
+    const { deviceId, token } = await newDevice(org.id);
+    const sent: Sent[] = [];
+    let refuseStart = true;
+    const agent = new SimAgent(
+      deviceId,
+      token,
+      recordingTransport(sent, (path) => (path.endsWith('/start') && refuseStart ? 'refuse' : undefined)),
+      { pollSeconds: 10, actionRunMs: 1 },
+    );
+    await agent.cycle();
+    const id = await queueScript(deviceId);
+    const labels = { [id]: 'C' };
+    const from = sent.length;
+    expect((await agent.cycle()).checkin).toBe(200);
+    expect(steps(sent.slice(from), labels)).toEqual(['checkin 200', 'actions/C/start no answer']);
+    expect(agent.settled).toBe(false);
+
+    expect((await ctx.request('POST', `/api/v1/actions/${id}/cancel`)).status).toBe(200);
+    refuseStart = false;
+    const next = sent.length;
+    expect((await agent.cycle()).checkin).toBe(200);
+    expect(steps(sent.slice(next), labels)).toEqual(['checkin 200', 'actions/C/start 409']);
+    expect(agent.actions.get(id)).toMatchObject({ state: 'done', outcome: 'start 409 action_not_pending' });
+    expect(agent.actionRuns.get(id) ?? 0).toBe(0);
+    expect(agent.settled).toBe(true);
+    expect(await actionOf(id)).toMatchObject({ status: 'canceled', result: null });
+  });
 });
 
 interface RolloutFigures {
@@ -371,5 +549,31 @@ describe('the fleet simulator, small', () => {
       [0, 0, 0, 0, 0, 0],
       [3, 3, 3, 3, 0, 0],
     ]);
+  }, 220_000);
+
+  it('actions: with 30 % of the fleet offline when they are queued and result answers lost, every action runs once and none is lost', async () => {
+    // A fifth of the result answers lost (the figure's run uses 5 %), so the retry is met in a run this small.
+    const run = await runSimulator(
+      ['--devices=100', '--poll-seconds=1', '--scenario=actions', '--retry-after-seconds=2', '--drop-results=0.2'],
+      // Under a minute on a quiet host.
+      200_000,
+    );
+    expect(run.code, run.output).toBe(0);
+    const f = run.figures?.actions as Record<string, any> | undefined;
+    expect(f, run.output).toBeDefined();
+    expect([f!.devices, f!.offline, f!.queued, f!.not_created]).toEqual([100, 30, 100, 0]);
+    expect(f!.all_ended, run.output).toBe(true);
+    expect(f!.run_twice).toBe(0);
+    expect(f!.lost).toBe(0);
+    expect([f!.expired, f!.canceled, f!.failed]).toEqual([0, 0, 0]);
+    expect(f!.run).toBe(100);
+    expect([f!.results_accepted, f!.succeeded]).toEqual([100, 100]);
+    expect([f!.ran_not_succeeded, f!.succeeded_not_ran]).toEqual([0, 0]);
+    // Each action whose result answer was lost was sent again and answered 409 once.
+    expect(f!.result_answers_dropped).toBeGreaterThan(0);
+    expect(f!.result_409_on_retry).toBeGreaterThan(0);
+    expect(f!.result_409_on_retry).toBeLessThanOrEqual(f!.result_answers_dropped);
+    expect(f!.answers.result_409).toBe(f!.result_409_on_retry);
+    expect(f!.answers.start_204).toBe(100);
   }, 220_000);
 });

@@ -33,6 +33,15 @@
  *   the largest organization, the Merkmal's other overrides removed so the selection alters
  *   each of its devices). Prints the check-in 200s, applies and reports each caused, against
  *   their targets: 0, 0, 0 and exactly the unit's devices (CONTRACT §26).
+ * - `actions` (not in the default list): `--offline-ratio` (0.3) of the agents go offline
+ *   (their device off: no cycles, their records kept), then one device action per agent
+ *   (a `script`, simulated by a `--action-run-ms` sleep, expiring after
+ *   `--action-expiry-seconds`) is queued through the API as the operator; after
+ *   `--offline-seconds` the offline ones come back. `--drop-results` (0.05) of the result
+ *   requests reach the service and lose their answer on the way back, so the agent sends
+ *   them again. Prints the actions queued, run (the agents' own records), run twice
+ *   (target 0), lost (not expired, never ended; target 0), expired, the results accepted,
+ *   the 409s on retried results, and the time until all ended (CONTRACT §28).
  * - `returning`: once every agent has checked in, a closed-loop burst of check-ins measures
  *   the service's capacity; then the service stops for `--outage-seconds` while the agents
  *   keep polling (refused connections, retried at the poll interval with jitter) and starts
@@ -47,7 +56,10 @@
  * CHECKIN_RETRY_AFTER_SECONDS: shed agents stay away that long and up to as much again;
  * unset, the service's 30), `--rings=10,50,100`, `--soak-seconds=N` (0),
  * `--max-failure-ratio=R` (0.1), `--start-seconds=N` (the window of the agents' first
- * cycles: the poll interval, and at most 100 bootstraps a second), `--scenario=rollout,rollout-failing,returning`. For CI, about
+ * cycles: the poll interval, and at most 100 bootstraps a second), `--offline-ratio=R` (0.3),
+ * `--offline-seconds=N` (three poll intervals), `--drop-results=P` (0.05),
+ * `--action-expiry-seconds=N` (3600, at least 60), `--action-run-ms=N` (200),
+ * `--scenario=rollout,rollout-failing,returning`. For CI, about
  * a minute and a half: `--devices=300 --poll-seconds=2 --outage-seconds=5 --burst-seconds=2
  * --retry-after-seconds=2`. Loopback only, bounded in time (a watchdog ends it), and it
  * removes everything it created.
@@ -94,6 +106,7 @@ const chosen = (flag('scenario') ?? ALL_SCENARIOS.join(','))
   .filter((name) => name !== '');
 const withRollouts = chosen.some((name) => name.startsWith('rollout'));
 const withAmplification = chosen.includes('amplification');
+const withActions = chosen.includes('actions');
 
 function ringsFlag(): number[] {
   const raw = flag('rings') ?? '10,50,100';
@@ -130,6 +143,17 @@ const settings = {
     'whole seconds, 0–604800',
   ),
   maxFailureRatio: numberFlag('max-failure-ratio', 0.1, (n) => n >= 0 && n <= 1, 'a ratio from 0 to 1'),
+  offlineRatio: numberFlag('offline-ratio', 0.3, (n) => n >= 0 && n <= 1, 'a ratio from 0 to 1'),
+  offlineSeconds: 0,
+  /** The share of action result requests whose answer is lost on the way back (the request reached the service). */
+  dropResults: numberFlag('drop-results', 0.05, (n) => n >= 0 && n < 1, 'a probability from 0 to below 1'),
+  actionExpirySeconds: numberFlag(
+    'action-expiry-seconds',
+    3600,
+    (n) => Number.isInteger(n) && n >= 60 && n <= 30 * 86_400,
+    'whole seconds, 60–2592000',
+  ),
+  actionRunMs: numberFlag('action-run-ms', 200, (n) => Number.isInteger(n) && n >= 0, 'whole milliseconds'),
   /**
    * The agents' first cycles (their bootstraps) are spread over this many seconds: a fleet
    * is installed over days, not at once. By default the poll interval, and at most a
@@ -137,6 +161,12 @@ const settings = {
    */
   startSeconds: 0,
 };
+settings.offlineSeconds = numberFlag(
+  'offline-seconds',
+  settings.pollSeconds * 3,
+  (n) => Number.isInteger(n) && n >= 0,
+  'a whole number of seconds',
+);
 settings.startSeconds = numberFlag(
   'start-seconds',
   Math.max(settings.pollSeconds, Math.ceil(settings.devices / 100)),
@@ -192,9 +222,19 @@ class Tally {
   }
 }
 
-/** Outcomes that are not the protocol's own: bootstrap 201, check-in 200/304/503, report 200. */
+/** Outcomes that are not the protocol's own: bootstrap 201, check-in 200/304/503, report 200, an action's start 204 and result 204/409. */
 function unexpected(totals: Map<string, number>): Array<[string, number]> {
-  const expected = new Set(['bootstrap 201', 'checkin 200', 'checkin 304', 'checkin 503', 'report 200']);
+  const expected = new Set([
+    'bootstrap 201',
+    'checkin 200',
+    'checkin 304',
+    'checkin 503',
+    'report 200',
+    'action-start 204',
+    'action-result 204',
+    // A result sent again after its answer was lost: the first was taken.
+    'action-result 409',
+  ]);
   return [...totals].filter(([key]) => !expected.has(key) && !key.endsWith('no answer') && !key.startsWith('burst'));
 }
 
@@ -247,6 +287,12 @@ interface Fleet {
   returned: { since: number; at: Float64Array };
   tally: Tally;
   send: AgentTransport;
+  /** 1 while the agent's device is off (no cycles); its records stay. */
+  offline: Uint8Array;
+  /** 1 while the agent is in a cycle. */
+  busy: Uint8Array;
+  /** Result requests that reached the service and whose answer was dropped. */
+  dropped: { results: number };
 }
 
 /** Where the rollout scenarios aim: the organization and its group of every device. */
@@ -306,6 +352,12 @@ const scenarios: Record<string, Scenario> = {
     needsWorker: false,
     run: amplificationScenario,
   },
+  actions: {
+    description:
+      'one action per device, queued with a share of the fleet offline, result answers dropped now and then: run once each, none lost',
+    needsWorker: false,
+    run: actionsScenario,
+  },
   returning: {
     description: 'the service stops for --outage-seconds while the fleet keeps polling, then starts again',
     needsWorker: false,
@@ -339,7 +391,8 @@ const budgetMs =
   settings.scenarios.filter((name) => name.startsWith('rollout')).length *
     (rolloutLimitMs + settings.pollSeconds * 5000 + settings.devices * 5) +
   // Amplification: four changes, each waited out for a poll round or two and a shed agent's return.
-  (withAmplification ? 4 * (shedWaitMs * 2 + settings.pollSeconds * 3300 + 3000 + settings.devices * 2) : 0);
+  (withAmplification ? 4 * (shedWaitMs * 2 + settings.pollSeconds * 3300 + 3000 + settings.devices * 2) : 0) +
+  (withActions ? actionsLimitMs() + settings.devices * 30 + 60_000 : 0);
 
 let stateDir: string | null = null;
 let pg: RunningPostgres | null = null;
@@ -464,11 +517,24 @@ async function main(): Promise<void> {
   const tally = new Tally();
   const transport = httpTransport(port, settings.sockets);
   closers.push(transport.close);
+  const dropped = { results: 0 };
+  // A result's answer lost on the way back: the service took the request, the agent sees nothing.
+  const send: AgentTransport = async (path, headers, body) => {
+    if (settings.dropResults === 0 || !path.endsWith('/result') || Math.random() >= settings.dropResults) {
+      return transport.send(path, headers, body);
+    }
+    await transport.send(path, headers, body);
+    dropped.results++;
+    throw Object.assign(new Error('the answer was dropped on the way'), { code: 'EDROPPED' });
+  };
+  const offline = new Uint8Array(devices.length);
+  const busy = new Uint8Array(devices.length);
   const lastAnswered = new Float64Array(devices.length);
   const returned = { since: Number.POSITIVE_INFINITY, at: new Float64Array(devices.length) };
   const agents = devices.map(({ deviceId, token }, i) => {
-    const agent = new SimAgent(deviceId, token, transport.send, {
+    const agent = new SimAgent(deviceId, token, send, {
       pollSeconds: settings.pollSeconds,
+      actionRunMs: settings.actionRunMs,
       failMerkmal: settings.failMerkmal,
       failProbability: settings.failProbability,
       observe: (step, status, error) => {
@@ -482,14 +548,22 @@ async function main(): Promise<void> {
     });
     const loop = async () => {
       if (stopping) return;
-      const { delayMs } = await agent.cycle();
+      if (offline[i]) {
+        // The device is off: nothing runs; it looks again about a poll interval later.
+        setTimeout(loop, settings.pollSeconds * 1000 * (1 + Math.random() * 0.1)).unref();
+        return;
+      }
+      busy[i] = 1;
+      const { delayMs } = await agent.cycle().finally(() => {
+        busy[i] = 0;
+      });
       // Unreferenced: the run ends when the scenario does, not when the last agent's wait does.
       if (!stopping) setTimeout(loop, delayMs).unref();
     };
     setTimeout(loop, Math.random() * settings.startSeconds * 1000).unref();
     return agent;
   });
-  const fleet: Fleet = { agents, lastAnswered, returned, tally, send: transport.send };
+  const fleet: Fleet = { agents, lastAnswered, returned, tally, send: transport.send, offline, busy, dropped };
 
   // An agent the service refused for good (a 409 to a bootstrap it had taken after all, say)
   // tries again once an hour, as the shell agent does: not waited for, but counted.
@@ -979,6 +1053,254 @@ async function amplificationScenario(run: Run): Promise<Figures> {
   }
   console.log('');
   return { devices: agents.length, unit_devices: target.unitDevices.size, changes: results };
+}
+
+// ---------------------------------------------------------------------------------------
+// Scenario: device actions held for offline devices (CONTRACT §28)
+
+/** The longest the actions scenario waits for every action to end: the offline time, rounds of polls, shed agents' returns. */
+function actionsLimitMs(): number {
+  // pollRoundMs() by hand: the budget above is computed before it is defined.
+  return (
+    settings.offlineSeconds * 1000 + shedWaitMs * 2 + (settings.pollSeconds * 1100 + 1000) * 10 + settings.devices * 10
+  );
+}
+
+/** One action per device, created through the API as the operator, a few at a time; the ids by device. */
+async function queueActions(run: Run, deviceIds: string[]): Promise<{ ids: Map<string, string>; failed: number }> {
+  const ids = new Map<string, string>();
+  let failed = 0;
+  let next = 0;
+  const expiresAt = () => new Date(Date.now() + settings.actionExpirySeconds * 1000).toISOString();
+  const body = () => ({
+    type: 'script',
+    // What a real agent would run; the simulated one sleeps --action-run-ms instead.
+    parameters: { interpreter: 'sh', script: `sleep ${settings.actionRunMs / 1000}`, timeout_seconds: 60 },
+    expires_at: expiresAt(),
+  });
+  const worker = async () => {
+    while (next < deviceIds.length && !stopping) {
+      const deviceId = deviceIds[next++]!;
+      let made: string | null = null;
+      for (let attempt = 0; made === null && attempt < 4; attempt++) {
+        if (attempt > 0) {
+          // A 503 at the request deadline may come after the insert committed: look before asking again.
+          const list = await operatorCall<{ data: Array<{ id: string }> }>(
+            run,
+            'GET',
+            `/api/v1/devices/${deviceId}/actions`,
+          ).catch(() => null);
+          if (list?.status === 200 && list.body.data.length > 0) {
+            made = list.body.data[0]!.id;
+            break;
+          }
+          await sleep(1000);
+        }
+        const answer = await operatorCall<{ id: string }>(
+          run,
+          'POST',
+          `/api/v1/devices/${deviceId}/actions`,
+          body(),
+        ).catch(() => null);
+        if (answer?.status === 201) made = answer.body.id;
+        else if (attempt === 3) log(`actions: creating one for ${deviceId} answered ${answer?.status ?? 'nothing'}`);
+      }
+      if (made === null) failed++;
+      else ids.set(deviceId, made);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return { ids, failed };
+}
+
+interface ActionState {
+  id: string;
+  /** As every read shows it: one not started by its expiry reads `expired`. */
+  status: string;
+  result: boolean;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+async function actionStates(url: string, ids: string[]): Promise<ActionState[]> {
+  const db = createSql(url, { max: 1, applicationName: 'fleet-sim', timeoutSeconds: 60 });
+  try {
+    return await db<ActionState[]>`
+      select id,
+             case when status in ('pending', 'delivered') and expires_at <= now() then 'expired' else status end as status,
+             result is not null as result, created_at,
+             case when status in ('pending', 'delivered') and expires_at <= now() then expires_at else finished_at end
+               as finished_at
+      from device_actions where id = any(${ids}::uuid[])`;
+  } finally {
+    await db.end();
+  }
+}
+
+async function actionsScenario(run: Run): Promise<Figures> {
+  const { agents, offline, busy, dropped, tally } = run.fleet;
+  const live = agents.map((_, i) => i).filter((i) => agents[i]!.refused === null);
+  // A random share of the fleet goes off, each once it is between cycles.
+  const shuffled = [...live].sort(() => Math.random() - 0.5);
+  const away = shuffled.slice(0, Math.round(live.length * settings.offlineRatio));
+  for (const i of away) offline[i] = 1;
+  await until(() => away.every((i) => busy[i] === 0), 120_000);
+  const droppedBefore = dropped.results;
+  const answersBefore = new Map(tally.totals);
+  log(`actions: ${away.length} of ${live.length} agents offline; queueing one action per device`);
+
+  const queueStart = performance.now();
+  const { ids, failed } = await queueActions(
+    run,
+    live.map((i) => agents[i]!.deviceId),
+  );
+  const queuedIn = (performance.now() - queueStart) / 1000;
+  log(
+    `actions: ${ids.size} queued in ${queuedIn.toFixed(1)} s (${failed} not created); offline for ${settings.offlineSeconds} s more`,
+  );
+  await sleep(settings.offlineSeconds * 1000);
+  for (const i of away) offline[i] = 0;
+  const backAt = Date.now();
+  log('actions: the offline agents are back');
+
+  // Every action ended in the service, and every agent's record done (its spooled results delivered).
+  const actionIds = [...ids.values()];
+  const open = new Set(['pending', 'delivered', 'running']);
+  let states: ActionState[] = [];
+  const deadline = performance.now() + actionsLimitMs();
+  let ended = false;
+  let shown = performance.now();
+  while (!stopping && performance.now() < deadline) {
+    states = await actionStates(run.databaseUrl, actionIds);
+    ended = states.every((a) => !open.has(a.status)) && live.every((i) => agents[i]!.settled);
+    if (ended) break;
+    if (performance.now() - shown > 15_000) {
+      shown = performance.now();
+      const byStatus: Record<string, number> = {};
+      for (const a of states) byStatus[a.status] = (byStatus[a.status] ?? 0) + 1;
+      const spooling = live.filter((i) => agents[i]!.etag !== null && !agents[i]!.settled).length;
+      log(`actions: ${JSON.stringify(byStatus)}; agents with a result or report still to send: ${spooling}`);
+    }
+    await sleep(500);
+  }
+  if (!ended) log('actions: NOT every action ended (or not every agent delivered its results) in time');
+  states = await actionStates(run.databaseUrl, actionIds);
+
+  // The agents' own records against what the service holds.
+  const byId = new Map(states.map((a) => [a.id, a]));
+  let ran = 0;
+  let ranTwice = 0;
+  let ranNotSucceeded = 0;
+  let succeededNotRan = 0;
+  let finishedOnRetry = 0;
+  let redelivered = 0;
+  const refusals: Record<string, number> = {};
+  for (const i of live) {
+    const agent = agents[i]!;
+    redelivered += agent.redelivered;
+    const id = ids.get(agent.deviceId);
+    if (id === undefined) continue;
+    const record = agent.actions.get(id);
+    const runs = agent.actionRuns.get(id) ?? 0;
+    if (runs >= 1) ran++;
+    if (runs >= 2) ranTwice++;
+    const status = byId.get(id)?.status;
+    if (runs >= 1 && status !== 'succeeded') ranNotSucceeded++;
+    if (runs === 0 && status === 'succeeded') succeededNotRan++;
+    if (record?.outcome === 'finished_on_retry') finishedOnRetry++;
+    else if (record?.outcome && record.outcome !== 'accepted') {
+      refusals[record.outcome] = (refusals[record.outcome] ?? 0) + 1;
+    }
+  }
+  const count = (status: string) => states.filter((a) => a.status === status).length;
+  const lost = states.filter((a) => open.has(a.status)).length;
+  const results = states.filter((a) => a.result).length;
+  const firstCreated = Math.min(...states.map((a) => a.created_at.getTime()));
+  const lastFinished = Math.max(...states.map((a) => a.finished_at?.getTime() ?? 0));
+  const lastCreated = Math.max(...states.map((a) => a.created_at.getTime()));
+  const delta = (key: string) => (tally.totals.get(key) ?? 0) - (answersBefore.get(key) ?? 0);
+  const figures = {
+    devices: live.length,
+    offline: away.length,
+    offline_seconds: settings.offlineSeconds,
+    queued: ids.size,
+    not_created: failed,
+    queue_seconds: round1(queuedIn),
+    run: ran,
+    run_twice: ranTwice,
+    lost,
+    expired: count('expired'),
+    canceled: count('canceled'),
+    succeeded: count('succeeded'),
+    failed: count('failed'),
+    results_accepted: results,
+    result_answers_dropped: dropped.results - droppedBefore,
+    result_409_on_retry: finishedOnRetry,
+    ran_not_succeeded: ranNotSucceeded,
+    succeeded_not_ran: succeededNotRan,
+    redelivered_skipped: redelivered,
+    refusals,
+    all_ended: ended,
+    all_ended_after_seconds: states.length > 0 && lost === 0 ? round1((lastFinished - firstCreated) / 1000) : null,
+    ended_after_last_queued_seconds:
+      states.length > 0 && lost === 0 ? round1((lastFinished - lastCreated) / 1000) : null,
+    ended_after_back_seconds: states.length > 0 && lost === 0 ? round1((lastFinished - backAt) / 1000) : null,
+    answers: {
+      start_204: delta('action-start 204'),
+      result_204: delta('action-result 204'),
+      result_409: delta('action-result 409'),
+      result_no_answer: delta('action-result no answer'),
+      checkin_503: delta('checkin 503'),
+      // Any other answer to a start or a result (503s shed, refusals): none expected.
+      other: Object.fromEntries(
+        [...tally.totals.keys()]
+          .filter(
+            (key) =>
+              key.startsWith('action-') &&
+              !['action-start 204', 'action-result 204', 'action-result 409', 'action-result no answer'].includes(key),
+          )
+          .map((key) => [key, delta(key)]),
+      ),
+    },
+  };
+
+  console.log('');
+  console.log(
+    `actions: ${live.length} agents, ${away.length} offline (${Math.round(settings.offlineRatio * 100)} %) while one action ` +
+      `per device was queued and for ${settings.offlineSeconds} s after; poll ${settings.pollSeconds} s; ` +
+      `${Math.round(settings.dropResults * 100)} % of result answers dropped on the way`,
+  );
+  const row = (label: string, value: unknown) => console.log(`  ${label.padEnd(62)} ${String(value)}`);
+  row('actions queued (through the API, as the operator):', `${figures.queued} in ${figures.queue_seconds} s`);
+  row("run (the agents' own records):", figures.run);
+  row('run twice (target 0):', figures.run_twice);
+  row('lost: not expired, never ended (target 0):', figures.lost);
+  row('expired:', figures.expired);
+  row(
+    'results accepted (actions with their one result):',
+    `${figures.results_accepted} (${figures.succeeded} succeeded, ${figures.failed} failed)`,
+  );
+  row('result answers dropped on the way:', figures.result_answers_dropped);
+  row('409 action_finished on a retried result (counted delivered):', figures.result_409_on_retry);
+  row('run by the agent but not succeeded in the service (target 0):', figures.ran_not_succeeded);
+  row('succeeded in the service but not run by the agent (target 0):', figures.succeeded_not_ran);
+  row('delivered again after the agent had started it (not rerun):', figures.redelivered_skipped);
+  if (Object.keys(refusals).length > 0) row('starts or results refused:', JSON.stringify(refusals));
+  row(
+    'all ended after (first created → last finished):',
+    figures.all_ended_after_seconds === null ? 'NOT all ended' : `${figures.all_ended_after_seconds} s`,
+  );
+  row(
+    '  after the last was queued:',
+    figures.ended_after_last_queued_seconds === null ? '-' : `${figures.ended_after_last_queued_seconds} s`,
+  );
+  row(
+    '  after the offline agents came back:',
+    figures.ended_after_back_seconds === null ? '-' : `${figures.ended_after_back_seconds} s`,
+  );
+  row('answers:', JSON.stringify(figures.answers));
+  console.log('');
+  return figures;
 }
 
 // ---------------------------------------------------------------------------------------
