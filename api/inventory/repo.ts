@@ -9,9 +9,7 @@ import { ApiError, notFound } from '../http/errors.ts';
 import { type AgentDeviceState, requireLiveDevice } from '../agent/auth.ts';
 import { type InventoryPackage, packageSetHash, releaseOf, sortedPending } from './content.ts';
 import type { InventoryRequestType } from './schemas.ts';
-
-/** The task of helper jobs that match a package set against the security data of its release. */
-const VULNERABILITY_MATCH_TASK = 'vulnerability_match';
+import { queueVulnerabilityMatch } from '../vulnerabilities/match_jobs.ts';
 
 /** What storing an inventory did, for what runs after it (the disk keys' check of `luks`). */
 export interface StoredInventory {
@@ -27,7 +25,7 @@ export interface StoredInventory {
  * Stores a live device's inventory (its `hash` checked by the caller) in one transaction:
  * the package set found or created by its content hash, the device's inventory row
  * replaced, `devices.inventory_hash` set, and, when the device's (package set, release)
- * changed, the vulnerability match of that set and release queued. A device deprovisioned
+ * changed, the organization's vulnerability match queued. A device deprovisioned
  * or archived meanwhile is 403 and nothing is written.
  */
 export async function storeInventory(
@@ -63,12 +61,7 @@ export async function storeInventory(
     if (inventory.luks !== undefined) await verifyDiskKeys(tx, deviceId, inventory.luks);
     const matchQueued = row!.old_set !== setId || row!.old_release !== release;
     if (matchQueued) {
-      await queueVulnerabilityMatch(tx, {
-        organizationId: device!.organization_id,
-        packageSetId: setId,
-        release,
-        osId: inventory.os.id,
-      });
+      await queueVulnerabilityMatch(tx, device!.organization_id);
     }
     return { deviceId, organizationId: device!.organization_id, packageSetId: setId, release, matchQueued };
   });
@@ -98,24 +91,6 @@ async function findOrCreatePackageSet(tx: Db, packages: readonly InventoryPackag
                 ${packages.map((p) => p.version)}::text[], ${packages.map((p) => p.source)}::text[],
                 ${packages.map((p) => p.source_version)}::text[]) as p (name, arch, version, source, source_version)`;
   return created.id;
-}
-
-/**
- * Queues the match of a package set against its release's security data for the
- * organization (the `vulnerability_match` task); one job per organization, set and release
- * waits at a time.
- */
-async function queueVulnerabilityMatch(
-  db: Db,
-  job: { organizationId: string; packageSetId: string; release: string; osId: string },
-): Promise<void> {
-  await db`
-    select from graphile_worker.add_job(
-      ${VULNERABILITY_MATCH_TASK},
-      json_build_object('organization_id', ${job.organizationId}::uuid, 'package_set_id', ${job.packageSetId}::bigint,
-                        'release', ${job.release}::text, 'os_id', ${job.osId}::text),
-      max_attempts => 5,
-      job_key => ${`${VULNERABILITY_MATCH_TASK}:${job.organizationId}:${job.packageSetId}:${job.release}`})`;
 }
 
 export interface InventoryRow {

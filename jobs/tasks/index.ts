@@ -14,10 +14,10 @@ import { REAP_DEAD_BUILDS_TASK, reapDeadBuildsTask } from './reap_dead_builds.ts
 import { sweepIsoBuildsTask } from './sweep_iso_builds.ts';
 import { SWEEP_STALE_DEVICES_TASK, sweepStaleDevicesTask } from './sweep_stale_devices.ts';
 import { SWEEP_WEBHOOK_DELIVERIES_TASK, sweepWebhookDeliveriesTask } from './sweep_webhook_deliveries.ts';
+import { VULNERABILITY_MATCH_TASK } from '../../api/vulnerabilities/match_jobs.ts';
 import {
   REFRESH_VULNERABILITY_FEEDS_TASK,
   refreshVulnerabilityFeedsTask,
-  VULNERABILITY_MATCH_TASK,
   vulnerabilityMatchTask,
 } from './vulnerabilities.ts';
 

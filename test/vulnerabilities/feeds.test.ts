@@ -264,7 +264,7 @@ describe('the vulnerability_match task (queued by an inventory upload)', () => {
     const set = await insertPackageSet(ctx.sql, [{ name: 'epoch-test', version: '2.0-1' }]);
     await insertInventory(ctx.sql, device, set, BOOKWORM);
     const task = vulnerabilityMatchTask({ sql: ctx.sql, log: silentLogger } as unknown as TaskDeps);
-    const payload = { organization_id: org.id, package_set_id: set, release: 'bookworm', os_id: 'debian' };
+    const payload = { organization_id: org.id };
     const helpers = {} as Parameters<typeof task>[1];
     await task(payload, helpers);
     await task(payload, helpers);
