@@ -74,14 +74,18 @@ export async function storeInventory(
  */
 async function findOrCreatePackageSet(tx: Db, packages: readonly InventoryPackage[]): Promise<string> {
   const hash = packageSetHash(packages);
-  const [known] = await tx<{ id: string }[]>`select id::text from package_sets where content_hash = ${hash}`;
+  // Locked until this transaction ends: the sweep of unused sets skips it (or, when the
+  // sweep deleted it first, none is found and it is created anew).
+  const [known] = await tx<{ id: string }[]>`
+    select id::text from package_sets where content_hash = ${hash} for key share`;
   if (known) return known.id;
   const [created] = await tx<{ id: string }[]>`
     insert into package_sets (content_hash, packages_count) values (${hash}, ${packages.length})
     on conflict (content_hash) do nothing
     returning id::text`;
   if (!created) {
-    const [other] = await tx<{ id: string }[]>`select id::text from package_sets where content_hash = ${hash}`;
+    const [other] = await tx<{ id: string }[]>`
+      select id::text from package_sets where content_hash = ${hash} for key share`;
     return other!.id;
   }
   await tx`
@@ -91,6 +95,38 @@ async function findOrCreatePackageSet(tx: Db, packages: readonly InventoryPackag
                 ${packages.map((p) => p.version)}::text[], ${packages.map((p) => p.source)}::text[],
                 ${packages.map((p) => p.source_version)}::text[]) as p (name, arch, version, source, source_version)`;
   return created.id;
+}
+
+/** Sets deleted per transaction (with their packages: 2,000 rows a set). */
+const SWEEP_BATCH = 100;
+
+/**
+ * Deletes the package sets no device's inventory refers to any more (each device moved
+ * on to another list, or was deleted), with their packages and matches; returns how many.
+ * A set an upload holds (found, not yet referred to) is skipped and looked at next time;
+ * one referred to between the two statements is kept (the second reads anew, and no
+ * upload can take a set this transaction holds).
+ */
+export async function deleteUnusedPackageSets(sql: Sql, batch = SWEEP_BATCH): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const { candidates, gone } = await sql.begin(async (tx) => {
+      const found = await tx<{ id: number }[]>`
+        select p.id from package_sets p
+         where not exists (select 1 from device_inventories i where i.package_set_id = p.id)
+         order by p.id limit ${batch}
+           for update skip locked`;
+      if (found.length === 0) return { candidates: 0, gone: 0 };
+      const rows = await tx`
+        delete from package_sets p
+         where p.id = any(${found.map((f) => f.id)}::bigint[])
+           and not exists (select 1 from device_inventories i where i.package_set_id = p.id)
+        returning p.id`;
+      return { candidates: found.length, gone: rows.length };
+    });
+    deleted += gone;
+    if (candidates < batch) return deleted;
+  }
 }
 
 export interface InventoryRow {

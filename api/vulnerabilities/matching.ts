@@ -34,9 +34,10 @@ function feedOfInventory(db: Db) {
 
 /**
  * Runs `fn` holding the matching lock (a session advisory lock on a connection of its own,
- * so `fn` may open transactions of its own on the pool).
+ * so `fn` may open transactions of its own on the pool). What deletes package sets holds
+ * it too: a set is never deleted while it is being matched.
  */
-async function withMatchingLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
+export async function withMatchingLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
   const conn = await sql.reserve();
   try {
     await conn`select pg_advisory_lock(${MATCHING_LOCK})`;

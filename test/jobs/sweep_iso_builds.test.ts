@@ -265,8 +265,11 @@ describe('sweep_iso_builds', () => {
 describe('jobs/crontab', () => {
   it("runs the sweeps hourly, the dead build check, the rollouts' judge and the security feeds' check every minute and the stale device sweep every five, under explicit ids, of tasks that exist", () => {
     const items = parseCrontab(readFileSync(crontabFile, 'utf8'));
-    expect(items).toHaveLength(7);
-    const [sweepItem, reapItem, webhookItem, staleItem, archiveItem, judgeItem, feedsItem] = items;
+    expect(items).toHaveLength(8);
+    const [sweepItem, reapItem, webhookItem, staleItem, archiveItem, judgeItem, feedsItem, setsItem] = items;
+    expect(setsItem).toMatchObject({ task: 'sweep_package_sets', identifier: 'sweep_package_sets' });
+    expect(setsItem!.match({ min: 45, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
+    expect(setsItem!.match({ min: 0, hour: 13, date: 21, month: 11, dow: 6 })).toBe(false);
     expect(feedsItem).toMatchObject({ task: 'refresh_vulnerability_feeds', identifier: 'refresh_vulnerability_feeds' });
     expect(feedsItem!.match({ min: 17, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
     expect(judgeItem).toMatchObject({ task: 'judge_running_rollouts', identifier: 'judge_running_rollouts' });
