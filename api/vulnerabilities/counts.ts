@@ -62,31 +62,36 @@ export async function devicesPerSet(
 
 /**
  * Per CVE: devices affected, with a fix available, without a fix; a device counts once
- * per CVE however many of its source packages it hits. Only CVEs affecting a device.
+ * per CVE however many of its source packages it hits. Only CVEs affecting a device, in
+ * CVE order.
  */
 export function countCves(sets: readonly SetOfDevices[]): CveCount[] {
-  // CVEs numbered across the lists involved (one per release and feed version).
-  const numbers = new Map<string, number>();
-  const cves: string[] = [];
+  // CVEs numbered across the lists involved (one per release and feed version): the
+  // first list's as they are, the others' translated.
+  const lists = [...new Set(sets.map((s) => s.list))];
+  const cves: string[] = [...(lists[0]?.distinctCves ?? [])];
   const translations = new Map<EntryList, Int32Array>();
-  for (const { list } of sets) {
-    if (translations.has(list)) continue;
-    const translation = new Int32Array(list.distinctCves.length);
-    list.distinctCves.forEach((cve, i) => {
-      let n = numbers.get(cve);
-      if (n === undefined) {
-        n = cves.push(cve) - 1;
-        numbers.set(cve, n);
-      }
-      translation[i] = n;
-    });
-    translations.set(list, translation);
+  if (lists[0]) translations.set(lists[0], Int32Array.from(cves.keys()));
+  if (lists.length > 1) {
+    const numbers = new Map(cves.map((cve, i) => [cve, i]));
+    for (const list of lists.slice(1)) {
+      const translation = new Int32Array(list.distinctCves.length);
+      list.distinctCves.forEach((cve, i) => {
+        let n = numbers.get(cve);
+        if (n === undefined) {
+          n = cves.push(cve) - 1;
+          numbers.set(cve, n);
+        }
+        translation[i] = n;
+      });
+      translations.set(list, translation);
+    }
   }
   const affected = new Float64Array(cves.length);
   const fix = new Float64Array(cves.length);
   const noFix = new Float64Array(cves.length);
   const rank = new Uint8Array(cves.length).fill(URGENCIES.length);
-  const sources: string[][] = cves.map(() => []);
+  const sources: Array<string[] | undefined> = [];
   // Per list and entry, the devices of the sets it affects. An entry whose CVE has no other
   // entry in its list needs no more: its devices are the CVE's there.
   const weights = new Map<EntryList, Float64Array>();
@@ -101,6 +106,7 @@ export function countCves(sets: readonly SetOfDevices[]): CveCount[] {
     let weight = weights.get(list);
     if (!weight) weights.set(list, (weight = new Float64Array(list.cves.length)));
     const { shared } = list;
+    const translation = translations.get(list)!;
     const bytes = Math.min(bitmap.length, Math.ceil(list.cves.length / 8));
     for (let byte = 0; byte < bytes; byte += 4) {
       // Four bytes at a time (bit n of the word is bit n % 8 of byte n / 8, as stored).
@@ -112,7 +118,7 @@ export function countCves(sets: readonly SetOfDevices[]): CveCount[] {
         const e = byte * 8 + 31 - Math.clz32(lowest);
         weight[e]! += devices;
         if (shared[e] === 0) continue;
-        const c = translations.get(list)![list.cveIndex[e]!]!;
+        const c = translation[list.cveIndex[e]!]!;
         const mark = k + 1;
         if (counted[c] !== mark) {
           counted[c] = mark;
@@ -143,7 +149,7 @@ export function countCves(sets: readonly SetOfDevices[]): CveCount[] {
         else fix[c]! += devices;
       }
       if (list.rank[e]! < rank[c]!) rank[c] = list.rank[e]!;
-      const names = sources[c]!;
+      const names = (sources[c] ??= []);
       if (!names.includes(list.sources[e]!)) names.push(list.sources[e]!);
     }
   }
@@ -159,5 +165,6 @@ export function countCves(sets: readonly SetOfDevices[]): CveCount[] {
       devices_no_fix: noFix[c]!,
     });
   }
-  return counts;
+  // Already in order when one list is involved (its entries are sorted by CVE): a linear pass then.
+  return counts.sort((a, b) => (a.cve < b.cve ? -1 : a.cve > b.cve ? 1 : 0));
 }

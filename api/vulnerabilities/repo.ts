@@ -307,7 +307,8 @@ async function countedPage(
         (prefix === undefined || c.cve.startsWith(prefix)) &&
         (after === null || c.devices_affected < after[0] || (c.devices_affected === after[0] && c.cve > after[1])),
     )
-    .sort((a, b) => b.devices_affected - a.devices_affected || byText(a.cve, b.cve))
+    // Stable, over counts in CVE order: most devices first, then by CVE.
+    .sort((a, b) => b.devices_affected - a.devices_affected)
     .slice(0, limit + 1);
   const seen = new Map(
     (
