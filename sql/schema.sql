@@ -178,6 +178,22 @@ end $$;
 
 
 --
+-- Name: device_inventories_set_copied(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.device_inventories_set_copied() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update devices d set inventory_set_id = n.package_set_id, inventory_release = n.release
+    from new_rows n
+   where d.id = n.device_id
+     and (d.inventory_set_id, d.inventory_release) is distinct from (n.package_set_id, n.release);
+  return null;
+end $$;
+
+
+--
 -- Name: device_merkmal_events_webhook_events(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -918,6 +934,8 @@ CREATE TABLE public.devices (
     rollouts_text text DEFAULT ''::text NOT NULL,
     agent_version text,
     inventory_hash bytea,
+    inventory_set_id bigint,
+    inventory_release text,
     CONSTRAINT devices_agent_secret_hash_check CHECK ((octet_length(agent_secret_hash) = 32)),
     CONSTRAINT devices_agent_version_check CHECK ((length(agent_version) <= 100)),
     CONSTRAINT devices_check CHECK (((agent_secret_hash IS NULL) = (agent_secret_issued_at IS NULL))),
@@ -2334,6 +2352,20 @@ CREATE INDEX webhooks_organization ON public.webhooks USING btree (organization_
 
 
 --
+-- Name: device_inventories device_inventories_set_inserted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER device_inventories_set_inserted AFTER INSERT ON public.device_inventories REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.device_inventories_set_copied();
+
+
+--
+-- Name: device_inventories device_inventories_set_updated; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER device_inventories_set_updated AFTER UPDATE ON public.device_inventories REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.device_inventories_set_copied();
+
+
+--
 -- Name: device_merkmal_events device_merkmal_events_webhook_events; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -3088,4 +3120,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261128130000'),
     ('20261128130100'),
     ('20261128150000'),
-    ('20261129100000');
+    ('20261129100000'),
+    ('20261129110000');

@@ -29,8 +29,9 @@ export interface CveCount {
 
 /**
  * The (set, release) pairs of the organization's devices that are not archived and meet
- * `scope` (an expression over `d`, the devices), with their device counts and bitmaps.
- * Pairs not matched yet affect nothing.
+ * `scope` (an expression over `d`, the devices), with their device counts and bitmaps:
+ * from the devices' own rows (`inventory_set_id`, `inventory_release`, copied from their
+ * inventories). Pairs not matched yet affect nothing.
  */
 export async function devicesPerSet(
   db: Db,
@@ -40,10 +41,11 @@ export async function devicesPerSet(
   for (let attempt = 1; ; attempt++) {
     const rows = await db<Array<{ package_set_id: number; list_id: string; n: number }>>`
       with sets as materialized (
-        select i.package_set_id, i.release, count(*)::int as n
-          from device_inventories i join devices d on d.id = i.device_id
-         where i.organization_id = ${organizationId} and d.archived_at is null and ${scope}
-         group by i.package_set_id, i.release
+        select d.inventory_set_id as package_set_id, d.inventory_release as release, count(*)::int as n
+          from devices d
+         where d.organization_id = ${organizationId} and d.archived_at is null and d.inventory_set_id is not null
+           and ${scope}
+         group by d.inventory_set_id, d.inventory_release
       )
       select m.package_set_id, m.list_id, s.n
         from sets s join vulnerability_matched_sets m on m.package_set_id = s.package_set_id and m.release = s.release`;

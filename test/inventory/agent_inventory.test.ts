@@ -188,6 +188,10 @@ describe('the inventory protocol: check-in asks, PUT /api/v1/agent/inventory sto
       status: 204,
     });
     expect((await queuedAt())!.revision).toBe(queued!.revision + 2);
+    // The device's own row holds its set and release too (the scoped counts read it).
+    const [own] = await ctx.sql`
+      select inventory_set_id::text as set_id, inventory_release as release from devices where id = ${agent.device_id}`;
+    expect(own).toEqual({ set_id: second, release: '24.04' });
     expect(await matchJobs(org)).toEqual([{ key: `vulnerability_match:${org}`, payload: { organization_id: org } }]);
   });
 

@@ -330,4 +330,28 @@ describe("the organization's counts and the devices' lists against a count made 
         from vulnerability_entry_lists l join vulnerability_feeds f on f.name = l.feed`;
     expect(lists).toEqual({ old: 0, current: 2 });
   });
+
+  it('follow a device that moves to another set or release, or is deleted', async () => {
+    const second = tracker(2).entries;
+    const [mover, other, gone] = devices.filter((d) => !d.archived && d.unit === unitC);
+    mover!.set = (mover!.set + 1) % sets.length;
+    mover!.release = mover!.release === 'bookworm' ? 'trixie' : 'bookworm';
+    await insertInventory(
+      ctx.sql,
+      { id: mover!.id, organization_id: org },
+      setIds[mover!.set]!,
+      mover!.release === 'bookworm' ? BOOKWORM : TRIXIE,
+    );
+    other!.set = (other!.set + 2) % sets.length;
+    await insertInventory(
+      ctx.sql,
+      { id: other!.id, organization_id: org },
+      setIds[other!.set]!,
+      other!.release === 'bookworm' ? BOOKWORM : TRIXIE,
+    );
+    await ctx.sql`delete from devices where id = ${gone!.id}`;
+    devices.splice(devices.indexOf(gone!), 1);
+    await matchOutdated(ctx.sql, { organizations: [org] });
+    await expectCountsOf(second);
+  });
 });
