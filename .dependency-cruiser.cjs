@@ -33,7 +33,7 @@ const featureMayImport = {
   devices: ['organizations', 'org_units', 'vulnerabilities'],
   groups: ['organizations', 'devices'],
   catalog: ['devices', 'org_units'],
-  inventory: ['organizations', 'devices', 'agent', 'disk_keys'],
+  inventory: ['organizations', 'devices', 'agent', 'disk_keys', 'vulnerabilities'],
   disk_keys: ['devices'],
   actions: ['organizations', 'devices'],
   activation: ['organizations', 'templates', 'devices', 'disk_keys'],

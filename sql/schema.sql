@@ -222,6 +222,22 @@ end $$;
 
 
 --
+-- Name: device_inventories_set_copied(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.device_inventories_set_copied() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update devices d set inventory_set_id = n.package_set_id, inventory_release = n.release
+    from new_rows n
+   where d.id = n.device_id
+     and (d.inventory_set_id, d.inventory_release) is distinct from (n.package_set_id, n.release);
+  return null;
+end $$;
+
+
+--
 -- Name: device_merkmal_events_webhook_events(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1047,6 +1063,8 @@ CREATE TABLE public.devices (
     rollouts_text text DEFAULT ''::text NOT NULL,
     agent_version text,
     inventory_hash bytea,
+    inventory_set_id bigint,
+    inventory_release text,
     actions_open boolean DEFAULT false NOT NULL,
     CONSTRAINT devices_agent_secret_hash_check CHECK ((octet_length(agent_secret_hash) = 32)),
     CONSTRAINT devices_agent_version_check CHECK ((length(agent_version) <= 100)),
@@ -1463,6 +1481,23 @@ CREATE TABLE public.vulnerability_entries (
 
 
 --
+-- Name: vulnerability_entry_lists; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.vulnerability_entry_lists (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    feed text NOT NULL,
+    version bigint NOT NULL,
+    release text NOT NULL,
+    cves text[] NOT NULL,
+    sources text[] NOT NULL,
+    urgencies text[] NOT NULL,
+    fixed_versions text[] NOT NULL,
+    CONSTRAINT vulnerability_entry_lists_check CHECK (((cardinality(sources) = cardinality(cves)) AND (cardinality(urgencies) = cardinality(cves)) AND (cardinality(fixed_versions) = cardinality(cves))))
+);
+
+
+--
 -- Name: vulnerability_feeds; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1493,25 +1528,9 @@ CREATE TABLE public.vulnerability_matched_sets (
     feed text NOT NULL,
     feed_version bigint NOT NULL,
     worst_urgency_rank smallint,
-    matched_at timestamp with time zone DEFAULT public.now_ms() NOT NULL
-);
-
-
---
--- Name: vulnerability_matches; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.vulnerability_matches (
-    package_set_id bigint NOT NULL,
-    release text NOT NULL,
-    cve text NOT NULL,
-    source text NOT NULL,
-    urgency text NOT NULL,
-    status text NOT NULL,
-    installed_version text NOT NULL,
-    fixed_version text,
-    CONSTRAINT vulnerability_matches_status_check CHECK ((status = ANY (ARRAY['fixed_available'::text, 'no_fix'::text]))),
-    CONSTRAINT vulnerability_matches_urgency_check CHECK ((public.urgency_rank(urgency) IS NOT NULL))
+    matched_at timestamp with time zone DEFAULT public.now_ms() NOT NULL,
+    list_id uuid NOT NULL,
+    affected bytea NOT NULL
 );
 
 
@@ -2029,6 +2048,22 @@ ALTER TABLE ONLY public.templates
 
 
 --
+-- Name: vulnerability_entry_lists vulnerability_entry_lists_feed_version_release_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_entry_lists
+    ADD CONSTRAINT vulnerability_entry_lists_feed_version_release_key UNIQUE (feed, version, release);
+
+
+--
+-- Name: vulnerability_entry_lists vulnerability_entry_lists_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_entry_lists
+    ADD CONSTRAINT vulnerability_entry_lists_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: vulnerability_feeds vulnerability_feeds_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2042,14 +2077,6 @@ ALTER TABLE ONLY public.vulnerability_feeds
 
 ALTER TABLE ONLY public.vulnerability_matched_sets
     ADD CONSTRAINT vulnerability_matched_sets_pkey PRIMARY KEY (package_set_id, release);
-
-
---
--- Name: vulnerability_matches vulnerability_matches_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.vulnerability_matches
-    ADD CONSTRAINT vulnerability_matches_pkey PRIMARY KEY (package_set_id, release, cve, source);
 
 
 --
@@ -2445,10 +2472,10 @@ CREATE INDEX vulnerability_entries_release ON public.vulnerability_entries USING
 
 
 --
--- Name: vulnerability_matches_cve; Type: INDEX; Schema: public; Owner: -
+-- Name: vulnerability_matched_sets_list; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX vulnerability_matches_cve ON public.vulnerability_matches USING btree (cve);
+CREATE INDEX vulnerability_matched_sets_list ON public.vulnerability_matched_sets USING btree (list_id);
 
 
 --
@@ -2512,6 +2539,20 @@ CREATE TRIGGER device_actions_update_open AFTER UPDATE ON public.device_actions 
 --
 
 CREATE TRIGGER device_actions_webhook_events AFTER UPDATE OF status ON public.device_actions FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (new.status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'expired'::text])))) EXECUTE FUNCTION public.device_actions_webhook_events();
+
+
+--
+-- Name: device_inventories device_inventories_set_inserted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER device_inventories_set_inserted AFTER INSERT ON public.device_inventories REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.device_inventories_set_copied();
+
+
+--
+-- Name: device_inventories device_inventories_set_updated; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER device_inventories_set_updated AFTER UPDATE ON public.device_inventories REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.device_inventories_set_copied();
 
 
 --
@@ -3167,6 +3208,14 @@ ALTER TABLE ONLY public.vulnerability_entries
 
 
 --
+-- Name: vulnerability_entry_lists vulnerability_entry_lists_feed_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_entry_lists
+    ADD CONSTRAINT vulnerability_entry_lists_feed_fkey FOREIGN KEY (feed) REFERENCES public.vulnerability_feeds(name);
+
+
+--
 -- Name: vulnerability_matched_sets vulnerability_matched_sets_feed_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3175,19 +3224,19 @@ ALTER TABLE ONLY public.vulnerability_matched_sets
 
 
 --
+-- Name: vulnerability_matched_sets vulnerability_matched_sets_list_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.vulnerability_matched_sets
+    ADD CONSTRAINT vulnerability_matched_sets_list_id_fkey FOREIGN KEY (list_id) REFERENCES public.vulnerability_entry_lists(id);
+
+
+--
 -- Name: vulnerability_matched_sets vulnerability_matched_sets_package_set_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.vulnerability_matched_sets
     ADD CONSTRAINT vulnerability_matched_sets_package_set_id_fkey FOREIGN KEY (package_set_id) REFERENCES public.package_sets(id) ON DELETE CASCADE;
-
-
---
--- Name: vulnerability_matches vulnerability_matches_package_set_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.vulnerability_matches
-    ADD CONSTRAINT vulnerability_matches_package_set_id_fkey FOREIGN KEY (package_set_id) REFERENCES public.package_sets(id) ON DELETE CASCADE;
 
 
 --
@@ -3292,4 +3341,6 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261128130000'),
     ('20261128130100'),
     ('20261128150000'),
+    ('20261129080000'),
+    ('20261129080100'),
     ('20261129100000');

@@ -9,9 +9,7 @@ import { ApiError, notFound } from '../http/errors.ts';
 import { type AgentDeviceState, requireLiveDevice } from '../agent/auth.ts';
 import { type InventoryPackage, packageSetHash, releaseOf, sortedPending } from './content.ts';
 import type { InventoryRequestType } from './schemas.ts';
-
-/** The task of helper jobs that match a package set against the security data of its release. */
-const VULNERABILITY_MATCH_TASK = 'vulnerability_match';
+import { queueVulnerabilityMatch } from '../vulnerabilities/match_jobs.ts';
 
 /** What storing an inventory did, for what runs after it (the disk keys' check of `luks`). */
 export interface StoredInventory {
@@ -27,7 +25,7 @@ export interface StoredInventory {
  * Stores a live device's inventory (its `hash` checked by the caller) in one transaction:
  * the package set found or created by its content hash, the device's inventory row
  * replaced, `devices.inventory_hash` set, and, when the device's (package set, release)
- * changed, the vulnerability match of that set and release queued. A device deprovisioned
+ * changed, the organization's vulnerability match queued. A device deprovisioned
  * or archived meanwhile is 403 and nothing is written.
  */
 export async function storeInventory(
@@ -63,12 +61,7 @@ export async function storeInventory(
     if (inventory.luks !== undefined) await verifyDiskKeys(tx, deviceId, inventory.luks);
     const matchQueued = row!.old_set !== setId || row!.old_release !== release;
     if (matchQueued) {
-      await queueVulnerabilityMatch(tx, {
-        organizationId: device!.organization_id,
-        packageSetId: setId,
-        release,
-        osId: inventory.os.id,
-      });
+      await queueVulnerabilityMatch(tx, device!.organization_id);
     }
     return { deviceId, organizationId: device!.organization_id, packageSetId: setId, release, matchQueued };
   });
@@ -81,14 +74,18 @@ export async function storeInventory(
  */
 async function findOrCreatePackageSet(tx: Db, packages: readonly InventoryPackage[]): Promise<string> {
   const hash = packageSetHash(packages);
-  const [known] = await tx<{ id: string }[]>`select id::text from package_sets where content_hash = ${hash}`;
+  // Locked until this transaction ends: the sweep of unused sets skips it (or, when the
+  // sweep deleted it first, none is found and it is created anew).
+  const [known] = await tx<{ id: string }[]>`
+    select id::text from package_sets where content_hash = ${hash} for key share`;
   if (known) return known.id;
   const [created] = await tx<{ id: string }[]>`
     insert into package_sets (content_hash, packages_count) values (${hash}, ${packages.length})
     on conflict (content_hash) do nothing
     returning id::text`;
   if (!created) {
-    const [other] = await tx<{ id: string }[]>`select id::text from package_sets where content_hash = ${hash}`;
+    const [other] = await tx<{ id: string }[]>`
+      select id::text from package_sets where content_hash = ${hash} for key share`;
     return other!.id;
   }
   await tx`
@@ -100,22 +97,36 @@ async function findOrCreatePackageSet(tx: Db, packages: readonly InventoryPackag
   return created.id;
 }
 
+/** Sets deleted per transaction (with their packages: 2,000 rows a set). */
+const SWEEP_BATCH = 100;
+
 /**
- * Queues the match of a package set against its release's security data for the
- * organization (the `vulnerability_match` task); one job per organization, set and release
- * waits at a time.
+ * Deletes the package sets no device's inventory refers to any more (each device moved
+ * on to another list, or was deleted), with their packages and matches; returns how many.
+ * A set an upload holds (found, not yet referred to) is skipped and looked at next time;
+ * one referred to between the two statements is kept (the second reads anew, and no
+ * upload can take a set this transaction holds).
  */
-async function queueVulnerabilityMatch(
-  db: Db,
-  job: { organizationId: string; packageSetId: string; release: string; osId: string },
-): Promise<void> {
-  await db`
-    select from graphile_worker.add_job(
-      ${VULNERABILITY_MATCH_TASK},
-      json_build_object('organization_id', ${job.organizationId}::uuid, 'package_set_id', ${job.packageSetId}::bigint,
-                        'release', ${job.release}::text, 'os_id', ${job.osId}::text),
-      max_attempts => 5,
-      job_key => ${`${VULNERABILITY_MATCH_TASK}:${job.organizationId}:${job.packageSetId}:${job.release}`})`;
+export async function deleteUnusedPackageSets(sql: Sql, batch = SWEEP_BATCH): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const { candidates, gone } = await sql.begin(async (tx) => {
+      const found = await tx<{ id: number }[]>`
+        select p.id from package_sets p
+         where not exists (select 1 from device_inventories i where i.package_set_id = p.id)
+         order by p.id limit ${batch}
+           for update skip locked`;
+      if (found.length === 0) return { candidates: 0, gone: 0 };
+      const rows = await tx`
+        delete from package_sets p
+         where p.id = any(${found.map((f) => f.id)}::bigint[])
+           and not exists (select 1 from device_inventories i where i.package_set_id = p.id)
+        returning p.id`;
+      return { candidates: found.length, gone: rows.length };
+    });
+    deleted += gone;
+    if (candidates < batch) return deleted;
+  }
 }
 
 export interface InventoryRow {

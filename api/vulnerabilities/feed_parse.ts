@@ -109,11 +109,12 @@ const UBUNTU_ECOSYSTEM = /^Ubuntu:(\d+\.\d+)(?::LTS)?$/;
 /**
  * One OSV record of Ubuntu's (a CVE): one `affected` entry per release and source package;
  * a range with a `fixed` event has a fix, one with only `introduced` none. Records that are
- * not CVEs (USN notices repeat the CVEs' data) are skipped.
+ * not CVEs (USN notices repeat the CVEs' data) are skipped. A CVE record's id is the CVE
+ * (`CVE-2024-0727`), or since OSV schema 1.7 the CVE behind `UBUNTU-`.
  */
 export function parseUbuntuOsv(record: unknown, into: FeedEntry[], seen: Set<string>): number {
   const r = object(record);
-  const cve = text(r?.id);
+  const cve = text(r?.id)?.replace(/^UBUNTU-(?=CVE-)/, '');
   if (!r || !cve || !CVE.test(cve) || !Array.isArray(r.affected)) return 0;
   let count = 0;
   for (const raw of r.affected) {

@@ -1,18 +1,21 @@
 /**
  * Matching the security data against the package sets the devices run, on the server.
  * Matches are made per (package set, release), never per device: a fleet of 100,000
- * devices on 500 distinct sets is matched 500 times. A device is affected when the data
+ * devices on 500 distinct sets is matched 500 times, and each match is stored as one
+ * bitmap over the numbered entries of its feed version (entry_lists.ts). A device is affected when the data
  * names its source package for its release and gives no fix (`no_fix`) or a fix newer
  * than the installed source version (`fixed_available`), compared as dpkg compares.
  * After matching, the organizations concerned are recounted (organization_vulnerabilities)
  * and a CVE whose first device became affected is announced once (`vulnerability.detected`).
  */
+import { Buffer } from 'node:buffer';
 import type { Db, Sql } from '../db/client.ts';
-import { cveCounts } from './counts.ts';
+import { countCves, devicesPerSet } from './counts.ts';
 import { compareDebianVersions } from './dpkg_version.ts';
+import { decodeList, newBitmap, setBit } from './entry_lists.ts';
 import { type FeedName, URGENCIES, type Urgency } from './feed_parse.ts';
 
-/** Sets matched per transaction: each statement stays far below the database's time limit. */
+/** Sets matched per statement: their packages read and their bitmaps written at once. */
 const SETS_PER_CHUNK = 50;
 /** One matching at a time: a feed import's and a new set's must not interleave their writes. */
 const MATCHING_LOCK = 5_127_000_051;
@@ -24,15 +27,6 @@ interface Entry {
   urgency: Urgency;
 }
 
-export interface MatchRow {
-  cve: string;
-  source: string;
-  urgency: Urgency;
-  status: 'fixed_available' | 'no_fix';
-  installed: string;
-  fixed: string | null;
-}
-
 /** The feed a device's OS is matched against (Ubuntu's OSV records, else Debian's tracker), over `device_inventories i`. */
 function feedOfInventory(db: Db) {
   return db`(case when i.os_id = 'ubuntu' then 'ubuntu' else 'debian' end)`;
@@ -40,9 +34,10 @@ function feedOfInventory(db: Db) {
 
 /**
  * Runs `fn` holding the matching lock (a session advisory lock on a connection of its own,
- * so `fn` may open transactions of its own on the pool).
+ * so `fn` may open transactions of its own on the pool). What deletes package sets holds
+ * it too: a set is never deleted while it is being matched.
  */
-async function withMatchingLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
+export async function withMatchingLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
   const conn = await sql.reserve();
   try {
     await conn`select pg_advisory_lock(${MATCHING_LOCK})`;
@@ -57,25 +52,17 @@ async function withMatchingLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * What one source package at one installed version is affected by, of `entries` (those of
- * the source on the release). `compare` may be a cache of compareDebianVersions.
+ * Whether an entry affects a source package installed at this version: from its
+ * `introduced` version on (any, when none), up to its fix (excluded; always, when none).
+ * `compare` may be a cache of compareDebianVersions.
  */
-export function matchSource(
-  source: string,
+export function affects(
   installed: string,
-  entries: readonly Entry[],
+  entry: Pick<Entry, 'introduced' | 'fixed'>,
   compare: (a: string, b: string) => number = compareDebianVersions,
-): MatchRow[] {
-  const rows: MatchRow[] = [];
-  for (const e of entries) {
-    if (e.introduced !== null && compare(installed, e.introduced) < 0) continue;
-    if (e.fixed === null) {
-      rows.push({ cve: e.cve, source, urgency: e.urgency, status: 'no_fix', installed, fixed: null });
-    } else if (compare(installed, e.fixed) < 0) {
-      rows.push({ cve: e.cve, source, urgency: e.urgency, status: 'fixed_available', installed, fixed: e.fixed });
-    }
-  }
-  return rows;
+): boolean {
+  if (entry.introduced !== null && compare(installed, entry.introduced) < 0) return false;
+  return entry.fixed === null || compare(installed, entry.fixed) < 0;
 }
 
 /** compareDebianVersions with a memory: sets of one fleet share most of their versions. */
@@ -92,94 +79,117 @@ function cachedCompare(): (a: string, b: string) => number {
   };
 }
 
-async function loadEntries(sql: Sql, feed: FeedName, release: string): Promise<Map<string, Entry[]>> {
-  const rows = await sql<Array<Entry & { source: string }>>`
-    select source, cve, introduced, fixed_version as fixed, urgency
-      from vulnerability_entries where feed = ${feed} and release = ${release}`;
-  const bySource = new Map<string, Entry[]>();
-  for (const { source, ...entry } of rows) {
-    const list = bySource.get(source);
-    if (list) list.push(entry);
-    else bySource.set(source, [entry]);
-  }
-  return bySource;
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The numbered list of the feed's entries on this release as they are now (its version
+ * and entries read in one snapshot), written once per feed version and release; and per
+ * source package, its entries with their numbers.
+ */
+async function currentList(sql: Sql, feed: FeedName, release: string) {
+  const { version, entries } = await sql.begin('isolation level repeatable read read only', async (tx) => {
+    const [row] = await tx<{ version: number }[]>`select version from vulnerability_feeds where name = ${feed}`;
+    const rows = await tx<Array<Entry & { source: string }>>`
+      select source, cve, introduced, fixed_version as fixed, urgency
+        from vulnerability_entries where feed = ${feed} and release = ${release}`;
+    return { version: row?.version ?? 0, entries: rows };
+  });
+  entries.sort((a, b) => byText(a.cve, b.cve) || byText(a.source, b.source));
+  const [known] = await sql<{ id: string }[]>`
+    select id from vulnerability_entry_lists where feed = ${feed} and version = ${version} and release = ${release}`;
+  const columns = {
+    cves: entries.map((e) => e.cve),
+    sources: entries.map((e) => e.source),
+    urgencies: entries.map((e) => e.urgency),
+    fixed_versions: entries.map((e) => e.fixed),
+  };
+  const id =
+    known?.id ??
+    (
+      await sql<{ id: string }[]>`
+        insert into vulnerability_entry_lists (feed, version, release, cves, sources, urgencies, fixed_versions)
+        values (${feed}, ${version}, ${release}, ${columns.cves}::text[], ${columns.sources}::text[],
+                ${columns.urgencies}::text[], ${columns.fixed_versions}::text[])
+        returning id`
+    )[0]!.id;
+  const list = decodeList({ id, ...columns });
+  const bySource = new Map<string, Array<Entry & { ordinal: number }>>();
+  entries.forEach(({ source, ...entry }, ordinal) => {
+    const known = bySource.get(source);
+    if (known) known.push({ ...entry, ordinal });
+    else bySource.set(source, [{ ...entry, ordinal }]);
+  });
+  return { version, list, bySource };
 }
 
 /**
  * Matches these sets on one release against the feed's entries as they are now, replacing
- * their rows. Returns the rows written.
+ * their bitmaps. Returns the (set, CVE, source package) matches found.
  */
 async function matchSets(sql: Sql, feed: FeedName, release: string, setIds: number[]): Promise<number> {
-  const [version] = await sql<{ version: number }[]>`select version from vulnerability_feeds where name = ${feed}`;
-  const entries = await loadEntries(sql, feed, release);
+  const { version, list, bySource } = await currentList(sql, feed, release);
   const compare = cachedCompare();
   // Sets of one fleet share most (source, version) pairs: each is matched once.
-  const bySourceVersion = new Map<string, { rows: MatchRow[]; worst: number }>();
-  const matchOnce = (source: string, version: string) => {
-    const key = `${source}\n${version}`;
+  const bySourceVersion = new Map<string, { ordinals: number[]; worst: number }>();
+  const matchOnce = (source: string, installed: string) => {
+    const key = `${source}\n${installed}`;
     let found = bySourceVersion.get(key);
     if (!found) {
-      const rows = matchSource(source, version, entries.get(source) ?? [], compare);
-      const worst = Math.min(...rows.map((r) => URGENCIES.indexOf(r.urgency)));
-      found = { rows, worst };
+      const hits = (bySource.get(source) ?? []).filter((e) => affects(installed, e, compare));
+      found = {
+        ordinals: hits.map((e) => e.ordinal),
+        worst: Math.min(URGENCIES.length, ...hits.map((e) => URGENCIES.indexOf(e.urgency))),
+      };
       bySourceVersion.set(key, found);
     }
     return found;
   };
-  let written = 0;
+  let matches = 0;
   for (let i = 0; i < setIds.length; i += SETS_PER_CHUNK) {
     const chunk = setIds.slice(i, i + SETS_PER_CHUNK);
     const packages = await sql<{ set_id: number; source: string; source_version: string }[]>`
       select distinct set_id, source, source_version from package_set_packages where set_id = any(${chunk}::bigint[])`;
     // Per set and source, the oldest installed source version (binaries of one source may lag).
-    const installed = new Map<number, Map<string, string>>();
+    const installed = new Map<number, Map<string, string>>(chunk.map((set) => [set, new Map()]));
     for (const p of packages) {
-      if (!entries.has(p.source)) continue;
-      let sources = installed.get(p.set_id);
-      if (!sources) installed.set(p.set_id, (sources = new Map()));
+      if (!bySource.has(p.source)) continue;
+      const sources = installed.get(p.set_id)!;
       const known = sources.get(p.source);
       if (known === undefined || compare(p.source_version, known) < 0) sources.set(p.source, p.source_version);
     }
-    const rows: Array<MatchRow & { set: number }> = [];
-    const worst = new Map<number, number>();
-    for (const [set, sources] of installed) {
-      for (const [source, version] of sources) {
-        const found = matchOnce(source, version);
-        for (const row of found.rows) rows.push({ ...row, set });
-        if (found.rows.length > 0) worst.set(set, Math.min(worst.get(set) ?? found.worst, found.worst));
+    const rows = [...installed].map(([set, sources]) => {
+      const affected = newBitmap(list.cves.length);
+      let worst: number = URGENCIES.length;
+      for (const [source, at] of sources) {
+        const found = matchOnce(source, at);
+        for (const ordinal of found.ordinals) setBit(affected, ordinal);
+        matches += found.ordinals.length;
+        worst = Math.min(worst, found.worst);
       }
-    }
-    await sql.begin(async (tx) => {
-      await tx`delete from vulnerability_matches where package_set_id = any(${chunk}::bigint[]) and release = ${release}`;
-      for (let j = 0; j < rows.length; j += 20_000) {
-        const batch = rows.slice(j, j + 20_000);
-        await tx`
-          insert into vulnerability_matches
-            (package_set_id, release, cve, source, urgency, status, installed_version, fixed_version)
-          select s, ${release}, c, src, u, st, iv, fv from unnest(
-            ${batch.map((r) => r.set)}::bigint[], ${batch.map((r) => r.cve)}::text[],
-            ${batch.map((r) => r.source)}::text[], ${batch.map((r) => r.urgency)}::text[],
-            ${batch.map((r) => r.status)}::text[], ${batch.map((r) => r.installed)}::text[],
-            ${batch.map((r) => r.fixed)}::text[]) as x (s, c, src, u, st, iv, fv)`;
-      }
-      await tx`
-        insert into vulnerability_matched_sets as m (package_set_id, release, feed, feed_version, worst_urgency_rank)
-        select s, ${release}, ${feed}, ${version?.version ?? 0}, w
-          from unnest(${chunk}::bigint[], ${chunk.map((s) => worst.get(s) ?? null)}::smallint[]) as x (s, w)
-        on conflict (package_set_id, release) do update
-          set feed = excluded.feed, feed_version = excluded.feed_version,
-              worst_urgency_rank = excluded.worst_urgency_rank, matched_at = now_ms()`;
+      return {
+        package_set_id: set,
+        release,
+        feed,
+        feed_version: version,
+        worst_urgency_rank: worst < URGENCIES.length ? worst : null,
+        list_id: list.id,
+        affected: Buffer.from(affected.buffer, affected.byteOffset, affected.byteLength),
+      };
     });
-    written += rows.length;
+    await sql`
+      insert into vulnerability_matched_sets ${sql(rows)}
+      on conflict (package_set_id, release) do update
+        set feed = excluded.feed, feed_version = excluded.feed_version, worst_urgency_rank = excluded.worst_urgency_rank,
+            list_id = excluded.list_id, affected = excluded.affected, matched_at = now_ms()`;
   }
-  return written;
+  return matches;
 }
 
 export interface MatchSummary {
   /** (set, release) pairs matched. */
   pairs: number;
-  /** Match rows written. */
-  rows: number;
+  /** (set, CVE, source package) matches found in them. */
+  matches: number;
   /** Organizations recounted. */
   organizations: number;
   /** `vulnerability.detected` events emitted. */
@@ -212,8 +222,12 @@ export async function matchOutdated(
       group.sets.push(o.package_set_id);
       groups.set(key, group);
     }
-    let rows = 0;
-    for (const g of groups.values()) rows += await matchSets(sql, g.feed, g.release, g.sets);
+    let matches = 0;
+    for (const g of groups.values()) matches += await matchSets(sql, g.feed, g.release, g.sets);
+    // Lists no set refers to any more: an older feed version's once its sets are rematched, a deleted set's.
+    await sql`
+      delete from vulnerability_entry_lists l
+       where not exists (select 1 from vulnerability_matched_sets m where m.list_id = l.id)`;
     const organizations =
       options.organizations ??
       (outdated.length === 0
@@ -226,7 +240,7 @@ export async function matchOutdated(
           ).map((r) => r.organization_id));
     let detected = 0;
     for (const org of organizations) detected += await recountOrganization(sql, org);
-    return { pairs: outdated.length, rows, organizations: organizations.length, detected };
+    return { pairs: outdated.length, matches, organizations: organizations.length, detected };
   });
 }
 
@@ -236,8 +250,13 @@ export async function matchOutdated(
  * CVE. Returns the events emitted.
  */
 async function recountOrganization(db: Db, organizationId: string): Promise<number> {
+  const counts = countCves(await devicesPerSet(db, organizationId));
   await db`
-    with ${cveCounts(db, organizationId)}, upserted as (
+    with counts as (
+      select * from jsonb_to_recordset(${db.json(counts as never)}::jsonb)
+        as c (cve text, urgency text, sources text[], devices_affected integer, devices_fix_available integer,
+              devices_no_fix integer)
+    ), upserted as (
       insert into organization_vulnerabilities as o
         (organization_id, cve, urgency, sources, devices_affected, devices_fix_available, devices_no_fix)
       select ${organizationId}, c.cve, c.urgency, c.sources, c.devices_affected, c.devices_fix_available,

@@ -3,13 +3,19 @@ import { Buffer } from 'node:buffer';
 import type postgres from 'postgres';
 import type { Db } from '../db/client.ts';
 import { ApiError } from '../http/errors.ts';
-import { cveCounts } from './counts.ts';
+import { countCves, devicesPerSet } from './counts.ts';
+import { compareDebianVersions } from './dpkg_version.ts';
+import { forEachBit, readWithLists } from './entry_lists.ts';
 import { type FeedName, URGENCIES, type Urgency } from './feed_parse.ts';
 
 export type MatchStatus = 'fixed_available' | 'no_fix';
 export const MATCH_STATUSES = ['fixed_available', 'no_fix'] as const satisfies readonly MatchStatus[];
 
-/** Whether the device (an id expression) is affected by the CVE, at any urgency (in a row of this status when given). */
+/**
+ * Whether the device (an id expression) is affected by the CVE, at any urgency (in a row of
+ * this status when given): its (set, release) has a bit set for one of the CVE's entries.
+ * The sets affected are found once per statement, whatever the number of devices asked.
+ */
 export function affectedBy(
   db: Db,
   deviceId: postgres.PendingQuery<postgres.Row[]>,
@@ -18,9 +24,16 @@ export function affectedBy(
 ) {
   return db`exists (
     select 1 from device_inventories i
-      join vulnerability_matches m on m.package_set_id = i.package_set_id and m.release = i.release
-     where i.device_id = ${deviceId} and m.cve = ${cve}
-       and ${status === undefined ? db`true` : db`m.status = ${status}`})`;
+     where i.device_id = ${deviceId}
+       and (i.package_set_id, i.release) in (
+         with positions as materialized (
+           select l.id, array(select p from unnest(array_positions(l.cves, ${cve}::text)) p
+                               where ${status === undefined ? db`true` : db`(l.fixed_versions[p] is null) = ${status === 'no_fix'}`}) as at
+             from vulnerability_entry_lists l
+         )
+         select m.package_set_id, m.release
+           from positions l join vulnerability_matched_sets m on m.list_id = l.id
+          where cardinality(l.at) > 0 and exists (select 1 from unnest(l.at) p where get_bit(m.affected, p - 1) = 1)))`;
 }
 
 export interface FeedRow {
@@ -102,7 +115,8 @@ export interface DeviceVulnerability {
 
 /**
  * A device's CVEs, one row per CVE and source package, worst urgency first (then CVE,
- * source); null when the device has sent no inventory.
+ * source); null when the device has sent no inventory. Its set's bitmap names the rows;
+ * the installed versions and binaries are read for the page's source packages only.
  */
 export async function pageDeviceVulnerabilities(
   db: Db,
@@ -112,33 +126,82 @@ export async function pageDeviceVulnerabilities(
   limit: number,
 ): Promise<{ items: DeviceVulnerability[]; next_cursor: string | null } | null> {
   const after = decodeKey<[number, string, string]>(cursor, ['number', 'string', 'string']);
-  const [inventory] = await db<{ package_set_id: number; release: string }[]>`
-    select package_set_id, release from device_inventories where device_id = ${deviceId}`;
+  const { rows, lists } = await readWithLists(
+    db,
+    () => db<Array<{ package_set_id: number; list_id: string | null; affected: Buffer | null }>>`
+      select i.package_set_id, m.list_id, m.affected
+        from device_inventories i
+        left join vulnerability_matched_sets m on m.package_set_id = i.package_set_id and m.release = i.release
+       where i.device_id = ${deviceId}`,
+  );
+  const [inventory] = rows;
   if (!inventory) return null;
-  // The page first; the binaries only for its rows.
-  const rows = await db<Array<DeviceVulnerability & { rank: number }>>`
-    with page as materialized (
-      select m.cve, m.urgency, m.status, m.source, m.installed_version, m.fixed_version,
-             urgency_rank(m.urgency) as rank
-        from vulnerability_matches m
-       where m.package_set_id = ${inventory.package_set_id} and m.release = ${inventory.release}
-         and m.urgency = any(${shownUrgencies(filter)}::text[])
-         and ${filter.status === undefined ? db`true` : db`m.status = ${filter.status}`}
-         and ${after === null ? db`true` : db`(urgency_rank(m.urgency), m.cve, m.source) > (${after[0]}, ${after[1]}, ${after[2]})`}
-       order by urgency_rank(m.urgency), m.cve, m.source
-       limit ${limit + 1}
-    )
-    select page.*,
-           array(select distinct p.name from package_set_packages p
-                  where p.set_id = ${inventory.package_set_id} and p.source = page.source order by p.name) as binaries
-      from page
-     order by page.rank, page.cve, page.source`;
-  const page = rows.slice(0, limit);
+  const list = inventory.list_id === null ? undefined : lists.get(inventory.list_id);
+  if (!list || !inventory.affected) return { items: [], next_cursor: null };
+  const shown = new Set<string>(shownUrgencies(filter));
+  const wantNoFix = filter.status === undefined ? null : filter.status === 'no_fix' ? 1 : 0;
+  const found: number[] = [];
+  forEachBit(inventory.affected, (e) => {
+    if (e >= list.cves.length || !shown.has(list.urgencies[e]!)) return;
+    if (wantNoFix !== null && list.noFix[e] !== wantNoFix) return;
+    if (after !== null && compareKeys([list.rank[e]!, list.cves[e]!, list.sources[e]!], after) <= 0) return;
+    found.push(e);
+  });
+  found.sort(
+    (a, b) =>
+      list.rank[a]! - list.rank[b]! ||
+      byText(list.cves[a]!, list.cves[b]!) ||
+      byText(list.sources[a]!, list.sources[b]!),
+  );
+  const page = found.slice(0, limit);
+  const installed = await installedSources(db, inventory.package_set_id, [
+    ...new Set(page.map((e) => list.sources[e]!)),
+  ]);
   const last = page[page.length - 1];
   return {
-    items: page.map(({ rank: _rank, ...row }) => row),
-    next_cursor: rows.length > limit && last ? encodeKey([last.rank, last.cve, last.source]) : null,
+    items: page.map((e) => ({
+      cve: list.cves[e]!,
+      urgency: list.urgencies[e]!,
+      status: list.noFix[e] === 1 ? 'no_fix' : 'fixed_available',
+      source: list.sources[e]!,
+      installed_version: installed.get(list.sources[e]!)?.version ?? '',
+      fixed_version: list.fixed[e] ?? null,
+      binaries: installed.get(list.sources[e]!)?.binaries ?? [],
+    })),
+    next_cursor:
+      found.length > limit && last !== undefined
+        ? encodeKey([list.rank[last]!, list.cves[last]!, list.sources[last]!])
+        : null,
   };
+}
+
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function compareKeys(a: [number, string, string], b: [number, string, string]): number {
+  return a[0] - b[0] || byText(a[1], b[1]) || byText(a[2], b[2]);
+}
+
+/**
+ * Per source package of the set: the installed source version matched (the oldest of its
+ * binaries', as dpkg orders versions) and its installed binary packages, by name.
+ */
+async function installedSources(db: Db, setId: number, sources: string[]) {
+  const bySource = new Map<string, { version: string; binaries: string[] }>();
+  if (sources.length === 0) return bySource;
+  const rows = await db<{ source: string; name: string; source_version: string }[]>`
+    select source, name, source_version from package_set_packages
+     where set_id = ${setId} and source = any(${sources}::text[])`;
+  for (const row of rows) {
+    const known = bySource.get(row.source);
+    if (!known) {
+      bySource.set(row.source, { version: row.source_version, binaries: [row.name] });
+      continue;
+    }
+    if (compareDebianVersions(row.source_version, known.version) < 0) known.version = row.source_version;
+    if (!known.binaries.includes(row.name)) known.binaries.push(row.name);
+  }
+  for (const known of bySource.values()) known.binaries.sort(byText);
+  return bySource;
 }
 
 export interface OrganizationVulnerabilityFilter {
@@ -167,7 +230,7 @@ export interface OrganizationVulnerability {
 /**
  * The organization's CVEs with at least one affected device, most devices first (then by
  * CVE). Over all its devices the stored counts answer; over an org unit's subtree or a
- * group they are counted from the devices' sets (the same rule, `cveCounts`).
+ * group they are counted from the devices' sets (the same rule, `countCves`).
  */
 export async function pageOrganizationVulnerabilities(
   db: Db,
@@ -178,29 +241,32 @@ export async function pageOrganizationVulnerabilities(
   limit: number,
 ): Promise<{ items: OrganizationVulnerability[]; next_cursor: string | null }> {
   const after = decodeKey<[number, string]>(cursor, ['number', 'string']);
-  const scoped = scope.units !== null || scope.groupId !== undefined;
-  const condition = db`
-    ${scope.units === null ? db`true` : db`d.oe_id = any(${scope.units}::uuid[])`}
-    and ${
-      scope.groupId === undefined
-        ? db`true`
-        : db`exists (select 1 from group_members g where g.group_id = ${scope.groupId} and g.device_id = d.id)`
-    }`;
-  const source = scoped
-    ? db`(
-        with ${cveCounts(db, organizationId, condition)}
-        select c.cve, c.urgency, c.sources, c.devices_affected, c.devices_fix_available, c.devices_no_fix,
-               coalesce(o.first_seen_at, now_ms()) as first_seen_at
-          from counts c
-          left join organization_vulnerabilities o on o.organization_id = ${organizationId} and o.cve = c.cve)`
-    : db`(
-        select cve, urgency, sources, devices_affected, devices_fix_available, devices_no_fix, first_seen_at
-          from organization_vulnerabilities
-         where organization_id = ${organizationId} and devices_affected > 0)`;
+  const rows =
+    scope.units === null && scope.groupId === undefined
+      ? await storedPage(db, organizationId, filter, after, limit)
+      : await countedPage(db, organizationId, filter, scope, after, limit);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    items: page,
+    next_cursor: rows.length > limit && last ? encodeKey([last.devices_affected, last.cve]) : null,
+  };
+}
+
+/** Up to `limit + 1` rows of the stored counts (all the organization's devices). */
+async function storedPage(
+  db: Db,
+  organizationId: string,
+  filter: OrganizationVulnerabilityFilter,
+  after: [number, string] | null,
+  limit: number,
+): Promise<OrganizationVulnerability[]> {
   const prefix = filter.q === undefined ? null : `${filter.q.toUpperCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
-  const rows = await db<Array<OrganizationVulnerability & { devices_no_fix: number }>>`
-    select v.* from ${source} v
-     where v.urgency = any(${shownUrgencies(filter)}::text[])
+  return db<OrganizationVulnerability[]>`
+    select cve, urgency, sources, devices_affected, devices_fix_available, first_seen_at
+      from organization_vulnerabilities v
+     where organization_id = ${organizationId} and devices_affected > 0
+       and v.urgency = any(${shownUrgencies(filter)}::text[])
        and ${
          filter.status === undefined
            ? db`true`
@@ -212,12 +278,48 @@ export async function pageOrganizationVulnerabilities(
        and ${after === null ? db`true` : db`(-v.devices_affected, v.cve) > (${-after[0]}, ${after[1]})`}
      order by v.devices_affected desc, v.cve
      limit ${limit + 1}`;
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    items: page.map(({ devices_no_fix: _n, ...row }) => row),
-    next_cursor: rows.length > limit && last ? encodeKey([last.devices_affected, last.cve]) : null,
-  };
+}
+
+/** Up to `limit + 1` rows counted now over the devices of an org unit's subtree or a group. */
+async function countedPage(
+  db: Db,
+  organizationId: string,
+  filter: OrganizationVulnerabilityFilter,
+  scope: DeviceScope,
+  after: [number, string] | null,
+  limit: number,
+): Promise<OrganizationVulnerability[]> {
+  const condition = db`
+    ${scope.units === null ? db`true` : db`d.oe_id = any(${scope.units}::uuid[])`}
+    and ${
+      scope.groupId === undefined
+        ? db`true`
+        : db`exists (select 1 from group_members g where g.group_id = ${scope.groupId} and g.device_id = d.id)`
+    }`;
+  const shown = new Set<string>(shownUrgencies(filter));
+  const prefix = filter.q?.toUpperCase();
+  const rows = countCves(await devicesPerSet(db, organizationId, condition))
+    .filter(
+      (c) =>
+        shown.has(c.urgency) &&
+        (filter.status === undefined ||
+          (filter.status === 'fixed_available' ? c.devices_fix_available > 0 : c.devices_no_fix > 0)) &&
+        (prefix === undefined || c.cve.startsWith(prefix)) &&
+        (after === null || c.devices_affected < after[0] || (c.devices_affected === after[0] && c.cve > after[1])),
+    )
+    // Stable, over counts in CVE order: most devices first, then by CVE.
+    .sort((a, b) => b.devices_affected - a.devices_affected)
+    .slice(0, limit + 1);
+  const seen = new Map(
+    (
+      await db<{ cve: string; first_seen_at: Date }[]>`
+        select cve, first_seen_at from organization_vulnerabilities
+         where organization_id = ${organizationId} and cve = any(${rows.map((r) => r.cve)}::text[])`
+    ).map((r) => [r.cve, r.first_seen_at]),
+  );
+  // A CVE the stored counts do not hold yet (its match is being recounted) is seen now.
+  const now = new Date();
+  return rows.map(({ devices_no_fix: _n, ...row }) => ({ ...row, first_seen_at: seen.get(row.cve) ?? now }));
 }
 
 /**

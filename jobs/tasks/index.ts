@@ -13,12 +13,13 @@ import { judgeRolloutTask } from './judge_rollout.ts';
 import { JUDGE_RUNNING_ROLLOUTS_TASK, judgeRunningRolloutsTask } from './judge_running_rollouts.ts';
 import { REAP_DEAD_BUILDS_TASK, reapDeadBuildsTask } from './reap_dead_builds.ts';
 import { sweepIsoBuildsTask } from './sweep_iso_builds.ts';
+import { SWEEP_PACKAGE_SETS_TASK, sweepPackageSetsTask } from './sweep_package_sets.ts';
 import { SWEEP_STALE_DEVICES_TASK, sweepStaleDevicesTask } from './sweep_stale_devices.ts';
 import { SWEEP_WEBHOOK_DELIVERIES_TASK, sweepWebhookDeliveriesTask } from './sweep_webhook_deliveries.ts';
+import { VULNERABILITY_MATCH_TASK } from '../../api/vulnerabilities/match_jobs.ts';
 import {
   REFRESH_VULNERABILITY_FEEDS_TASK,
   refreshVulnerabilityFeedsTask,
-  VULNERABILITY_MATCH_TASK,
   vulnerabilityMatchTask,
 } from './vulnerabilities.ts';
 
@@ -53,12 +54,14 @@ export function reaperTasks(deps: TaskDeps): TaskList {
 
 /**
  * The security data: reading the feeds and matching, on a runner of their own (a feed of
- * 50 MB takes a while; nothing else waits behind it, and it waits behind no build).
+ * 50 MB takes a while; nothing else waits behind it, and it waits behind no build), and
+ * the sweep of unused package sets, which waits for a matching anyway.
  */
 export function securityTasks(deps: TaskDeps): TaskList {
   return {
     [REFRESH_VULNERABILITY_FEEDS_TASK]: refreshVulnerabilityFeedsTask(deps),
     [VULNERABILITY_MATCH_TASK]: vulnerabilityMatchTask(deps),
+    [SWEEP_PACKAGE_SETS_TASK]: sweepPackageSetsTask(deps),
   };
 }
 

@@ -2,12 +2,11 @@
  * Tasks of the security data. `refresh_vulnerability_feeds`: queued at the worker's start
  * and every minute by the crontab, it reads each configured feed whose last attempt is
  * older than VULN_FEED_INTERVAL_MINUTES (at start: all), then matches whatever (set,
- * release) pairs are outdated (all after a feed changed). `vulnerability_match`: queued by
- * the inventory upload when a device's (package set, release) changed; matches every pair
- * of that organization's devices not yet matched at its feed's version (the payload's
- * among them), and recounts the organization. Both are idempotent: a repeated job finds
- * nothing to do but the recount, so one job per organization (a job key) may stand for a
- * wave of uploads.
+ * release) pairs are outdated (all after a feed changed). `vulnerability_match`
+ * (api/vulnerabilities/match_jobs.ts): queued by the inventory upload when a device's
+ * (package set, release) changed, `{ organization_id }`; matches every pair of that
+ * organization's devices not yet matched at its feed's version, and recounts the
+ * organization. Both are idempotent: a repeated job finds nothing to do but the recount.
  */
 import type { Task } from 'graphile-worker';
 import type { Sql } from '../../api/db/client.ts';
@@ -18,7 +17,6 @@ import { type MatchSummary, matchOutdated } from '../../api/vulnerabilities/matc
 import type { TaskDeps, WorkerConfig } from '../worker_deps.ts';
 
 export const REFRESH_VULNERABILITY_FEEDS_TASK = 'refresh_vulnerability_feeds';
-export const VULNERABILITY_MATCH_TASK = 'vulnerability_match';
 
 /** VULN_FEED_INTERVAL_MINUTES when unset. */
 const DEFAULT_VULN_FEED_INTERVAL_MINUTES = 60;
@@ -58,7 +56,7 @@ export async function refreshVulnerabilityFeeds(
   return { feeds, matched };
 }
 
-/** `{ organization_id, package_set_id, release, os_id }`: the organization is what is matched and recounted. */
+/** `{ organization_id }`: the organization matched and recounted. */
 function organizationOf(payload: unknown): string {
   const organizationId = (payload as { organization_id?: unknown } | null)?.organization_id;
   if (typeof organizationId !== 'string' || !/^[0-9a-f-]{36}$/i.test(organizationId)) {

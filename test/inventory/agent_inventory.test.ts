@@ -17,7 +17,7 @@ async function matchJobs(organizationId: string) {
   return ctx.sql<{ key: string; payload: Record<string, unknown> }[]>`
     select j.key, j.payload from graphile_worker._private_jobs j
     join graphile_worker._private_tasks t on t.id = j.task_id
-    where t.identifier = 'vulnerability_match' and j.key like ${`vulnerability_match:${organizationId}:%`}
+    where t.identifier = 'vulnerability_match' and j.payload ->> 'organization_id' = ${organizationId}
     order by j.id`;
 }
 
@@ -152,47 +152,69 @@ describe('the inventory protocol: check-in asks, PUT /api/v1/agent/inventory sto
     expect(
       Number((await ctx.sql`select count(*) from package_set_packages where set_id = ${sa!.set_id}`)[0]!.count),
     ).toBe(300);
-    // One match job for the organization's (set, release).
+    // One match job for the organization.
     expect(await matchJobs(organization_id)).toEqual([
-      {
-        key: `vulnerability_match:${organization_id}:${sa!.set_id}:bookworm`,
-        payload: { organization_id, package_set_id: Number(sa!.set_id), release: 'bookworm', os_id: 'debian' },
-      },
+      { key: `vulnerability_match:${organization_id}`, payload: { organization_id } },
     ]);
   });
 
   it('queues a match when the set or the release changes, not when only the kernel or pending updates do', async () => {
     const agent = await enrollAgent(ctx);
     const org = agent.organization_id;
+    const queuedAt = async () =>
+      (
+        await ctx.sql<{ run_at: Date; revision: number }[]>`
+          select j.run_at, j.revision from graphile_worker._private_jobs j where j.key = ${`vulnerability_match:${org}`}`
+      )[0];
     expect(await putInventory(ctx, agent.secret, inventory())).toMatchObject({ status: 204 });
     const first = (await inventoryRow(agent.device_id))!.set_id;
-    expect((await matchJobs(org)).map((j) => j.key)).toEqual([`vulnerability_match:${org}:${first}:bookworm`]);
+    expect(await matchJobs(org)).toEqual([{ key: `vulnerability_match:${org}`, payload: { organization_id: org } }]);
+    const queued = await queuedAt();
 
     expect(
       await putInventory(ctx, agent.secret, inventory({ kernel: '6.1.0-40-amd64', reboot_required: true })),
     ).toMatchObject({ status: 204 });
-    expect(await matchJobs(org)).toHaveLength(1);
+    expect(await queuedAt()).toEqual(queued);
 
+    // A new set, then a new release: the waiting job stays the organization's one job, queued again.
     const newer = [pkg('bash', '5.2.15-2+b8'), pkg('libssl3', '3.0.15-1~deb12u2', 'openssl')];
     expect(await putInventory(ctx, agent.secret, inventory({ packages: newer }))).toMatchObject({ status: 204 });
     const second = (await inventoryRow(agent.device_id))!.set_id;
     expect(second).not.toBe(first);
+    expect((await queuedAt())!.revision).toBe(queued!.revision + 1);
 
     const ubuntu = { id: 'ubuntu', version_id: '24.04', codename: 'noble' };
     expect(await putInventory(ctx, agent.secret, inventory({ packages: newer, os: ubuntu }))).toMatchObject({
       status: 204,
     });
-    expect((await matchJobs(org)).map((j) => j.key)).toEqual([
-      `vulnerability_match:${org}:${first}:bookworm`,
-      `vulnerability_match:${org}:${second}:bookworm`,
-      `vulnerability_match:${org}:${second}:24.04`,
+    expect((await queuedAt())!.revision).toBe(queued!.revision + 2);
+    // The device's own row holds its set and release too (the scoped counts read it).
+    const [own] = await ctx.sql`
+      select inventory_set_id::text as set_id, inventory_release as release from devices where id = ${agent.device_id}`;
+    expect(own).toEqual({ set_id: second, release: '24.04' });
+    expect(await matchJobs(org)).toEqual([{ key: `vulnerability_match:${org}`, payload: { organization_id: org } }]);
+  });
+
+  it("keeps one waiting match job per organization for a wave of uploads, another organization's apart", async () => {
+    const a = await enrollAgent(ctx);
+    const b = await enrollAgent(ctx, { organizationId: a.organization_id });
+    const other = await enrollAgent(ctx);
+    const results = await Promise.all([
+      putInventory(ctx, a.secret, inventory({ packages: packages(20, `wave-a-${crypto.randomUUID().slice(0, 8)}`) })),
+      putInventory(ctx, b.secret, inventory({ packages: packages(20, `wave-b-${crypto.randomUUID().slice(0, 8)}`) })),
+      putInventory(
+        ctx,
+        other.secret,
+        inventory({ packages: packages(20, `wave-c-${crypto.randomUUID().slice(0, 8)}`) }),
+      ),
     ]);
-    expect((await matchJobs(org))[2]!.payload).toEqual({
-      organization_id: org,
-      package_set_id: Number(second),
-      release: '24.04',
-      os_id: 'ubuntu',
-    });
+    expect(results.map((r) => r.status)).toEqual([204, 204, 204]);
+    expect((await matchJobs(a.organization_id)).map((j) => j.key)).toEqual([
+      `vulnerability_match:${a.organization_id}`,
+    ]);
+    expect((await matchJobs(other.organization_id)).map((j) => j.key)).toEqual([
+      `vulnerability_match:${other.organization_id}`,
+    ]);
   });
 
   it('answers 422 inventory_hash_mismatch for a hash that is not the body’s, storing nothing', async () => {

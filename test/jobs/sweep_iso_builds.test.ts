@@ -263,12 +263,16 @@ describe('sweep_iso_builds', () => {
 });
 
 describe('jobs/crontab', () => {
-  it("runs the sweeps hourly, the dead build check, the rollouts' judge, the security feeds' check and the actions' expiry every minute and the stale device sweep every five, under explicit ids, of tasks that exist", () => {
+  it("runs the sweeps hourly, the dead build check, the rollouts' judge, the security feeds' check and the actions' expiry every minute, the stale device sweep every five and the unused package sets' sweep hourly, under explicit ids, of tasks that exist", () => {
     const items = parseCrontab(readFileSync(crontabFile, 'utf8'));
-    expect(items).toHaveLength(8);
-    const [sweepItem, reapItem, webhookItem, staleItem, archiveItem, judgeItem, feedsItem, actionsItem] = items;
+    expect(items).toHaveLength(9);
+    const [sweepItem, reapItem, webhookItem, staleItem, archiveItem, judgeItem, feedsItem, actionsItem, setsItem] =
+      items;
     expect(actionsItem).toMatchObject({ task: 'expire_device_actions', identifier: 'expire_device_actions' });
     expect(actionsItem!.match({ min: 17, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
+    expect(setsItem).toMatchObject({ task: 'sweep_package_sets', identifier: 'sweep_package_sets' });
+    expect(setsItem!.match({ min: 45, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
+    expect(setsItem!.match({ min: 0, hour: 13, date: 21, month: 11, dow: 6 })).toBe(false);
     expect(feedsItem).toMatchObject({ task: 'refresh_vulnerability_feeds', identifier: 'refresh_vulnerability_feeds' });
     expect(feedsItem!.match({ min: 17, hour: 13, date: 21, month: 11, dow: 6 })).toBe(true);
     expect(judgeItem).toMatchObject({ task: 'judge_running_rollouts', identifier: 'judge_running_rollouts' });

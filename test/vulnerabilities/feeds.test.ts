@@ -92,6 +92,21 @@ describe('file://', () => {
     ]);
   });
 
+  it('reads the records as Ubuntu names them since OSV 1.7 (UBUNTU-CVE-…), and skips the USN notices beside them', async () => {
+    const sample = JSON.parse(await readFile(join(fileURLToPath(UBUNTU_SAMPLE_FOLDER), 'CVE-2024-0727.json'), 'utf8'));
+    const folder = await mkdtemp(join(dir, 'osv-1.7-'));
+    await writeFile(
+      join(folder, 'UBUNTU-CVE-2024-0727.json'),
+      JSON.stringify({ ...sample, schema_version: '1.7.0', id: 'UBUNTU-CVE-2024-0727', upstream: ['CVE-2024-0727'] }),
+    );
+    await writeFile(join(folder, 'USN-6622-1.json'), JSON.stringify({ ...sample, id: 'USN-6622-1' }));
+    await writeFile(join(folder, 'UBUNTU-TEMP-1.json'), JSON.stringify({ ...sample, id: 'UBUNTU-TEMP-1' }));
+    expect((await refreshFeed(ctx.sql, 'ubuntu', pathToFileURL(folder).href)).outcome).toBe('changed');
+    expect(await feedRow('ubuntu')).toMatchObject({ entries: 3, last_error: null });
+    const rows = await ctx.sql`select distinct cve from vulnerability_entries where feed = 'ubuntu'`;
+    expect(rows).toEqual([{ cve: 'CVE-2024-0727' }]);
+  });
+
   it('keeps the last good data when a read fails to parse or to find its file, and shows the error', async () => {
     const broken = join(dir, 'broken.json');
     await writeFile(broken, '{"curl": {"CVE-2099-1": ');
@@ -264,7 +279,7 @@ describe('the vulnerability_match task (queued by an inventory upload)', () => {
     const set = await insertPackageSet(ctx.sql, [{ name: 'epoch-test', version: '2.0-1' }]);
     await insertInventory(ctx.sql, device, set, BOOKWORM);
     const task = vulnerabilityMatchTask({ sql: ctx.sql, log: silentLogger } as unknown as TaskDeps);
-    const payload = { organization_id: org.id, package_set_id: set, release: 'bookworm', os_id: 'debian' };
+    const payload = { organization_id: org.id };
     const helpers = {} as Parameters<typeof task>[1];
     await task(payload, helpers);
     await task(payload, helpers);

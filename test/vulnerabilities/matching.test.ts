@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { refreshFeed } from '../../api/vulnerabilities/feeds.ts';
-import { matchOutdated, matchSource } from '../../api/vulnerabilities/matching.ts';
+import { affects, matchOutdated } from '../../api/vulnerabilities/matching.ts';
 import { createApiKey } from '../support/access.ts';
 import { useTestApp } from '../support/app.ts';
 import { createOrganization } from '../support/builders.ts';
@@ -206,10 +206,16 @@ describe('a device affected by the samples', () => {
 
 describe('introduced-only ranges', () => {
   it('affect a version from `introduced` on, never one before', () => {
-    const entries = [{ cve: 'CVE-2099-9', introduced: '2.0-1', fixed: null, urgency: 'medium' as const }];
-    expect(matchSource('pkg', '1.9-1', entries)).toEqual([]);
-    expect(matchSource('pkg', '2.0-1', entries)).toMatchObject([{ status: 'no_fix' }]);
-    expect(matchSource('pkg', '1:1.0-1', entries)).toMatchObject([{ status: 'no_fix' }]);
+    const entry = { introduced: '2.0-1', fixed: null };
+    expect(affects('1.9-1', entry)).toBe(false);
+    expect(affects('2.0-1', entry)).toBe(true);
+    expect(affects('1:1.0-1', entry)).toBe(true);
+    const ranged = { introduced: '2.0-1', fixed: '2.0-3' };
+    expect([affects('2.0-2', ranged), affects('2.0-3', ranged), affects('2.0~rc1-1', ranged)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 });
 
