@@ -77,7 +77,8 @@ function stringFields(schema: Schema, path: Path = [], depth = 0): Path[] {
 
 /** The sample body with BAD at the path, creating the objects and arrays on the way. */
 function withBadString(schema: Schema, path: Path): unknown {
-  const body = (sample(schema) ?? {}) as Record<string | number, unknown>;
+  // A copy: a schema's own example is one object of the document, and each case writes into it.
+  const body = structuredClone(sample(schema) ?? {}) as Record<string | number, unknown>;
   if (path.length === 0) return BAD;
   let node: any = body;
   path.forEach((key, i) => {
