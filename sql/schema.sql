@@ -727,7 +727,7 @@ CREATE TABLE public.device_bulk_jobs (
     filter jsonb NOT NULL,
     caller jsonb NOT NULL,
     request_id text NOT NULL,
-    device_ids uuid[] NOT NULL,
+    device_ids uuid[],
     total integer NOT NULL,
     done integer DEFAULT 0 NOT NULL,
     changed integer DEFAULT 0 NOT NULL,
@@ -740,11 +740,15 @@ CREATE TABLE public.device_bulk_jobs (
     CONSTRAINT device_bulk_jobs_action_check CHECK ((action = ANY (ARRAY['move'::text, 'group-add'::text, 'group-remove'::text, 'select'::text, 'deselect'::text, 'unset'::text]))),
     CONSTRAINT device_bulk_jobs_caller_check CHECK ((jsonb_typeof(caller) = 'object'::text)),
     CONSTRAINT device_bulk_jobs_changed_check CHECK ((changed >= 0)),
-    CONSTRAINT device_bulk_jobs_check CHECK ((total = cardinality(device_ids))),
     CONSTRAINT device_bulk_jobs_check1 CHECK (((done >= 0) AND (done <= total))),
     CONSTRAINT device_bulk_jobs_check2 CHECK (((refused >= 0) AND ((changed + refused) = done))),
     CONSTRAINT device_bulk_jobs_check3 CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (finished_at IS NOT NULL))),
     CONSTRAINT device_bulk_jobs_check4 CHECK (((status <> 'completed'::text) OR (done = total))),
+    CONSTRAINT device_bulk_jobs_devices_check CHECK (
+CASE
+    WHEN (device_ids IS NULL) THEN ((status = ANY (ARRAY['queued'::text, 'failed'::text])) AND (done = 0))
+    ELSE (total = cardinality(device_ids))
+END),
     CONSTRAINT device_bulk_jobs_error_check CHECK ((length(error) <= 1000)),
     CONSTRAINT device_bulk_jobs_filter_check CHECK ((jsonb_typeof(filter) = 'object'::text)),
     CONSTRAINT device_bulk_jobs_refusals_check CHECK ((jsonb_typeof(refusals) = 'array'::text)),
@@ -3070,4 +3074,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261128120000'),
     ('20261128130000'),
     ('20261128130100'),
-    ('20261128150000');
+    ('20261128150000'),
+    ('20261129090000');

@@ -468,6 +468,26 @@ export async function listMatchingDeviceIds(
 }
 
 /**
+ * The same devices as `listMatchingDeviceIds`, as the ids in serial order of a statement the
+ * caller embeds (`array(...)`), so a list of many thousands never leaves the database; the
+ * filter is checked first. Wrapped in an object: a bare query would run when awaited.
+ */
+export async function matchingDeviceIdsQuery(
+  db: Db,
+  organizationId: string,
+  filter: DeviceFilter,
+  context: ListContext,
+): Promise<{ ids: postgres.PendingQuery<postgres.Row[]> }> {
+  const resolved = await requireFilter(db, organizationId, filter);
+  return {
+    ids: db`
+      select d.id from devices d ${matchingJoins(db, filter, context)}
+      where ${matching(db, organizationId, filter, resolved)}
+      order by d.serial, d.id`,
+  };
+}
+
+/**
  * Files the device under an org unit of its organization, with an event for each Merkmal
  * whose effective state or `optionen` the move changes (`record`, the catalog's). Archived
  * devices cannot move.
