@@ -76,7 +76,10 @@ begin
       where (n.oe_id, n.template_id, n.agent_secret_issued_at, n.deprovisioned_at, n.archived_at)
             is distinct from (o.oe_id, o.template_id, o.agent_secret_issued_at, o.deprovisioned_at, o.archived_at));
   end if;
-  if cardinality(changed) > 0 then perform device_fleet_refresh(changed); end if;
+  if cardinality(changed) > 0 then
+    perform device_fleet_refresh(changed);
+    perform device_heartbeats_write(changed);
+  end if;
   return null;
 end $$;
 
@@ -174,6 +177,31 @@ begin
         convergence = excluded.convergence, catalog = excluded.catalog
     where (f.oe_id, f.bucket, f.issued_at, f.convergence, f.catalog)
           is distinct from (excluded.oe_id, excluded.bucket, excluded.issued_at, excluded.convergence, excluded.catalog);
+end $$;
+
+
+--
+-- Name: device_heartbeats_write(uuid[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.device_heartbeats_write(device_ids uuid[]) RETURNS void
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+begin
+  insert into device_heartbeats (device_id, organization_id)
+  select d.id, d.organization_id from devices d where d.id = any(device_ids) order by d.id
+  on conflict (device_id) do nothing;
+  update device_heartbeats h
+     set organization_id = n.organization_id, issued_at = n.issued_at
+    from (
+      select d.id, d.organization_id,
+             case when device_status(d.archived_at, d.deprovisioned_at, d.agent_secret_issued_at, null, null)
+                       = 'active' then d.agent_secret_issued_at end as issued_at
+      from devices d where d.id = any(device_ids)
+      order by d.id
+    ) n
+   where h.device_id = n.id and (h.organization_id, h.issued_at) is distinct from (n.organization_id, n.issued_at);
 end $$;
 
 
@@ -794,7 +822,9 @@ CREATE TABLE public.device_hardware (
 
 CREATE TABLE public.device_heartbeats (
     device_id uuid NOT NULL,
-    at timestamp with time zone
+    at timestamp with time zone,
+    organization_id uuid NOT NULL,
+    issued_at timestamp with time zone
 )
 WITH (fillfactor='80');
 
@@ -2021,6 +2051,13 @@ CREATE INDEX device_fleet_scope ON public.device_fleet USING btree (organization
 
 
 --
+-- Name: device_heartbeats_organization; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_heartbeats_organization ON public.device_heartbeats USING btree (organization_id);
+
+
+--
 -- Name: device_inventories_organization; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -3075,4 +3112,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261128130000'),
     ('20261128130100'),
     ('20261128150000'),
-    ('20261129090000');
+    ('20261129090000'),
+    ('20261129090100');

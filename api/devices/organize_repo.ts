@@ -290,6 +290,30 @@ function fleetCountable(filter: DeviceFilter): boolean {
   );
 }
 
+/**
+ * Whether the filter is active or stale over the whole organization and nothing else: then
+ * its devices are counted from their heartbeat rows `device_heartbeats h` alone, which carry
+ * the organization and, while the agent reports, the time its secret was issued (what
+ * `device_status` reads besides the check-in), instead of joining every device with its heartbeat.
+ */
+function heartbeatCountable(filter: DeviceFilter): boolean {
+  const { status, stale, ...rest } = filter;
+  return (
+    Object.values(rest).every((v) => v === undefined) &&
+    stale !== false &&
+    (status === 'active' || status === 'stale' || (status === undefined && stale === true))
+  );
+}
+
+/** The filter (`heartbeatCountable`) over the heartbeat rows `device_heartbeats h`: the same devices as `matching`. */
+function heartbeatMatching(db: Db, organizationId: string, filter: DeviceFilter, context: ListContext) {
+  const status = db`device_status(null, null, h.issued_at, h.at, make_interval(secs => ${3 * context.pollIntervalSeconds}::int))`;
+  return db`
+    h.organization_id = ${organizationId} and h.issued_at is not null
+      and ${filter.status === undefined ? db`true` : db`${status} = ${filter.status}`}
+      and ${filter.stale ? db`${status} = 'stale'` : db`true`}`;
+}
+
 /** The filter (`fleetCountable`) over the fleet rows `device_fleet f`: the same devices as `matching`. */
 function fleetMatching(db: Db, organizationId: string, filter: DeviceFilter, resolved: Resolved) {
   return db`
@@ -329,12 +353,15 @@ async function listOrganizationDevices(
   const { key, text, order: shown, time } = sortKey(db, sort);
   // Walking back is walking the reversed order on from the cursor (each order is the other reversed).
   const order = cursor?.before ? (shown === 'asc' ? 'desc' : 'asc') : shown;
-  // The time goes as text: the client's own timestamp serializer would cut it to the millisecond.
+  // The time goes as text: the client's own timestamp serializer would cut it to the
+  // millisecond. Read once (a subquery): the text's cast is not constant in a prepared
+  // statement's plan, and a scan would parse it again for every row it compares.
   const after =
     cursor === null
       ? null
       : {
-          key: cursor.key === null ? null : time ? db`${cursor.key}::text::timestamptz` : db`${cursor.key}::text`,
+          key:
+            cursor.key === null ? null : time ? db`(select ${cursor.key}::text::timestamptz)` : db`${cursor.key}::text`,
           id: cursor.id,
         };
   const nullable = sort.endsWith('last_checkin');
@@ -349,7 +376,8 @@ async function listOrganizationDevices(
       const rows = await select(db`
         select d.id from (
           select h.device_id, h.at from device_heartbeats h
-          where h.at is not null and ${afterKey(db, db`h.at`, db`h.device_id`, after, 'desc', false)}
+          where h.organization_id = ${organizationId} and h.at is not null
+            and ${afterKey(db, db`h.at`, db`h.device_id`, after, 'desc', false)}
           order by h.at desc, h.device_id desc
           limit ${candidates}
         ) c
@@ -373,26 +401,25 @@ async function listOrganizationDevices(
 }
 
 /**
- * How many of the latest heartbeats (times the page's rows) a page of the latest check-ins
- * is looked for among, in turn, before the whole organization is sorted: a page found
- * among the latest heartbeats of the database is exact, since every device left out checked
- * in before every candidate. The heartbeats carry no organization, so the second turn is
- * for a database of several organizations.
+ * How many of the organization's latest heartbeats (times the page's rows) a page of the
+ * latest check-ins is looked for among, in turn, before the whole organization is sorted: a
+ * page found among them is exact, since every device left out checked in before every
+ * candidate. The later turns are for filters that match fewer of them.
  */
-const LATEST_CANDIDATES = [4, 64];
+const LATEST_CANDIDATES = [16, 128];
 
 /**
  * Whether a list by the latest check-in is likely found among the latest heartbeats: a
- * filter of the whole organization, or of its active devices (the ones that check in).
- * A unit, a group, a search or a convergence may match few of them; stale and enrolled
- * devices are the ones that did not check in lately.
+ * filter of the whole organization, of its active devices (the ones that check in), or of
+ * a convergence (a share of those, each candidate checked by its fleet row's index). A
+ * unit, a group or a search may match few of them, a Merkmal's convergence is worked out
+ * per device; stale and enrolled devices are the ones that did not check in lately.
  */
 function latestFirst(filter: DeviceFilter): boolean {
   return (
     filter.oe_id === undefined &&
     filter.group_id === undefined &&
     filter.q === undefined &&
-    filter.convergence === undefined &&
     filter.merkmal === undefined &&
     filter.stale !== true &&
     (filter.status === undefined || filter.status === 'active')
@@ -439,11 +466,15 @@ export async function countOrganizationDevices(
   context: ListContext,
 ): Promise<number> {
   const resolved = await requireFilter(db, organizationId, filter);
-  // From the fleet rows where the filter allows: an index-only count, not a scan of the devices' rows.
+  // From the fleet rows where the filter allows: an index-only count, not a scan of the
+  // devices' rows; active or stale alone from the heartbeats' rows.
   const [row] = await db<{ n: number }[]>`${
     fleetCountable(filter)
       ? db`select count(*)::int as n from device_fleet f where ${fleetMatching(db, organizationId, filter, resolved)}`
-      : db`
+      : heartbeatCountable(filter)
+        ? db`select count(*)::int as n from device_heartbeats h
+             where ${heartbeatMatching(db, organizationId, filter, context)}`
+        : db`
         select count(*)::int as n from devices d ${matchingJoins(db, filter, context)}
         where ${matching(db, organizationId, filter, resolved)}`
   }`;
