@@ -183,6 +183,12 @@ describe('device_fleet after every kind of write', () => {
     await ok(x2!, [{ merkmal: 'libreoffice', event: 'removed' }]);
     await ok(x3!, [{ merkmal: 'firefox', event: 'remove_failed' }]);
     await expectFresh(orgId, 'reports');
+    // A report of one device takes a path of its own; reports of two devices in one statement the general one.
+    await ctx.sql`
+      insert into device_merkmal_events (device_id, merkmal, type, payload)
+      values (${x1!.device_id}, 'firefox', 'apply_failed', '{"detail": "x"}'),
+             (${x2!.device_id}, 'libreoffice', 'applied', '{}'), (${x2!.device_id}, 'qgis', 'removed', '{}')`;
+    await expectFresh(orgId, 'reports of two devices in one statement');
     // A later change makes the report an old one again.
     await call('POST', `/devices/${x0!.device_id}/catalog/firefox/deselect`);
     await expectFresh(orgId, 'a change after the report');
