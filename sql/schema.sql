@@ -2157,7 +2157,7 @@ CREATE UNIQUE INDEX device_merkmal_events_device_seq ON public.device_merkmal_ev
 -- Name: devices_hostname_prefix; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX devices_hostname_prefix ON public.devices USING btree (organization_id, lower(hostname) text_pattern_ops);
+CREATE INDEX devices_hostname_prefix ON public.devices USING btree (organization_id, lower(hostname) text_pattern_ops) WHERE (archived_at IS NULL);
 
 
 --
@@ -2192,7 +2192,7 @@ CREATE INDEX devices_org_live ON public.devices USING btree (organization_id, cr
 -- Name: devices_serial_prefix; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX devices_serial_prefix ON public.devices USING btree (organization_id, lower(serial) text_pattern_ops);
+CREATE INDEX devices_serial_prefix ON public.devices USING btree (organization_id, lower(serial) text_pattern_ops) INCLUDE (serial) WHERE (archived_at IS NULL);
 
 
 --
@@ -3175,4 +3175,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261128150000'),
     ('20261129090000'),
     ('20261129090100'),
-    ('20261129090200');
+    ('20261129090200'),
+    ('20261129090300');

@@ -305,6 +305,45 @@ function heartbeatCountable(filter: DeviceFilter): boolean {
   );
 }
 
+/** Whether the filter is a search (`q`) and nothing else: its total is counted by `searchCount`. */
+function searchOnly(filter: DeviceFilter): boolean {
+  const { q, ...rest } = filter;
+  return q !== undefined && Object.values(rest).every((v) => v === undefined);
+}
+
+/**
+ * The texts that start with `lower`, as a range of the prefix indexes (which compare
+ * bytewise; UTF-8 keeps the characters' order): from the prefix to the prefix with its last
+ * character's successor, open. Null after U+10FFFF, which has none.
+ */
+function prefixRange(lower: string): { from: string; to: string } | null {
+  const chars = [...lower];
+  const last = chars.pop()!.codePointAt(0)!;
+  if (last >= 0x10ffff) return null;
+  // The successor skips the surrogates, which no text holds.
+  const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+  return { from: lower, to: chars.join('') + String.fromCodePoint(next) };
+}
+
+/**
+ * The live devices whose serial or hostname starts with `q` (as `matching` has it), from the
+ * prefix indexes: those whose serial matches (an index-only count), plus those whose
+ * hostname matches and serial does not. A range rather than the pattern: a prepared
+ * statement's generic plan cannot see a pattern, and would read every match in the heap.
+ */
+function searchCount(db: Db, organizationId: string, range: { from: string; to: string }) {
+  const inRange = (column: postgres.PendingQuery<postgres.Row[]>) =>
+    db`(${column} ~>=~ ${range.from} and ${column} ~<~ ${range.to})`;
+  return db`
+    select (select count(*) from devices d
+            where d.organization_id = ${organizationId} and d.archived_at is null
+              and ${inRange(db`lower(d.serial)`)})::int
+         + (select count(*) from devices d
+            where d.organization_id = ${organizationId} and d.archived_at is null
+              and ${inRange(db`lower(d.hostname)`)} and not ${inRange(db`lower(d.serial)`)})::int
+           as n`;
+}
+
 /** The filter (`heartbeatCountable`) over the heartbeat rows `device_heartbeats h`: the same devices as `matching`. */
 function heartbeatMatching(db: Db, organizationId: string, filter: DeviceFilter, context: ListContext) {
   const status = db`device_status(null, null, h.issued_at, h.at, make_interval(secs => ${3 * context.pollIntervalSeconds}::int))`;
@@ -467,14 +506,17 @@ export async function countOrganizationDevices(
 ): Promise<number> {
   const resolved = await requireFilter(db, organizationId, filter);
   // From the fleet rows where the filter allows: an index-only count, not a scan of the
-  // devices' rows; active or stale alone from the heartbeats' rows.
+  // devices' rows; active or stale alone from the heartbeats' rows, a search alone from its indexes.
+  const search = searchOnly(filter) ? prefixRange(filter.q!.toLowerCase()) : null;
   const [row] = await db<{ n: number }[]>`${
     fleetCountable(filter)
       ? db`select count(*)::int as n from device_fleet f where ${fleetMatching(db, organizationId, filter, resolved)}`
       : heartbeatCountable(filter)
         ? db`select count(*)::int as n from device_heartbeats h
              where ${heartbeatMatching(db, organizationId, filter, context)}`
-        : db`
+        : search !== null
+          ? searchCount(db, organizationId, search)
+          : db`
         select count(*)::int as n from devices d ${matchingJoins(db, filter, context)}
         where ${matching(db, organizationId, filter, resolved)}`
   }`;

@@ -170,6 +170,17 @@ describe('the device list: total, sorting and paging', () => {
       'status=active&stale=true',
       'status=stale&stale=true',
       'q=pl-01',
+      // A search's total counts serials and hostnames in their ranges: both match (once
+      // each), hostnames alone, archived ones not, LIKE's wildcards literally; a last
+      // character before the surrogates, and the last one of all (no range: the filter's count).
+      'q=p',
+      'q=pc-1',
+      'q=PL-02',
+      'q=pl_0',
+      'q=%25',
+      'q=%C3%BC',
+      'q=p%ED%9F%BF',
+      'q=p%F4%8F%BF%BF',
       `oe_id=${f.unit}&status=active&sort=-last_checkin`,
       'status=active&sort=-last_checkin',
       'convergence=pending',
