@@ -886,7 +886,7 @@ CREATE TABLE public.device_heartbeats (
     organization_id uuid NOT NULL,
     issued_at timestamp with time zone
 )
-WITH (fillfactor='80');
+WITH (fillfactor='80', parallel_workers='0');
 
 
 --

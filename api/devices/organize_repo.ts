@@ -226,12 +226,7 @@ function matching(db: Db, organizationId: string, filter: DeviceFilter, resolved
                 where c.merkmal = ${filter.merkmal} and c.convergence = ${filter.convergence})`
       }
       and ${filter.cve === undefined ? db`true` : affectedBy(db, db`d.id`, filter.cve, filter.cve_status)}
-      and ${
-        filter.q === undefined
-          ? db`true`
-          : db`(lower(d.serial) like ${prefixPattern(filter.q)} escape '\\'
-                or lower(d.hostname) like ${prefixPattern(filter.q)} escape '\\')`
-      }
+      and ${filter.q === undefined ? db`true` : startsWith(db, filter.q)}
       and ${inventoryMatching(db, organizationId, filter)}`;
 }
 
@@ -325,22 +320,36 @@ function prefixRange(lower: string): { from: string; to: string } | null {
   return { from: lower, to: chars.join('') + String.fromCodePoint(next) };
 }
 
+/** A prefix's range over a column that holds lowercase text (`prefixRange`). */
+function inRange(db: Db, column: postgres.PendingQuery<postgres.Row[]>, range: { from: string; to: string }) {
+  return db`(${column} ~>=~ ${range.from} and ${column} ~<~ ${range.to})`;
+}
+
+/**
+ * The search: the device's serial or hostname starts with `q`, ignoring case. As the prefix
+ * indexes' ranges where there is one (a prepared statement's generic plan cannot see a
+ * LIKE pattern, and each execution was planned anew), else as a LIKE pattern.
+ */
+function startsWith(db: Db, q: string) {
+  const range = prefixRange(q.toLowerCase());
+  return range === null
+    ? db`(lower(d.serial) like ${prefixPattern(q)} escape '\\' or lower(d.hostname) like ${prefixPattern(q)} escape '\\')`
+    : db`(${inRange(db, db`lower(d.serial)`, range)} or ${inRange(db, db`lower(d.hostname)`, range)})`;
+}
+
 /**
  * The live devices whose serial or hostname starts with `q` (as `matching` has it), from the
  * prefix indexes: those whose serial matches (an index-only count), plus those whose
- * hostname matches and serial does not. A range rather than the pattern: a prepared
- * statement's generic plan cannot see a pattern, and would read every match in the heap.
+ * hostname matches and serial does not.
  */
 function searchCount(db: Db, organizationId: string, range: { from: string; to: string }) {
-  const inRange = (column: postgres.PendingQuery<postgres.Row[]>) =>
-    db`(${column} ~>=~ ${range.from} and ${column} ~<~ ${range.to})`;
   return db`
     select (select count(*) from devices d
             where d.organization_id = ${organizationId} and d.archived_at is null
-              and ${inRange(db`lower(d.serial)`)})::int
+              and ${inRange(db, db`lower(d.serial)`, range)})::int
          + (select count(*) from devices d
             where d.organization_id = ${organizationId} and d.archived_at is null
-              and ${inRange(db`lower(d.hostname)`)} and not ${inRange(db`lower(d.serial)`)})::int
+              and ${inRange(db, db`lower(d.hostname)`, range)} and not ${inRange(db, db`lower(d.serial)`, range)})::int
            as n`;
 }
 

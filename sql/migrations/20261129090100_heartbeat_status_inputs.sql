@@ -21,6 +21,9 @@ update device_heartbeats h
   from devices d where d.id = h.device_id;
 alter table device_heartbeats alter column organization_id set not null;
 create index device_heartbeats_organization on device_heartbeats (organization_id);
+-- The list's scans of these rows (its active and stale totals, the latest check-ins) take a
+-- few milliseconds; a parallel worker took longer to start than it saved.
+alter table device_heartbeats set (parallel_workers = 0);
 
 -- The heartbeat rows of these devices: made for new devices, their organization and issue
 -- time written where they differ (an update that changes nothing locks no row, so a move
