@@ -120,7 +120,10 @@ begin
       where (n.oe_id, n.template_id, n.agent_secret_issued_at, n.deprovisioned_at, n.archived_at)
             is distinct from (o.oe_id, o.template_id, o.agent_secret_issued_at, o.deprovisioned_at, o.archived_at));
   end if;
-  if cardinality(changed) > 0 then perform device_fleet_refresh(changed); end if;
+  if cardinality(changed) > 0 then
+    perform device_fleet_refresh(changed);
+    perform device_heartbeats_write(changed);
+  end if;
   return null;
 end $$;
 
@@ -222,6 +225,31 @@ end $$;
 
 
 --
+-- Name: device_heartbeats_write(uuid[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.device_heartbeats_write(device_ids uuid[]) RETURNS void
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+begin
+  insert into device_heartbeats (device_id, organization_id)
+  select d.id, d.organization_id from devices d where d.id = any(device_ids) order by d.id
+  on conflict (device_id) do nothing;
+  update device_heartbeats h
+     set organization_id = n.organization_id, issued_at = n.issued_at
+    from (
+      select d.id, d.organization_id,
+             case when device_status(d.archived_at, d.deprovisioned_at, d.agent_secret_issued_at, null, null)
+                       = 'active' then d.agent_secret_issued_at end as issued_at
+      from devices d where d.id = any(device_ids)
+      order by d.id
+    ) n
+   where h.device_id = n.id and (h.organization_id, h.issued_at) is distinct from (n.organization_id, n.issued_at);
+end $$;
+
+
+--
 -- Name: device_inventories_set_copied(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -259,21 +287,81 @@ end $$;
 
 CREATE FUNCTION public.device_merkmal_outcomes_record() RETURNS trigger
     LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 declare
   touched uuid[];
   changes boolean;
   reports boolean;
+  -- A report of one device: its fleet row, the merkmale its report changed with the
+  -- convergence each would have as present and as absent, and the row's new texts.
+  fleet_catalog text;
+  fleet_convergence text;
+  fleet_issued_at timestamptz;
+  reported text[];
+  if_present text[];
+  if_absent text[];
+  item text;
+  item_merkmal text;
+  item_state text;
+  item_convergence text;
+  found_at int;
+  new_catalog text := '';
+  new_convergence text;
 begin
   -- One look at the statement's events decides which of the statements below it needs: a
   -- report has no changes, a selection no reports.
-  select array_agg(distinct n.device_id), bool_or(n.type in ('selected', 'deselected')),
+  select array_agg(distinct n.device_id order by n.device_id), bool_or(n.type in ('selected', 'deselected')),
          bool_or(n.type in ('applied', 'apply_failed', 'removed', 'remove_failed'))
   into touched, changes, reports
   from inserted n
   where n.type in ('selected', 'deselected', 'applied', 'apply_failed', 'removed', 'remove_failed');
   if touched is null then return null; end if;
+
+  if cardinality(touched) = 1 and not changes then
+    select f.catalog, f.convergence, f.issued_at into fleet_catalog, fleet_convergence, fleet_issued_at
+    from device_fleet f where f.device_id = touched[1] for update;
+    with up as (
+      insert into device_merkmal_outcomes as o
+        (device_id, merkmal, reported_event, reported_seq, reported_at, reported_detail)
+      select distinct on (n.merkmal)
+             n.device_id, n.merkmal, n.type, n.seq, n.created_at, n.payload -> 'detail'
+      from inserted n
+      where n.type in ('applied', 'apply_failed', 'removed', 'remove_failed')
+      order by n.merkmal, n.seq desc
+      on conflict (device_id, merkmal) do update
+        set reported_event = excluded.reported_event, reported_seq = excluded.reported_seq,
+            reported_at = excluded.reported_at, reported_detail = excluded.reported_detail
+        where o.reported_seq is null or o.reported_seq < excluded.reported_seq
+      returning o.merkmal,
+        merkmal_convergence('present', o.changed_seq, o.reported_event, o.reported_seq, o.reported_at,
+                            fleet_issued_at) as present,
+        merkmal_convergence('absent', o.changed_seq, o.reported_event, o.reported_seq, o.reported_at,
+                            fleet_issued_at) as absent
+    )
+    select array_agg(up.merkmal), array_agg(up.present), array_agg(up.absent)
+    into reported, if_present, if_absent
+    from up;
+    -- No fleet row (an archived device), an empty catalog, or no outcome that changed.
+    if fleet_catalog is null or fleet_catalog = '' or reported is null then return null; end if;
+    -- `merkmal:state:convergence` items, in the text's order (by Merkmal), as device_fleet_write makes them.
+    foreach item in array string_to_array(fleet_catalog, ' ') loop
+      item_merkmal := split_part(item, ':', 1);
+      item_state := split_part(item, ':', 2);
+      found_at := array_position(reported, item_merkmal);
+      item_convergence := case when found_at is null then split_part(item, ':', 3)
+                               when item_state = 'present' then if_present[found_at]
+                               else if_absent[found_at] end;
+      new_catalog := case when new_catalog = '' then '' else new_catalog || ' ' end
+                     || item_merkmal || ':' || item_state || ':' || item_convergence;
+      new_convergence := worse_convergence(new_convergence, item_convergence);
+    end loop;
+    if (new_catalog, new_convergence) is distinct from (fleet_catalog, fleet_convergence) then
+      update device_fleet f set catalog = new_catalog, convergence = new_convergence
+      where f.device_id = touched[1];
+    end if;
+    return null;
+  end if;
+
   perform 1 from device_fleet where device_id = any(touched) order by device_id for update;
 
   if changes then
@@ -872,7 +960,7 @@ CREATE TABLE public.device_bulk_jobs (
     filter jsonb NOT NULL,
     caller jsonb NOT NULL,
     request_id text NOT NULL,
-    device_ids uuid[] NOT NULL,
+    device_ids uuid[],
     total integer NOT NULL,
     done integer DEFAULT 0 NOT NULL,
     changed integer DEFAULT 0 NOT NULL,
@@ -885,11 +973,15 @@ CREATE TABLE public.device_bulk_jobs (
     CONSTRAINT device_bulk_jobs_action_check CHECK ((action = ANY (ARRAY['move'::text, 'group-add'::text, 'group-remove'::text, 'select'::text, 'deselect'::text, 'unset'::text]))),
     CONSTRAINT device_bulk_jobs_caller_check CHECK ((jsonb_typeof(caller) = 'object'::text)),
     CONSTRAINT device_bulk_jobs_changed_check CHECK ((changed >= 0)),
-    CONSTRAINT device_bulk_jobs_check CHECK ((total = cardinality(device_ids))),
     CONSTRAINT device_bulk_jobs_check1 CHECK (((done >= 0) AND (done <= total))),
     CONSTRAINT device_bulk_jobs_check2 CHECK (((refused >= 0) AND ((changed + refused) = done))),
     CONSTRAINT device_bulk_jobs_check3 CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (finished_at IS NOT NULL))),
     CONSTRAINT device_bulk_jobs_check4 CHECK (((status <> 'completed'::text) OR (done = total))),
+    CONSTRAINT device_bulk_jobs_devices_check CHECK (
+CASE
+    WHEN (device_ids IS NULL) THEN ((status = ANY (ARRAY['queued'::text, 'failed'::text])) AND (done = 0))
+    ELSE (total = cardinality(device_ids))
+END),
     CONSTRAINT device_bulk_jobs_error_check CHECK ((length(error) <= 1000)),
     CONSTRAINT device_bulk_jobs_filter_check CHECK ((jsonb_typeof(filter) = 'object'::text)),
     CONSTRAINT device_bulk_jobs_refusals_check CHECK ((jsonb_typeof(refusals) = 'array'::text)),
@@ -935,9 +1027,11 @@ CREATE TABLE public.device_hardware (
 
 CREATE TABLE public.device_heartbeats (
     device_id uuid NOT NULL,
-    at timestamp with time zone
+    at timestamp with time zone,
+    organization_id uuid NOT NULL,
+    issued_at timestamp with time zone
 )
-WITH (fillfactor='80');
+WITH (fillfactor='80', parallel_workers='0');
 
 
 --
@@ -1012,7 +1106,8 @@ CREATE TABLE public.device_merkmal_outcomes (
     CONSTRAINT device_merkmal_outcomes_check1 CHECK ((((reported_event IS NULL) = (reported_seq IS NULL)) AND ((reported_seq IS NULL) = (reported_at IS NULL)))),
     CONSTRAINT device_merkmal_outcomes_desired_check CHECK ((desired = ANY (ARRAY['present'::text, 'absent'::text]))),
     CONSTRAINT device_merkmal_outcomes_reported_event_check CHECK ((reported_event = ANY (ARRAY['applied'::text, 'apply_failed'::text, 'removed'::text, 'remove_failed'::text])))
-);
+)
+WITH (fillfactor='80');
 
 
 --
@@ -2213,6 +2308,13 @@ CREATE INDEX device_fleet_scope ON public.device_fleet USING btree (organization
 
 
 --
+-- Name: device_heartbeats_organization; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX device_heartbeats_organization ON public.device_heartbeats USING btree (organization_id);
+
+
+--
 -- Name: device_inventories_organization; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2251,7 +2353,7 @@ CREATE UNIQUE INDEX device_merkmal_events_device_seq ON public.device_merkmal_ev
 -- Name: devices_hostname_prefix; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX devices_hostname_prefix ON public.devices USING btree (organization_id, lower(hostname) text_pattern_ops);
+CREATE INDEX devices_hostname_prefix ON public.devices USING btree (organization_id, lower(hostname) text_pattern_ops) WHERE (archived_at IS NULL);
 
 
 --
@@ -2286,7 +2388,7 @@ CREATE INDEX devices_org_live ON public.devices USING btree (organization_id, cr
 -- Name: devices_serial_prefix; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX devices_serial_prefix ON public.devices USING btree (organization_id, lower(serial) text_pattern_ops);
+CREATE INDEX devices_serial_prefix ON public.devices USING btree (organization_id, lower(serial) text_pattern_ops) INCLUDE (serial) WHERE (archived_at IS NULL);
 
 
 --
@@ -3343,4 +3445,8 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261128150000'),
     ('20261129080000'),
     ('20261129080100'),
+    ('20261129090000'),
+    ('20261129090100'),
+    ('20261129090200'),
+    ('20261129090300'),
     ('20261129100000');

@@ -18,8 +18,8 @@ const HEARTBEAT_FLUSH_MS = 1000;
 
 /**
  * One batch: $1 the device ids and $2 the check-in times (ms since the epoch), each joined
- * with commas. A plain update: bootstrap made the device's row; a device deleted meanwhile
- * has none.
+ * with commas. A plain update: every device has its row, made with it; a device deleted
+ * meanwhile has none.
  *
  * Ids in order: a plan that walks the ids (a nested loop, or the probe side of a hash join
  * once the batch is large) locks their rows in this order in every process. A small batch

@@ -69,8 +69,6 @@ export async function bootstrap(
       update devices set agent_secret_hash = ${input.secretHash}, agent_secret_issued_at = now(),
         hostname = coalesce(${reportedHostname(input.hardware)}::text, hostname)
       where id = ${input.deviceId}`;
-    // The row the batched heartbeats update (heartbeats.ts); a reprovisioned device keeps its own.
-    await tx`insert into device_heartbeats (device_id) values (${input.deviceId}) on conflict do nothing`;
     if (input.hardware !== undefined) await storeHardware(tx, input.deviceId, input.hardware);
   });
 }

@@ -234,12 +234,7 @@ function matching(db: Db, organizationId: string, filter: DeviceFilter, resolved
           ? db`true`
           : inDiskEncryptionState(db, organizationId, db`d.id`, filter.disk_encryption)
       }
-      and ${
-        filter.q === undefined
-          ? db`true`
-          : db`(lower(d.serial) like ${prefixPattern(filter.q)} escape '\\'
-                or lower(d.hostname) like ${prefixPattern(filter.q)} escape '\\')`
-      }
+      and ${filter.q === undefined ? db`true` : startsWith(db, filter.q)}
       and ${inventoryMatching(db, organizationId, filter)}`;
 }
 
@@ -299,6 +294,83 @@ function fleetCountable(filter: DeviceFilter): boolean {
   );
 }
 
+/**
+ * Whether the filter is active or stale over the whole organization and nothing else: then
+ * its devices are counted from their heartbeat rows `device_heartbeats h` alone, which carry
+ * the organization and, while the agent reports, the time its secret was issued (what
+ * `device_status` reads besides the check-in), instead of joining every device with its heartbeat.
+ */
+function heartbeatCountable(filter: DeviceFilter): boolean {
+  const { status, stale, ...rest } = filter;
+  return (
+    Object.values(rest).every((v) => v === undefined) &&
+    stale !== false &&
+    (status === 'active' || status === 'stale' || (status === undefined && stale === true))
+  );
+}
+
+/** Whether the filter is a search (`q`) and nothing else: its total is counted by `searchCount`. */
+function searchOnly(filter: DeviceFilter): boolean {
+  const { q, ...rest } = filter;
+  return q !== undefined && Object.values(rest).every((v) => v === undefined);
+}
+
+/**
+ * The texts that start with `lower`, as a range of the prefix indexes (which compare
+ * bytewise; UTF-8 keeps the characters' order): from the prefix to the prefix with its last
+ * character's successor, open. Null after U+10FFFF, which has none.
+ */
+function prefixRange(lower: string): { from: string; to: string } | null {
+  const chars = [...lower];
+  const last = chars.pop()!.codePointAt(0)!;
+  if (last >= 0x10ffff) return null;
+  // The successor skips the surrogates, which no text holds.
+  const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+  return { from: lower, to: chars.join('') + String.fromCodePoint(next) };
+}
+
+/** A prefix's range over a column that holds lowercase text (`prefixRange`). */
+function inRange(db: Db, column: postgres.PendingQuery<postgres.Row[]>, range: { from: string; to: string }) {
+  return db`(${column} ~>=~ ${range.from} and ${column} ~<~ ${range.to})`;
+}
+
+/**
+ * The search: the device's serial or hostname starts with `q`, ignoring case. As the prefix
+ * indexes' ranges where there is one (a prepared statement's generic plan cannot see a
+ * LIKE pattern, and each execution was planned anew), else as a LIKE pattern.
+ */
+function startsWith(db: Db, q: string) {
+  const range = prefixRange(q.toLowerCase());
+  return range === null
+    ? db`(lower(d.serial) like ${prefixPattern(q)} escape '\\' or lower(d.hostname) like ${prefixPattern(q)} escape '\\')`
+    : db`(${inRange(db, db`lower(d.serial)`, range)} or ${inRange(db, db`lower(d.hostname)`, range)})`;
+}
+
+/**
+ * The live devices whose serial or hostname starts with `q` (as `matching` has it), from the
+ * prefix indexes: those whose serial matches (an index-only count), plus those whose
+ * hostname matches and serial does not.
+ */
+function searchCount(db: Db, organizationId: string, range: { from: string; to: string }) {
+  return db`
+    select (select count(*) from devices d
+            where d.organization_id = ${organizationId} and d.archived_at is null
+              and ${inRange(db, db`lower(d.serial)`, range)})::int
+         + (select count(*) from devices d
+            where d.organization_id = ${organizationId} and d.archived_at is null
+              and ${inRange(db, db`lower(d.hostname)`, range)} and not ${inRange(db, db`lower(d.serial)`, range)})::int
+           as n`;
+}
+
+/** The filter (`heartbeatCountable`) over the heartbeat rows `device_heartbeats h`: the same devices as `matching`. */
+function heartbeatMatching(db: Db, organizationId: string, filter: DeviceFilter, context: ListContext) {
+  const status = db`device_status(null, null, h.issued_at, h.at, make_interval(secs => ${3 * context.pollIntervalSeconds}::int))`;
+  return db`
+    h.organization_id = ${organizationId} and h.issued_at is not null
+      and ${filter.status === undefined ? db`true` : db`${status} = ${filter.status}`}
+      and ${filter.stale ? db`${status} = 'stale'` : db`true`}`;
+}
+
 /** The filter (`fleetCountable`) over the fleet rows `device_fleet f`: the same devices as `matching`. */
 function fleetMatching(db: Db, organizationId: string, filter: DeviceFilter, resolved: Resolved) {
   return db`
@@ -338,12 +410,15 @@ async function listOrganizationDevices(
   const { key, text, order: shown, time } = sortKey(db, sort);
   // Walking back is walking the reversed order on from the cursor (each order is the other reversed).
   const order = cursor?.before ? (shown === 'asc' ? 'desc' : 'asc') : shown;
-  // The time goes as text: the client's own timestamp serializer would cut it to the millisecond.
+  // The time goes as text: the client's own timestamp serializer would cut it to the
+  // millisecond. Read once (a subquery): the text's cast is not constant in a prepared
+  // statement's plan, and a scan would parse it again for every row it compares.
   const after =
     cursor === null
       ? null
       : {
-          key: cursor.key === null ? null : time ? db`${cursor.key}::text::timestamptz` : db`${cursor.key}::text`,
+          key:
+            cursor.key === null ? null : time ? db`(select ${cursor.key}::text::timestamptz)` : db`${cursor.key}::text`,
           id: cursor.id,
         };
   const nullable = sort.endsWith('last_checkin');
@@ -358,7 +433,8 @@ async function listOrganizationDevices(
       const rows = await select(db`
         select d.id from (
           select h.device_id, h.at from device_heartbeats h
-          where h.at is not null and ${afterKey(db, db`h.at`, db`h.device_id`, after, 'desc', false)}
+          where h.organization_id = ${organizationId} and h.at is not null
+            and ${afterKey(db, db`h.at`, db`h.device_id`, after, 'desc', false)}
           order by h.at desc, h.device_id desc
           limit ${candidates}
         ) c
@@ -382,26 +458,25 @@ async function listOrganizationDevices(
 }
 
 /**
- * How many of the latest heartbeats (times the page's rows) a page of the latest check-ins
- * is looked for among, in turn, before the whole organization is sorted: a page found
- * among the latest heartbeats of the database is exact, since every device left out checked
- * in before every candidate. The heartbeats carry no organization, so the second turn is
- * for a database of several organizations.
+ * How many of the organization's latest heartbeats (times the page's rows) a page of the
+ * latest check-ins is looked for among, in turn, before the whole organization is sorted: a
+ * page found among them is exact, since every device left out checked in before every
+ * candidate. The later turns are for filters that match fewer of them.
  */
-const LATEST_CANDIDATES = [4, 64];
+const LATEST_CANDIDATES = [16, 128];
 
 /**
  * Whether a list by the latest check-in is likely found among the latest heartbeats: a
- * filter of the whole organization, or of its active devices (the ones that check in).
- * A unit, a group, a search or a convergence may match few of them; stale and enrolled
- * devices are the ones that did not check in lately.
+ * filter of the whole organization, of its active devices (the ones that check in), or of
+ * a convergence (a share of those, each candidate checked by its fleet row's index). A
+ * unit, a group or a search may match few of them, a Merkmal's convergence is worked out
+ * per device; stale and enrolled devices are the ones that did not check in lately.
  */
 function latestFirst(filter: DeviceFilter): boolean {
   return (
     filter.oe_id === undefined &&
     filter.group_id === undefined &&
     filter.q === undefined &&
-    filter.convergence === undefined &&
     filter.merkmal === undefined &&
     filter.stale !== true &&
     (filter.status === undefined || filter.status === 'active')
@@ -448,11 +523,18 @@ export async function countOrganizationDevices(
   context: ListContext,
 ): Promise<number> {
   const resolved = await requireFilter(db, organizationId, filter);
-  // From the fleet rows where the filter allows: an index-only count, not a scan of the devices' rows.
+  // From the fleet rows where the filter allows: an index-only count, not a scan of the
+  // devices' rows; active or stale alone from the heartbeats' rows, a search alone from its indexes.
+  const search = searchOnly(filter) ? prefixRange(filter.q!.toLowerCase()) : null;
   const [row] = await db<{ n: number }[]>`${
     fleetCountable(filter)
       ? db`select count(*)::int as n from device_fleet f where ${fleetMatching(db, organizationId, filter, resolved)}`
-      : db`
+      : heartbeatCountable(filter)
+        ? db`select count(*)::int as n from device_heartbeats h
+             where ${heartbeatMatching(db, organizationId, filter, context)}`
+        : search !== null
+          ? searchCount(db, organizationId, search)
+          : db`
         select count(*)::int as n from devices d ${matchingJoins(db, filter, context)}
         where ${matching(db, organizationId, filter, resolved)}`
   }`;
@@ -474,6 +556,26 @@ export async function listMatchingDeviceIds(
     select d.id, d.serial from devices d ${matchingJoins(db, filter, context)}
     where ${matching(db, organizationId, filter, resolved)}
     order by d.serial, d.id`;
+}
+
+/**
+ * The same devices as `listMatchingDeviceIds`, as the ids in serial order of a statement the
+ * caller embeds (`array(...)`), so a list of many thousands never leaves the database; the
+ * filter is checked first. Wrapped in an object: a bare query would run when awaited.
+ */
+export async function matchingDeviceIdsQuery(
+  db: Db,
+  organizationId: string,
+  filter: DeviceFilter,
+  context: ListContext,
+): Promise<{ ids: postgres.PendingQuery<postgres.Row[]> }> {
+  const resolved = await requireFilter(db, organizationId, filter);
+  return {
+    ids: db`
+      select d.id from devices d ${matchingJoins(db, filter, context)}
+      where ${matching(db, organizationId, filter, resolved)}
+      order by d.serial, d.id`,
+  };
 }
 
 /**

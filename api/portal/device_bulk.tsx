@@ -287,7 +287,6 @@ function JobPage(props: { session: PortalSession; job: BulkJobRow; serials: Map<
   const { bulk: text } = t();
   const page = text.job;
   const running = job.status === 'queued' || job.status === 'running';
-  const filter = listFilterOf(job.filter);
   return (
     <Layout title={page.title} session={props.session} refreshSeconds={running ? 2 : undefined}>
       <p>
@@ -351,7 +350,7 @@ function JobPage(props: { session: PortalSession; job: BulkJobRow; serials: Map<
         </>
       ) : null}
       <p>
-        <a href={listOf(filter)}>{text.backToList}</a>
+        <a href={listOf(job.filter)}>{text.backToList}</a>
       </p>
     </Layout>
   );
@@ -455,12 +454,11 @@ export function deviceBulkRoutes() {
     if (db instanceof Response) return db;
     const target = r.target!;
     const poll = c.get('deps').config.agentPollIntervalSeconds;
-    const ids =
-      r.scope === 'filter'
-        ? (await listMatchingDeviceIds(db, org, r.filter, { pollIntervalSeconds: poll })).map((d) => d.id)
-        : r.selected;
-    if (ids.length > BULK_JOB_THRESHOLD) {
-      // Too many for one request: the worker changes them (each as below), this answers at once.
+    // Ticked devices are never more than a job's threshold (MAX_SELECTED): only a filter's are counted.
+    const count =
+      r.scope === 'filter' ? await countOrganizationDevices(db, org, r.filter, { pollIntervalSeconds: poll }) : 0;
+    if (count > BULK_JOB_THRESHOLD) {
+      // Too many for one request: the worker lists and changes them (each as below), this answers at once.
       const name = await targetName(db, c, action, target);
       const id = await queueWrite(c, operationOf(action), (tx, caller, organizationId) =>
         queueBulkJob(tx, {
@@ -468,14 +466,18 @@ export function deviceBulkRoutes() {
           action,
           target,
           targetName: name,
-          filter: Object.fromEntries(filterParams(r.filter)),
+          filter: r.filter,
           caller,
           requestId: c.get('requestId'),
-          deviceIds: ids,
+          count,
         }),
       );
       return c.redirect(`/portal/devices/bulk/jobs/${id}`, 303);
     }
+    const ids =
+      r.scope === 'filter'
+        ? (await listMatchingDeviceIds(db, org, r.filter, { pollIntervalSeconds: poll })).map((d) => d.id)
+        : r.selected;
     const outcome = await writeEach(ids, {
       requestOf: (id) => requestOf(action, target, id),
       lock: lockDevices,

@@ -2,13 +2,14 @@
  * Heartbeats in batches (CONTRACT §19): the time of the check-in (not of the write) is
  * visible within 2 s, the later time wins when two processes write the same device, a
  * failed write is retried by the next, and a stop writes what is pending (real process).
+ * Each write updates its rows in place (HOT): nothing indexes the heartbeat's time.
  */
 import { Buffer } from 'node:buffer';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Heartbeats } from '../../api/agent/heartbeats.ts';
+import { HEARTBEAT_WRITE, Heartbeats } from '../../api/agent/heartbeats.ts';
 import { createSql } from '../../api/db/client.ts';
 import { enrollAgent, storedCheckinOf } from '../support/agent.ts';
 import { useTestApp } from '../support/app.ts';
@@ -52,6 +53,21 @@ describe('batched heartbeats', () => {
     }
     expect(written).toBe(5);
     expect(flushes).toBeLessThanOrEqual(2); // one statement per batch, not one per check-in
+  });
+
+  it('update each row in place (HOT): nothing indexes the time, and the other columns do not change', async () => {
+    const agents = await Promise.all(Array.from({ length: 3 }, () => enrollAgent(ctx)));
+    const ids = agents.map((a) => a.device_id);
+    // The backend's counts not yet reported, before and after the write.
+    const [before, after] = await ctx.sql.begin(async (tx) => {
+      const counts = () => tx<{ updated: number; hot: number }[]>`
+        select pg_stat_get_xact_tuples_updated('device_heartbeats'::regclass)::int as updated,
+               pg_stat_get_xact_tuples_hot_updated('device_heartbeats'::regclass)::int as hot`;
+      const first = (await counts())[0]!;
+      await tx.unsafe(HEARTBEAT_WRITE, [ids.join(','), ids.map(() => Date.now()).join(',')]);
+      return [first, (await counts())[0]!];
+    });
+    expect({ updated: after.updated - before.updated, hot: after.hot - before.hot }).toEqual({ updated: 3, hot: 3 });
   });
 
   it('keep the later time when two processes write the same device, in either order', async () => {

@@ -35,9 +35,9 @@ export async function seedOrganization(sql: Sql, devices: number): Promise<strin
     select g.ids[1 + abs(hashtext(d.id::text)) % 20], d.id, d.organization_id
     from devices d, (select array_agg(id order by id) as ids from groups where organization_id = ${orgId}) g`;
   await sql`
-    insert into device_heartbeats (device_id, at)
-    select id, case when random() < 0.1 then now() - interval '1 hour' else now() - random() * interval '10 minutes' end
-    from devices where agent_secret_issued_at is not null`;
+    update device_heartbeats h
+       set at = case when random() < 0.1 then now() - interval '1 hour' else now() - random() * interval '10 minutes' end
+      from devices d where d.id = h.device_id and d.agent_secret_issued_at is not null`;
   await sql`
     insert into device_merkmal_events (device_id, merkmal, type, payload, created_at)
     select d.id, m.key, case when random() < 0.5 then 'selected' else 'deselected' end,

@@ -25,7 +25,7 @@ async function device(
     agent_secret_hash = ${fields.issued ? ctx.sql`sha256(${d.id}::text::bytea)` : null}
     where id = ${d.id}`;
   if (fields.checkin) {
-    await ctx.sql`insert into device_heartbeats (device_id, at) values (${d.id}, now() - ${fields.checkin}::interval)`;
+    await ctx.sql`update device_heartbeats set at = now() - ${fields.checkin}::interval where device_id = ${d.id}`;
   }
   return d;
 }

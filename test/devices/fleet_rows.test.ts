@@ -4,7 +4,8 @@
  * every kind of write that changes a device's status bucket, org unit or catalog:
  * activation, bootstrap, selections at each scope and their unset, moves of a device and of
  * an org unit, memberships, a group's deletion, reports, deprovision, reprovision and a new
- * bootstrap, archive. Also under concurrent writes to one device.
+ * bootstrap, archive. Also under concurrent writes to one device. Each device's heartbeat row
+ * follows it too (organization, and the issue time while its agent reports).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveDevice } from '../support/activation.ts';
@@ -67,10 +68,29 @@ async function storedRows(orgId: string): Promise<FleetRow[]> {
     .sort((a, b) => a.device_id.localeCompare(b.device_id));
 }
 
-/** The fleet rows equal the device reads; and the fleet status' counts equal the rows'. */
+/**
+ * Every device of the organization, archived ones too, has its heartbeat row, which carries
+ * the organization and, while the agent reports, the issue time its fleet row holds.
+ */
+async function expectHeartbeatRows(orgId: string, expected: FleetRow[], step: string) {
+  const issued = new Map(expected.map((r) => [r.device_id, r.issued_at]));
+  const rows = await ctx.sql<{ device_id: string; organization_id: string | null; issued_at: Date | null }[]>`
+    select d.id as device_id, h.organization_id, h.issued_at
+    from devices d left join device_heartbeats h on h.device_id = d.id
+    where d.organization_id = ${orgId} order by d.id`;
+  expect(
+    rows.map((r) => ({ ...r, issued_at: r.issued_at?.toISOString() ?? null })),
+    `${step}: heartbeat rows`,
+  ).toEqual(
+    rows.map((r) => ({ device_id: r.device_id, organization_id: orgId, issued_at: issued.get(r.device_id) ?? null })),
+  );
+}
+
+/** The fleet rows (and heartbeat rows) equal the device reads; and the fleet status' counts equal the rows'. */
 async function expectFresh(orgId: string, step: string) {
   const expected = await expectedRows(orgId);
   expect(await storedRows(orgId), step).toEqual(expected);
+  await expectHeartbeatRows(orgId, expected, step);
   const status = await call('GET', `/organizations/${orgId}/fleet-status`);
   const reporting = expected.filter((r) => r.bucket === 'reporting');
   expect(status.devices.total, step).toBe(expected.length);
@@ -163,6 +183,12 @@ describe('device_fleet after every kind of write', () => {
     await ok(x2!, [{ merkmal: 'libreoffice', event: 'removed' }]);
     await ok(x3!, [{ merkmal: 'firefox', event: 'remove_failed' }]);
     await expectFresh(orgId, 'reports');
+    // A report of one device takes a path of its own; reports of two devices in one statement the general one.
+    await ctx.sql`
+      insert into device_merkmal_events (device_id, merkmal, type, payload)
+      values (${x1!.device_id}, 'firefox', 'apply_failed', '{"detail": "x"}'),
+             (${x2!.device_id}, 'libreoffice', 'applied', '{}'), (${x2!.device_id}, 'qgis', 'removed', '{}')`;
+    await expectFresh(orgId, 'reports of two devices in one statement');
     // A later change makes the report an old one again.
     await call('POST', `/devices/${x0!.device_id}/catalog/firefox/deselect`);
     await expectFresh(orgId, 'a change after the report');
@@ -192,7 +218,7 @@ describe('device_fleet after every kind of write', () => {
     expect(gone).toBeUndefined();
   });
 
-  it('a stale device is counted stale by its heartbeat, and one without a heartbeat row by its bootstrap', async () => {
+  it('a stale device is counted stale by its heartbeat, and one that never checked in by its bootstrap', async () => {
     const [, x1] = agents;
     await ctx.sql`update devices set agent_secret_issued_at = now() - interval '1 hour' where id = ${x1!.device_id}`;
     await ctx.sql`update device_heartbeats set at = now() - interval '1 hour' where device_id = ${x1!.device_id}`;

@@ -49,8 +49,9 @@ async function fleet() {
       agent_secret_hash = sha256(${d.id}::text::bytea) where id = ${d.id}`;
     // Three share one check-in time (to the microsecond), the others differ.
     const minutes = i < 4 ? 5 : 10 + i;
-    await ctx.sql`insert into device_heartbeats (device_id, at)
-      values (${d.id}, date_trunc('minute', now()) - make_interval(mins => ${minutes}) + interval '0.123456 seconds')`;
+    await ctx.sql`update device_heartbeats
+      set at = date_trunc('minute', now()) - make_interval(mins => ${minutes}) + interval '0.123456 seconds'
+      where device_id = ${d.id}`;
   }
   return { orgId: org.id, ids };
 }
@@ -145,8 +146,9 @@ describe('GET /api/v1/organizations/{id}/devices?sort=-last_checkin among the la
         agent_secret_hash = sha256(${d.id}::text::bytea), archived_at = ${i === 6 ? new Date() : null} where id = ${d.id}`;
       // Two share a time to the microsecond.
       const seconds = i === 3 ? 2 : i;
-      await ctx.sql`insert into device_heartbeats (device_id, at)
-        values (${d.id}, date_trunc('second', now()) + interval '1 hour' - make_interval(secs => ${seconds}) + interval '0.5 ms')`;
+      await ctx.sql`update device_heartbeats
+        set at = date_trunc('second', now()) + interval '1 hour' - make_interval(secs => ${seconds}) + interval '0.5 ms'
+        where device_id = ${d.id}`;
     }
     const listed = await ctx.sql<{ id: string; at: Date | null; status: string }[]>`
       select d.id, h.at, case when d.deprovisioned_at is not null then 'deprovisioned'
@@ -247,11 +249,11 @@ describe('GET /api/v1/organizations/{id}/devices: prev_cursor', () => {
       from generate_series(1, 250) n
       returning id`;
     await ctx.sql`
-      insert into device_heartbeats (device_id, at)
-      select d.id, case when d.serial like '%0' or d.serial like '%5' then null
-                        else date_trunc('minute', now()) - make_interval(mins => (abs(hashtext(d.id::text)) % 40))
-                             + interval '0.123456 seconds' end
-      from devices d where d.organization_id = ${org.id}`;
+      update device_heartbeats h
+         set at = case when d.serial like '%0' or d.serial like '%5' then null
+                       else date_trunc('minute', now()) - make_interval(mins => (abs(hashtext(d.id::text)) % 40))
+                            + interval '0.123456 seconds' end
+        from devices d where d.id = h.device_id and d.organization_id = ${org.id}`;
     return { orgId: org.id, ids: rows.map((r) => r.id) };
   }
 

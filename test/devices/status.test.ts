@@ -19,8 +19,7 @@ async function bootstrapped(issued: string, checkin?: string): Promise<string> {
   await ctx.sql`update devices set agent_secret_issued_at = now() - ${issued}::interval where id = ${agent.device_id}`;
   if (checkin !== undefined) {
     await ctx.sql`
-      insert into device_heartbeats (device_id, at) values (${agent.device_id}, now() - ${checkin}::interval)
-      on conflict (device_id) do update set at = excluded.at`;
+      update device_heartbeats set at = now() - ${checkin}::interval where device_id = ${agent.device_id}`;
   }
   return agent.device_id;
 }

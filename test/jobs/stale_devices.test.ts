@@ -56,8 +56,7 @@ async function bootstrappedDevice(
                        agent_secret_issued_at = now() - ${options.issuedAgo}::interval
      where id = ${device.id}`;
   await ctx.sql`
-    insert into device_heartbeats (device_id, at)
-    values (${device.id}, now() - ${options.checkinAgo}::interval)`;
+    update device_heartbeats set at = now() - ${options.checkinAgo}::interval where device_id = ${device.id}`;
   return device;
 }
 

@@ -114,9 +114,9 @@ describe('GET /metrics', () => {
     expect((await ctx.request('POST', `/api/v1/devices/${gone.device_id}/deprovision`)).status).toBe(200);
     expect((await ctx.request('POST', `/api/v1/devices/${archived.device_id}/archive`)).status).toBe(200);
     await ctx.sql`
-      insert into device_heartbeats (device_id, at)
-      values (${stale.device_id}, now() - interval '181 seconds'), (${active.device_id}, now())
-      on conflict (device_id) do update set at = excluded.at`;
+      update device_heartbeats h set at = v.at
+      from (values (${stale.device_id}::uuid, now() - interval '181 seconds'), (${active.device_id}::uuid, now())) v (id, at)
+      where h.device_id = v.id`;
     // Stale counts from the later of the last check-in and the bootstrap.
     await ctx.sql`update devices set agent_secret_issued_at = now() - interval '1 hour' where id = ${stale.device_id}`;
     expect((await report(ctx, active.secret, [{ merkmal: 'firefox', event: 'applied' }])).status).toBe(200);

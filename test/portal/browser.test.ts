@@ -349,8 +349,8 @@ describe.skipIf(missingTools('chromium', 'xorriso'))('the portal in Chromium', (
       await insertDevice(db.sql, { organizationId: fleet.orgId, serial, templateId: TEMPLATE_IDS.debianStandard });
     }
     await db.sql`
-      insert into device_heartbeats (device_id, at)
-      select id, now() - interval '3 minutes 5 seconds' from devices where serial = 'PFBULK02'`;
+      update device_heartbeats set at = now() - interval '3 minutes 5 seconds'
+      where device_id in (select id from devices where serial = 'PFBULK02')`;
     await signIn(fleet.adminKey);
     await page.goto(`${service.base}/portal/devices?q=PFBULK`);
     // The last check-in reads as a relative time, the exact time on hover.

@@ -3,8 +3,9 @@
  * once with 303 to the job's page, the page shows progress (changed, refused, left) while
  * it runs and reloads itself, and the real task (Graphile Worker's runOnce) changes each
  * device once, by its single change's service function, with one audit event each; a
- * device archived after the start is refused and listed. Another organization's job is not
- * found; a key revoked while the job runs stops it.
+ * device archived after the start is refused and listed. The request only counts: the job
+ * lists the filter's devices in its first chunk (a filter whose group is gone by then ends
+ * it as failed). Another organization's job is not found; a key revoked while the job runs stops it.
  */
 import { describe, expect, it } from 'vitest';
 import { runBulkChunk } from '../../api/device_bulk/jobs.ts';
@@ -47,10 +48,11 @@ async function fleet(n: number) {
 }
 
 /** Confirms "add every device of the unit to the group" and posts it; the answer and how long it took. */
-async function startGroupAdd(f: Awaited<ReturnType<typeof fleet>>) {
-  const confirm = await f.admin.get(
-    `/portal/devices/bulk?oe_id=${f.unit}&action=group-add&target_group=${f.group}&scope=filter`,
-  );
+async function startGroupAdd(
+  f: Awaited<ReturnType<typeof fleet>>,
+  query = `oe_id=${f.unit}&action=group-add&target_group=${f.group}&scope=filter`,
+) {
+  const confirm = await f.admin.get(`/portal/devices/bulk?${query}`);
   expect(confirm.status).toBe(200);
   const form = /<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/.exec(
     confirm.text.slice(confirm.text.indexOf('<main>')),
@@ -96,14 +98,17 @@ describe(`a bulk action over ${DEVICES} devices`, () => {
     expect(page.text).toContain('Zur Gruppe „Prüfungsgeräte“ hinzufügen');
     expect(page.text).toContain('läuft im Hintergrund');
 
-    // A device archived after the start: refused when its chunk comes, the others go on.
-    const [archived] = await ctx.sql<{ id: string; serial: string }[]>`
-      update devices set archived_at = now() where organization_id = ${f.org.id} and serial = ${ARCHIVED}
-      returning id, serial`;
+    // The request only counted: the first chunk lists the devices, then changes its 200.
+    expect((await ctx.sql`select device_ids from device_bulk_jobs where id = ${jobId}`)[0]!.device_ids).toBeNull();
 
     // One chunk, as the task runs it: the page shows the progress and keeps reloading.
     const poll = ctx.config.agentPollIntervalSeconds;
     expect(await runBulkChunk(ctx.sql, jobId, poll)).toBe(false);
+
+    // A device archived after the list was taken: refused when its chunk comes, the others go on.
+    const [archived] = await ctx.sql<{ id: string; serial: string }[]>`
+      update devices set archived_at = now() where organization_id = ${f.org.id} and serial = ${ARCHIVED}
+      returning id, serial`;
     page = await f.admin.get(location);
     expect(figures(page.text)).toEqual({
       status: 'running',
@@ -188,5 +193,47 @@ describe('the job page', () => {
       select status, error, done from device_bulk_jobs where id = ${jobId}`;
     expect(job).toMatchObject({ status: 'failed', done: 200 });
     expect(job!.error).toContain('revoked or expired');
+  }, 60_000);
+});
+
+describe('the job lists its devices when it starts running', () => {
+  it('takes the devices its filter matches then; a filter whose group was deleted meanwhile ends it as failed', async () => {
+    const f = await fleet(1_001);
+    const poll = ctx.config.agentPollIntervalSeconds;
+    const { res, confirm } = await startGroupAdd(f);
+    expect(confirm).toContain(`${shown(1_001)} Geräte`);
+    const jobId = res.headers.get('location')!.split('/').pop()!;
+    // Enrolled into the unit between the start and the first chunk: listed with the others.
+    const [late] = await ctx.sql<{ id: string }[]>`
+      insert into devices (organization_id, serial, oe_id, agent_secret_hash, agent_secret_issued_at)
+      values (${f.org.id}, 'JOB-LATE', ${f.unit}, sha256('late'), now()) returning id`;
+    expect(await runBulkChunk(ctx.sql, jobId, poll)).toBe(false);
+    const [listed] = await ctx.sql<{ total: number; device_ids: string[] }[]>`
+      select total, device_ids from device_bulk_jobs where id = ${jobId}`;
+    expect(listed!.total).toBe(1_002);
+    expect(listed!.device_ids).toContain(late!.id);
+    expect(figures((await f.admin.get(`/portal/devices/bulk/jobs/${jobId}`)).text)).toMatchObject({
+      status: 'running',
+      changed: 200,
+      left: 802,
+    });
+
+    // A move of every device of a second group: the group is deleted before the job lists them.
+    const [group] = await ctx.sql<{ id: string }[]>`
+      insert into groups (organization_id, name) values (${f.org.id}, 'Leihgeräte') returning id`;
+    await ctx.sql`
+      insert into group_members (group_id, device_id, organization_id)
+      select ${group!.id}, id, organization_id from devices where organization_id = ${f.org.id}`;
+    const other = await insertOrgUnit(ctx.sql, f.org.id, 'Verwaltung');
+    const moving = await startGroupAdd(f, `group_id=${group!.id}&action=move&target_oe=${other}&scope=filter`);
+    expect(moving.res.status).toBe(303);
+    const movingId = moving.res.headers.get('location')!.split('/').pop()!;
+    await ctx.sql`delete from groups where id = ${group!.id}`;
+    expect(await runBulkChunk(ctx.sql, movingId, poll)).toBe(true);
+    const [job] = await ctx.sql<{ status: string; error: string; done: number; device_ids: string[] | null }[]>`
+      select status, error, done, device_ids from device_bulk_jobs where id = ${movingId}`;
+    expect(job).toMatchObject({ status: 'failed', done: 0, device_ids: null });
+    expect(job!.error).toContain(group!.id);
+    expect(await ctx.sql`select 1 from devices where oe_id = ${other}`).toHaveLength(0);
   }, 60_000);
 });

@@ -40,9 +40,8 @@ async function fleet() {
            date_trunc('second', now()) - make_interval(mins => n / 4)
     from generate_series(1, ${DEVICES}) n`;
   await ctx.sql`
-    insert into device_heartbeats (device_id, at)
-    select id, date_trunc('minute', now()) - make_interval(mins => (abs(hashtext(id::text)) % 40))
-    from devices where organization_id = ${org.id} and abs(hashtext(serial)) % 5 <> 0`;
+    update device_heartbeats h set at = date_trunc('minute', now()) - make_interval(mins => (abs(hashtext(d.id::text)) % 40))
+    from devices d where d.id = h.device_id and d.organization_id = ${org.id} and abs(hashtext(d.serial)) % 5 <> 0`;
   const admin = await signedIn((await createApiKey(ctx, org.id, 'admin')).key);
   return { org, unit, other, admin };
 }
@@ -148,15 +147,44 @@ describe('the device list: total, sorting and paging', () => {
     const f = await fleet();
     await ctx.sql`update devices set agent_secret_hash = null, agent_secret_issued_at = null
       where organization_id = ${f.org.id} and serial like 'PL-00%'`;
+    // Active and stale ones deprovisioned and archived (the totals of active and stale read
+    // the heartbeats' rows, which follow the device), and another organization's active devices.
+    await ctx.sql`update devices set deprovisioned_at = now() where organization_id = ${f.org.id} and serial like 'PL-01%'`;
+    await ctx.sql`update devices set archived_at = now() where organization_id = ${f.org.id} and serial like 'PL-02%'`;
+    const stranger = await createOrganization(ctx);
+    await ctx.sql`
+      insert into devices (organization_id, serial, oe_id, agent_secret_hash, agent_secret_issued_at)
+      select ${stranger.id}, format('PL-%s', n), (select id from org_units where organization_id = ${stranger.id} limit 1),
+             sha256(convert_to(n::text, 'UTF8')), now() - interval '2 days'
+      from generate_series(1, 30) n`;
+    await ctx.sql`update device_heartbeats set at = now() - make_interval(mins => 20 * (random() < 0.5)::int)
+      where organization_id = ${stranger.id}`;
     for (const query of [
       '',
       `oe_id=${f.other}`,
       'status=active',
+      'status=stale',
       'status=enrolled',
+      'status=deprovisioned',
       'stale=true',
+      'status=active&stale=true',
+      'status=stale&stale=true',
       'q=pl-01',
+      // A search's total counts serials and hostnames in their ranges: both match (once
+      // each), hostnames alone, archived ones not, LIKE's wildcards literally; a last
+      // character before the surrogates, and the last one of all (no range: the filter's count).
+      'q=p',
+      'q=pc-1',
+      'q=PL-02',
+      'q=pl_0',
+      'q=%25',
+      'q=%C3%BC',
+      'q=p%ED%9F%BF',
+      'q=p%F4%8F%BF%BF',
       `oe_id=${f.unit}&status=active&sort=-last_checkin`,
+      'status=active&sort=-last_checkin',
       'convergence=pending',
+      'convergence=converged&sort=-last_checkin',
     ]) {
       const page = await f.admin.get(`/portal/devices${query ? `?${query}` : ''}`);
       expect(page.status, query).toBe(200);
