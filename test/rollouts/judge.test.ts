@@ -421,18 +421,18 @@ describe('judgeRollout: two judges at once', () => {
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
     const held = holder.begin(async (tx) => {
       await tx`select 1 from rollouts where id = ${id} for update`;
+      locked();
       await released;
     });
-    // The holder has the lock once its statement returned; poll for it.
-    for (let i = 0; i < 100; i++) {
-      const [row] = await ctx.sql<{ n: number }[]>`
-        select count(*)::int as n from pg_stat_activity
-        where application_name = 'fleet-test-judge-holder' and state = 'idle in transaction'`;
-      if (row!.n > 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // The holder has the lock once its statement returned: only then may the judges start
+    // (a poll that gave up after 2 s let them run unlocked on a loaded host).
+    await isLocked;
     const a = judge(id, workerA);
     const b = judge(id, workerB);
     await waitForLockWaiter(ctx.sql, 'for update of r');
