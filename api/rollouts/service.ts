@@ -25,8 +25,8 @@ import {
   changeOf,
   devicesAltered,
   devicesOfScope,
-  openRing,
   openRingOf,
+  type RolloutOpening,
   releaseDevices,
   type RolloutScope,
 } from './rings.ts';
@@ -191,25 +191,12 @@ export async function createRollout(
       await tx`select 1 from devices where id = any(${deviceIds}::uuid[]) order by id for no key update`;
       await lockOrganization(tx, organizationId);
       await requireNoRollout(tx, scopeId, merkmal);
-      const row = await repo.insertRollout(tx, {
-        organizationId,
-        scope,
-        scopeId,
-        merkmal,
-        action,
-        optionen,
-        deviceAction: null,
-        rings,
-        maxFailureRatio: input.max_failure_ratio ?? DEFAULT_MAX_FAILURE_RATIO,
-        minReportedRatio: input.min_reported_ratio ?? DEFAULT_MIN_REPORTED_RATIO,
-        soakSeconds: input.soak_seconds ?? DEFAULT_SOAK_SECONDS,
-        createdBy: actor,
-      });
-      await assignRings(tx, row.id, rings, deviceIds);
-      await openRing(tx, { id: row.id, organizationId, merkmal }, 0, actor);
-      await emitRolloutWebhook(tx, 'rollout.ring_opened', row.id, { ring: 0 });
-      await scheduleJudge(tx, row.id, { kind: 'soon' });
-      const rollout = await serialize(tx, (await repo.getRollout(tx, row.id))!, pollIntervalSeconds);
+      const { row, rollout } = await startRollout(
+        tx,
+        { organizationId, input, merkmal, action, optionen, deviceAction: null, actor },
+        deviceIds,
+        pollIntervalSeconds,
+      );
       return {
         rollout,
         audit: {
@@ -242,6 +229,52 @@ export async function createRollout(
 }
 
 /**
+ * A new rollout of either kind, started: its row, its devices in their rings, ring 0 opened
+ * (the change or the action given to its devices), the webhook and the judge's first look.
+ */
+async function startRollout(
+  tx: Db,
+  what: {
+    organizationId: string;
+    input: RolloutCreateBody;
+    merkmal: string | null;
+    action: Action | null;
+    optionen: Record<string, unknown> | null;
+    deviceAction: RolloutOpening['deviceAction'];
+    actor: ReturnType<typeof actorOf>;
+  },
+  deviceIds: string[],
+  pollIntervalSeconds: number,
+): Promise<{ row: repo.RolloutRow; rollout: RolloutType }> {
+  const { organizationId, input, actor } = what;
+  const rings = input.rings ?? [...DEFAULT_RINGS];
+  const row = await repo.insertRollout(tx, {
+    organizationId,
+    scope: input.scope,
+    scopeId: input.scope_id,
+    merkmal: what.merkmal,
+    action: what.action,
+    optionen: what.optionen,
+    deviceAction: what.deviceAction,
+    rings,
+    maxFailureRatio: input.max_failure_ratio ?? DEFAULT_MAX_FAILURE_RATIO,
+    minReportedRatio: input.min_reported_ratio ?? DEFAULT_MIN_REPORTED_RATIO,
+    soakSeconds: input.soak_seconds ?? DEFAULT_SOAK_SECONDS,
+    createdBy: actor,
+  });
+  await assignRings(tx, row.id, rings, deviceIds);
+  await openRingOf(
+    tx,
+    { id: row.id, organizationId, merkmal: what.merkmal, deviceAction: what.deviceAction, createdBy: actor },
+    0,
+    actor,
+  );
+  await emitRolloutWebhook(tx, 'rollout.ring_opened', row.id, { ring: 0 });
+  await scheduleJudge(tx, row.id, { kind: 'soon' });
+  return { row, rollout: await serialize(tx, (await repo.getRollout(tx, row.id))!, pollIntervalSeconds) };
+}
+
+/**
  * A rollout of a device action: its devices are the scope's devices not archived or
  * deprovisioned now (an action waits for a device that is offline), each in its ring; ring
  * 0's get the action at once. For a script the admin confirmed a count (`expected_devices`),
@@ -270,25 +303,12 @@ async function createActionRollout(
         `the scope has ${deviceIds.length} devices now, not the ${input.expected_devices} expected_devices confirmed; look again and confirm the new count`,
       );
     }
-    const row = await repo.insertRollout(tx, {
-      organizationId,
-      scope,
-      scopeId,
-      merkmal: null,
-      action: null,
-      optionen: null,
-      deviceAction,
-      rings,
-      maxFailureRatio: input.max_failure_ratio ?? DEFAULT_MAX_FAILURE_RATIO,
-      minReportedRatio: input.min_reported_ratio ?? DEFAULT_MIN_REPORTED_RATIO,
-      soakSeconds: input.soak_seconds ?? DEFAULT_SOAK_SECONDS,
-      createdBy: actor,
-    });
-    await assignRings(tx, row.id, rings, deviceIds);
-    await openRingOf(tx, { id: row.id, organizationId, merkmal: null, deviceAction, createdBy: actor }, 0, actor);
-    await emitRolloutWebhook(tx, 'rollout.ring_opened', row.id, { ring: 0 });
-    await scheduleJudge(tx, row.id, { kind: 'soon' });
-    const rollout = await serialize(tx, (await repo.getRollout(tx, row.id))!, pollIntervalSeconds);
+    const { row, rollout } = await startRollout(
+      tx,
+      { organizationId, input, merkmal: null, action: null, optionen: null, deviceAction, actor },
+      deviceIds,
+      pollIntervalSeconds,
+    );
     return {
       rollout,
       audit: {
