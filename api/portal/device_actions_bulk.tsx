@@ -42,7 +42,7 @@ import {
   ConfirmationPage,
   typeLabel,
 } from './device_actions.tsx';
-import { Refusals, selectedIds } from './device_bulk.tsx';
+import { RefusedDevices, selectedIds } from './device_bulk.tsx';
 import { filterParams, listFilterOf, oneOf } from './device_filter.ts';
 import { formFields, redirectWith, render } from './http.tsx';
 import { formatNumber, t } from './i18n/index.ts';
@@ -295,21 +295,12 @@ function Result(props: {
         <strong>{typeLabel(props.action.type)}</strong>:{' '}
         <strong data-field="queued">{countText(outcome.changed.length)}</strong> {text.actions.bulk.queued}.
       </p>
-      {outcome.failed.length > 0 ? (
-        <>
-          <p>
-            <strong data-field="failed">{countText(outcome.failed.length)}</strong> {text.actions.bulk.notQueued}
-          </p>
-          <Refusals
-            rows={outcome.failed.map(({ item, error }) => ({
-              device_id: item,
-              code: error.code,
-              message: error.message,
-            }))}
-            serials={props.serials}
-          />
-        </>
-      ) : null}
+      <RefusedDevices
+        failed={outcome.failed}
+        count={countText(outcome.failed.length)}
+        label={text.actions.bulk.notQueued}
+        serials={props.serials}
+      />
       <p>
         <a href={listOf(props.filter)}>{text.bulk.backToList}</a>
       </p>

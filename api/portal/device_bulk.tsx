@@ -252,7 +252,7 @@ function Confirmation(props: {
 }
 
 /** The devices a rule refused, each with the reason in the page's language where there is one. */
-export function Refusals(props: { rows: readonly Refusal[]; serials: Map<string, string> }) {
+function Refusals(props: { rows: readonly Refusal[]; serials: Map<string, string> }) {
   const { bulk: text } = t();
   return (
     <div class="table-wrap">
@@ -275,6 +275,27 @@ export function Refusals(props: { rows: readonly Refusal[]; serials: Map<string,
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** A bulk result's refused devices: their count and each one's reason; nothing when none was refused. */
+export function RefusedDevices(props: {
+  failed: BulkOutcome<string>['failed'];
+  count: string;
+  label: string;
+  serials: Map<string, string>;
+}) {
+  if (props.failed.length === 0) return null;
+  return (
+    <>
+      <p>
+        <strong data-field="failed">{props.count}</strong> {props.label}
+      </p>
+      <Refusals
+        rows={props.failed.map(({ item, error }) => ({ device_id: item, code: error.code, message: error.message }))}
+        serials={props.serials}
+      />
+    </>
   );
 }
 
@@ -369,21 +390,12 @@ function Result(props: {
       <p>
         <strong data-field="changed">{devices(outcome.changed.length)}</strong> {text.changed}.
       </p>
-      {outcome.failed.length > 0 ? (
-        <>
-          <p>
-            <strong data-field="failed">{devices(outcome.failed.length)}</strong> {text.notChanged}
-          </p>
-          <Refusals
-            rows={outcome.failed.map(({ item, error }) => ({
-              device_id: item,
-              code: error.code,
-              message: error.message,
-            }))}
-            serials={props.serials}
-          />
-        </>
-      ) : null}
+      <RefusedDevices
+        failed={outcome.failed}
+        count={devices(outcome.failed.length)}
+        label={text.notChanged}
+        serials={props.serials}
+      />
       <p>
         <a href={listOf(props.filter)}>{text.backToList}</a>
       </p>
