@@ -175,7 +175,6 @@ export async function createRollout(
   const merkmal = input.merkmal!;
   const action = input.action!;
   const optionen = input.optionen ?? {};
-  const rings = input.rings ?? [...DEFAULT_RINGS];
   const actor = actorOf(caller);
   const change = changeOf(action, optionen);
   try {
@@ -191,29 +190,13 @@ export async function createRollout(
       await tx`select 1 from devices where id = any(${deviceIds}::uuid[]) order by id for no key update`;
       await lockOrganization(tx, organizationId);
       await requireNoRollout(tx, scopeId, merkmal);
-      const { row, rollout } = await startRollout(
+      return startRollout(
         tx,
         { organizationId, input, merkmal, action, optionen, deviceAction: null, actor },
+        { merkmal, action, optionen },
         deviceIds,
         pollIntervalSeconds,
       );
-      return {
-        rollout,
-        audit: {
-          organizationId,
-          targetType: 'rollout',
-          targetId: row.id,
-          details: {
-            scope,
-            scope_id: scopeId,
-            merkmal,
-            action,
-            optionen,
-            rings,
-            devices: deviceIds.length,
-          },
-        },
-      };
     });
   } catch (err) {
     // Another creation for the scope and Merkmal committed first (the partial unique index).
@@ -230,7 +213,9 @@ export async function createRollout(
 
 /**
  * A new rollout of either kind, started: its row, its devices in their rings, ring 0 opened
- * (the change or the action given to its devices), the webhook and the judge's first look.
+ * (the change or the action given to its devices), the webhook and the judge's first look;
+ * with its audit entry, whose details name the scope, what the rollout does (`does`), the
+ * rings and the device count.
  */
 async function startRollout(
   tx: Db,
@@ -243,9 +228,10 @@ async function startRollout(
     deviceAction: RolloutOpening['deviceAction'];
     actor: ReturnType<typeof actorOf>;
   },
+  does: Record<string, unknown>,
   deviceIds: string[],
   pollIntervalSeconds: number,
-): Promise<{ row: repo.RolloutRow; rollout: RolloutType }> {
+): Promise<{ rollout: RolloutType; audit: AuditEntry }> {
   const { organizationId, input, actor } = what;
   const rings = input.rings ?? [...DEFAULT_RINGS];
   const row = await repo.insertRollout(tx, {
@@ -271,7 +257,15 @@ async function startRollout(
   );
   await emitRolloutWebhook(tx, 'rollout.ring_opened', row.id, { ring: 0 });
   await scheduleJudge(tx, row.id, { kind: 'soon' });
-  return { row, rollout: await serialize(tx, (await repo.getRollout(tx, row.id))!, pollIntervalSeconds) };
+  return {
+    rollout: await serialize(tx, (await repo.getRollout(tx, row.id))!, pollIntervalSeconds),
+    audit: {
+      organizationId,
+      targetType: 'rollout',
+      targetId: row.id,
+      details: { scope: input.scope, scope_id: input.scope_id, ...does, rings, devices: deviceIds.length },
+    },
+  };
 }
 
 /**
@@ -290,7 +284,6 @@ async function createActionRollout(
   pollIntervalSeconds: number,
 ): Promise<{ rollout: RolloutType; audit: AuditEntry }> {
   const { scope, scope_id: scopeId } = input;
-  const rings = input.rings ?? [...DEFAULT_RINGS];
   const actor = actorOf(caller);
   const deviceAction = { type: spec.type, parameters: withDefaults(spec.type, spec.parameters ?? {}) };
   return transaction(db, async (tx) => {
@@ -303,27 +296,13 @@ async function createActionRollout(
         `the scope has ${deviceIds.length} devices now, not the ${input.expected_devices} expected_devices confirmed; look again and confirm the new count`,
       );
     }
-    const { row, rollout } = await startRollout(
+    return startRollout(
       tx,
       { organizationId, input, merkmal: null, action: null, optionen: null, deviceAction, actor },
+      { device_action: auditDetailsOf(deviceAction.type, deviceAction.parameters) },
       deviceIds,
       pollIntervalSeconds,
     );
-    return {
-      rollout,
-      audit: {
-        organizationId,
-        targetType: 'rollout',
-        targetId: row.id,
-        details: {
-          scope,
-          scope_id: scopeId,
-          device_action: auditDetailsOf(deviceAction.type, deviceAction.parameters),
-          rings,
-          devices: deviceIds.length,
-        },
-      },
-    };
   });
 }
 
