@@ -122,7 +122,17 @@ describe('one webhook with 1,000 deliveries due for a retry', () => {
     expect(delivered).toEqual({ status: 'delivered', attempts: 1 });
     expect((await pendingOf(org))[dead]).toBe(1000);
     expect(mostOpen).toBe(1);
-    // Its jobs wait in the webhook's own queue.
+    // Its jobs wait in the webhook's own queue. The healthy webhook's job row goes when its
+    // task returns, just after the delivery was recorded: wait for it, or it is counted too.
+    await until(
+      'the healthy webhook has no job left',
+      async () => {
+        const [left] = await ctx.sql<{ n: number }[]>`
+        select count(*)::int as n from graphile_worker.jobs where queue_name = ${`deliver_webhook:${fine}`}`;
+        return left!.n === 0;
+      },
+      5_000,
+    );
     const queues = await ctx.sql<{ queue_name: string | null; n: number }[]>`
       select queue_name, count(*)::int as n from graphile_worker.jobs
        where task_identifier = 'deliver_webhook' group by queue_name`;
